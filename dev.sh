@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# One entry point for a fresh Debian bookworm machine.
+#   ./dev.sh demo    install what is needed, build, crash a bundled Lua host,
+#                    inspect its core
+#   ./dev.sh check   install what is needed, build, run the whole test suite
+#   ./dev.sh deps    only install the packages
+# Run as root or as a user with sudo.  Set LUACORE_NO_APT=1 to skip apt-get.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+sudo_cmd() {
+	if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+# Packages: the build (autotools, elfutils' libdw/libelf, zlib, Check), the
+# fixtures (Debian's Lua builds with full debug info, Lua sources) and the
+# tests (gdb for gcore, python3 to compare reports with ground truth).
+PACKAGES="autoconf automake libtool pkg-config gcc make
+ libelf-dev libdw-dev zlib1g-dev check elfutils
+ gdb python3 dpkg-dev xz-utils
+ lua5.1 lua5.3 lua5.4 liblua5.1-0-dev liblua5.3-dev liblua5.4-dev
+ liblua5.1-0-dbg liblua5.3-0-dbg liblua5.4-0-dbg"
+
+deps() {
+	[ "${LUACORE_NO_APT:-0}" = 1 ] && return 0
+	missing=
+	for p in $PACKAGES; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
+	done
+	# Source packages (Lua 5.2.4, 5.4.7) come through deb-src entries
+	# derived from the system's own Debian sources.
+	if [ -n "$missing" ] || ! fixtures/apt-src.sh --check; then
+		sudo_cmd fixtures/apt-src.sh --install
+		sudo_cmd env DEBIAN_FRONTEND=noninteractive apt-get update -q
+		# shellcheck disable=SC2086
+		[ -z "$missing" ] || sudo_cmd env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $missing
+	fi
+}
+
+build() {
+	[ -x configure ] || autoreconf -fi
+	[ -f Makefile ] || ./configure ${LUACORE_CONFIGURE_FLAGS:-}
+	make -j"$(nproc)"
+}
+
+case "${1:-}" in
+deps) deps ;;
+demo) deps; build; make demo ;;
+check) deps; build; make -j"$(nproc)" check ;;
+*) echo "usage: $0 demo|check|deps" >&2; exit 64 ;;
+esac

@@ -1,0 +1,110 @@
+/* Internal interfaces of libluacore shared by its source files.
+ * Not installed.  Ownership follows luacore.h's conventions. */
+#ifndef LC_INTERNAL_H
+#define LC_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <elfutils/libdwfl.h>
+
+#include "luacore.h"
+
+#define LC_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- errors (error.c) ---- */
+
+struct lc_error {
+	enum lc_error_code code;
+	uint64_t address;
+	char *message;
+};
+
+extern struct lc_error lc_error_nomem;
+
+struct lc_error *lc_error_create(enum lc_error_code code, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+struct lc_error *lc_error_fault(uint64_t address, const char *what);
+
+/* Growable string for building messages and names. */
+struct lc_strbuf {
+	char *buf;
+	size_t len, cap;
+	bool failed;		/* an allocation failed; contents truncated */
+};
+void lc_strbuf_appendf(struct lc_strbuf *sb, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void lc_strbuf_append(struct lc_strbuf *sb, const char *s, size_t n);
+/* Hands the buffer to the caller (malloc'd, NUL-terminated, may be NULL
+ * on allocation failure) and resets sb. */
+char *lc_strbuf_steal(struct lc_strbuf *sb);
+
+char *lc_strdup_or_null(const char *s);
+
+/* ---- targets (target.c) ---- */
+
+/* A range of target memory backed by bytes mapped in this process. */
+struct lc_segment {
+	uint64_t start, end;	/* [start, end) */
+	const uint8_t *data;	/* bytes for [start, end) */
+	bool writable;		/* the mapping was writable in the target */
+};
+
+struct lc_target_thread {
+	int tid;
+	int signo;		/* pr_cursig */
+};
+
+struct lc_layout;
+
+struct lc_target {
+	lc_read_fn *read_cb;	/* callback targets; NULL for cores */
+	void *read_arg;
+
+	/* Core memory first, then the modules' file-backed segments for what
+	 * the core does not hold (text, rodata).  Each array sorted by start. */
+	struct lc_segment *core_segs;
+	size_t ncore_segs;
+	struct lc_segment *file_segs;
+	size_t nfile_segs;
+
+	Dwfl *dwfl;
+	bool dwfl_attached;	/* dwfl_core_file_attach succeeded */
+	Elf *core_elf;
+	int core_fd;
+	size_t core_size;
+	char *core_path;
+	char *exe_path;
+
+	int pid;
+	int signo, si_code;
+	uint64_t fault_addr;
+	bool have_siginfo;
+	char fname[17];		/* NT_PRPSINFO pr_fname */
+
+	struct lc_target_thread *threads;
+	size_t nthreads;
+
+	struct lc_layout *layout;	/* NULL until resolved (layout.c) */
+	struct lc_error *layout_err;	/* why no layout */
+	bool layout_tried;
+
+	/* Other ELF handles this target opened for callback modules. */
+	Elf **extra_elfs;
+	int *extra_fds;
+	size_t nextra;
+};
+
+/* Fast internal read: 0 on success, -1 if any byte is unreadable. */
+int lc_read(struct lc_target *t, uint64_t addr, void *buf, size_t len);
+int lc_read_u64(struct lc_target *t, uint64_t addr, uint64_t *ret);
+int lc_read_u32(struct lc_target *t, uint64_t addr, uint32_t *ret);
+int lc_read_u8(struct lc_target *t, uint64_t addr, uint8_t *ret);
+/* Reads an unsigned integer of "size" (1, 2, 4, 8) bytes. */
+int lc_read_uint(struct lc_target *t, uint64_t addr, unsigned size,
+		 uint64_t *ret);
+/* True if [addr, addr+len) lies in a writable core segment (cheap
+ * pre-check for pointer candidates).  Callback targets: always true. */
+bool lc_target_is_data(struct lc_target *t, uint64_t addr, size_t len);
+
+#endif /* LC_INTERNAL_H */

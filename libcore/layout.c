@@ -1,0 +1,523 @@
+/* Lua struct layouts from DWARF, and version detection.
+ *
+ * The VM's module is the one defining lua_newstate (or luaV_execute for
+ * static hosts that hide the API).  Types are looked up by name in that
+ * module's compilation units, Lua's own sources first (lstate.c includes
+ * every header whose structs we need), so a host type that happens to be
+ * called "Table" or "Proto" elsewhere is never picked. */
+#include <config.h>
+
+#include <dwarf.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <elfutils/libdw.h>
+
+#include "layout.h"
+
+/* Every type name the layout uses. */
+enum {
+	T_STATE, T_GLOBAL, T_CI, T_TVALUE, T_LUA_TVALUE, T_STACKVALUE,
+	T_PROTO, T_LCLOSURE, T_CCLOSURE, T_CLOSURE, T_TSTRING, T_UTSTRING,
+	T_LOCVAR, T_UPVALDESC, T_ABSLINEINFO, T_COUNT
+};
+
+static const char *const type_names[T_COUNT] = {
+	[T_STATE] = "lua_State", [T_GLOBAL] = "global_State",
+	[T_CI] = "CallInfo", [T_TVALUE] = "TValue",
+	[T_LUA_TVALUE] = "lua_TValue", [T_STACKVALUE] = "StackValue",
+	[T_PROTO] = "Proto", [T_LCLOSURE] = "LClosure",
+	[T_CCLOSURE] = "CClosure", [T_CLOSURE] = "Closure",
+	[T_TSTRING] = "TString", [T_UTSTRING] = "UTString",
+	[T_LOCVAR] = "LocVar", [T_UPVALDESC] = "Upvaldesc",
+	[T_ABSLINEINFO] = "AbsLineInfo",
+};
+
+/* Lua's own source files: their CUs are searched first. */
+static const char *const lua_sources[] = {
+	"lstate.c", "ldebug.c", "lfunc.c", "ldo.c", "lvm.c", "lapi.c",
+	"lgc.c", "lobject.c", "ltable.c", "lstring.c", "ltm.c", "onelua.c",
+};
+
+struct type_search {
+	Dwarf_Die dies[T_COUNT];
+	bool found[T_COUNT];
+	int nfound;
+};
+
+/* Strip typedefs and cv-qualifiers. */
+static bool peel(Dwarf_Die *die)
+{
+	for (int i = 0; i < 16; i++) {
+		Dwarf_Attribute attr;
+		int tag = dwarf_tag(die);
+
+		if (tag != DW_TAG_typedef && tag != DW_TAG_const_type &&
+		    tag != DW_TAG_volatile_type)
+			return true;
+		if (!dwarf_attr_integrate(die, DW_AT_type, &attr) ||
+		    !dwarf_formref_die(&attr, die))
+			return false;
+	}
+	return false;
+}
+
+static void consider(struct type_search *s, Dwarf_Die *die)
+{
+	int tag = dwarf_tag(die);
+	const char *name;
+
+	if (tag != DW_TAG_structure_type && tag != DW_TAG_union_type &&
+	    tag != DW_TAG_typedef)
+		return;
+	if (dwarf_hasattr(die, DW_AT_declaration))
+		return;
+	name = dwarf_diename(die);
+	if (!name)
+		return;
+	for (int i = 0; i < T_COUNT; i++) {
+		Dwarf_Die d = *die;
+
+		if (s->found[i] || strcmp(name, type_names[i]) != 0)
+			continue;
+		if (!peel(&d) || dwarf_hasattr(&d, DW_AT_declaration))
+			continue;
+		s->dies[i] = d;
+		s->found[i] = true;
+		s->nfound++;
+	}
+}
+
+/* Scan the top-level DIEs of a unit, following dwz's imported units one
+ * level deep. */
+static void scan_unit(struct type_search *s, Dwarf_Die *unit, int depth)
+{
+	Dwarf_Die child;
+	int n = 0;
+
+	if (dwarf_child(unit, &child) != 0)
+		return;
+	do {
+		if (dwarf_tag(&child) == DW_TAG_imported_unit && depth < 2) {
+			Dwarf_Attribute attr;
+			Dwarf_Die imp;
+
+			if (dwarf_attr(&child, DW_AT_import, &attr) &&
+			    dwarf_formref_die(&attr, &imp))
+				scan_unit(s, &imp, depth + 1);
+		} else {
+			consider(s, &child);
+		}
+		if (s->nfound == T_COUNT)
+			return;
+	} while (dwarf_siblingof(&child, &child) == 0 && ++n < 1000000);
+}
+
+static int source_rank(Dwarf_Die *cu)
+{
+	const char *name = dwarf_diename(cu);
+	const char *base;
+
+	if (!name)
+		return 2;
+	base = strrchr(name, '/');
+	base = base ? base + 1 : name;
+	for (size_t i = 0; i < LC_ARRAY_SIZE(lua_sources); i++)
+		if (strcmp(base, lua_sources[i]) == 0)
+			return i == 0 ? 0 : 1;
+	return 2;
+}
+
+static void find_types(Dwfl_Module *mod, struct type_search *s)
+{
+	for (int rank = 0; rank <= 2 && s->nfound < T_COUNT; rank++) {
+		Dwarf_Die *cu = NULL;
+		Dwarf_Addr bias;
+
+		while ((cu = dwfl_module_nextcu(mod, cu, &bias))) {
+			if (source_rank(cu) != rank)
+				continue;
+			scan_unit(s, cu, 0);
+			if (s->nfound == T_COUNT)
+				return;
+			/* Lua's own CUs hold all of Lua's types that
+			 * the build uses; do not wander into host code
+			 * once lstate.c answered the core set. */
+			if (rank > 0 && s->found[T_STATE] &&
+			    s->found[T_PROTO] && s->found[T_CI])
+				return;
+		}
+	}
+}
+
+static uint32_t type_size(Dwarf_Die *type)
+{
+	Dwarf_Word size;
+	Dwarf_Die d = *type;
+
+	if (!peel(&d) || dwarf_aggregate_size(&d, &size) != 0)
+		return 0;
+	return (uint32_t)size;
+}
+
+/* Offset of member "path" (dot-separated; anonymous members searched) in
+ * struct/union "type".  On success fills off/size and, if member_type is
+ * given, the member's peeled type. */
+static bool member_lookup(Dwarf_Die *type, const char *name, int64_t *off,
+			  Dwarf_Die *mtype, int depth)
+{
+	Dwarf_Die child, t = *type;
+
+	if (depth > 8 || !peel(&t) || dwarf_child(&t, &child) != 0)
+		return false;
+	do {
+		Dwarf_Attribute attr;
+		Dwarf_Word moff = 0;
+		const char *mname;
+		Dwarf_Die mt;
+
+		if (dwarf_tag(&child) != DW_TAG_member)
+			continue;
+		if (dwarf_attr_integrate(&child, DW_AT_data_member_location,
+					 &attr) &&
+		    dwarf_formudata(&attr, &moff) != 0)
+			continue;
+		if (!dwarf_attr_integrate(&child, DW_AT_type, &attr) ||
+		    !dwarf_formref_die(&attr, &mt))
+			continue;
+		mname = dwarf_diename(&child);
+		if (mname && strcmp(mname, name) == 0) {
+			*off = (int64_t)moff;
+			*mtype = mt;
+			return true;
+		}
+		if (!mname) {
+			int64_t sub;
+
+			if (member_lookup(&mt, name, &sub, mtype, depth + 1)) {
+				*off = (int64_t)moff + sub;
+				return true;
+			}
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return false;
+}
+
+static struct lc_field field(Dwarf_Die *type, bool have, const char *path)
+{
+	struct lc_field f = { .off = -1, .size = 0 };
+	char buf[64];
+	char *save = NULL, *part;
+	Dwarf_Die cur, mt;
+	int64_t total = 0;
+
+	if (!have || strlen(path) >= sizeof(buf))
+		return f;
+	strcpy(buf, path);
+	cur = *type;
+	for (part = strtok_r(buf, ".", &save); part;
+	     part = strtok_r(NULL, ".", &save)) {
+		int64_t off;
+
+		if (!member_lookup(&cur, part, &off, &mt, 0))
+			return f;
+		total += off;
+		cur = mt;
+	}
+	f.off = (int32_t)total;
+	f.size = type_size(&cur);
+	return f;
+}
+
+/* Is the member's type a union (5.4.5+ StkIdRel) rather than a pointer? */
+static bool member_is_union(Dwarf_Die *type, const char *name)
+{
+	int64_t off;
+	Dwarf_Die mt;
+
+	if (!member_lookup(type, name, &off, &mt, 0) || !peel(&mt))
+		return false;
+	return dwarf_tag(&mt) == DW_TAG_union_type;
+}
+
+struct sym_search {
+	const char *const *names;
+	size_t nnames;
+	Dwfl_Module *mod;
+	GElf_Addr addr;
+	int which;		/* index in names of the best match */
+};
+
+static int find_symbol_cb(Dwfl_Module *mod, void **ud, const char *mname,
+			  Dwarf_Addr start, void *arg)
+{
+	struct sym_search *s = arg;
+	int n = dwfl_module_getsymtab(mod);
+
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		const char *name = dwfl_module_getsym_info(mod, i, &sym, &addr,
+							   NULL, NULL, NULL);
+
+		if (!name || sym.st_shndx == SHN_UNDEF)
+			continue;
+		for (size_t j = 0; j < s->nnames; j++) {
+			if (strcmp(name, s->names[j]) != 0)
+				continue;
+			if (!s->mod || (int)j < s->which) {
+				s->mod = mod;
+				s->addr = addr;
+				s->which = (int)j;
+			}
+		}
+	}
+	return s->mod && s->which == 0 ? DWARF_CB_ABORT : DWARF_CB_OK;
+}
+
+/* Parse "Lua 5.4.4" out of lua_ident. */
+static bool parse_ident(const char *s, int *release, char *version,
+			size_t vsize)
+{
+	const char *p = strstr(s, "Lua 5.");
+	int a, b, c = 0;
+
+	if (!p)
+		return false;
+	if (sscanf(p, "Lua %d.%d.%d", &a, &b, &c) < 2)
+		return false;
+	if (a != 5 || b < 1 || b > 4 || c < 0 || c > 99)
+		return false;
+	*release = a * 10000 + b * 100 + c;
+	snprintf(version, vsize, "%d.%d.%d", a, b, c);
+	return true;
+}
+
+static struct lc_error *build_layout(struct lc_target *t,
+				     struct lc_layout **ret)
+{
+	static const char *const api_syms[] = { "lua_newstate", "luaV_execute",
+						"lua_ident" };
+	struct sym_search ss = { .names = api_syms, .nnames = 3 };
+	struct type_search ts;
+	struct lc_layout *l;
+	Dwarf_Die *D = ts.dies;
+	bool *F = ts.found;
+	const char *mname;
+	Dwarf_Addr mstart, mend;
+
+	if (!t->dwfl)
+		return lc_error_create(LC_ERR_NOT_FOUND,
+			"no modules to look for the Lua VM in");
+	dwfl_getmodules(t->dwfl, find_symbol_cb, &ss, 0);
+	if (!ss.mod)
+		return lc_error_create(LC_ERR_NOT_FOUND,
+			"no module defines lua_newstate or luaV_execute: is Lua linked into this program, and are its symbols present?");
+	memset(&ts, 0, sizeof(ts));
+	find_types(ss.mod, &ts);
+	mname = dwfl_module_info(ss.mod, NULL, &mstart, &mend, NULL, NULL,
+				 NULL, NULL);
+	if (!F[T_STATE] || !F[T_CI]) {
+		return lc_error_create(LC_ERR_NOT_FOUND,
+			"no DWARF description of lua_State in %s: install its debug info (Debian: the liblua5.X-0-dbg package, or debuginfod) or build Lua with -g",
+			mname ? mname : "the Lua module");
+	}
+
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return &lc_error_nomem;
+	l->module_path = lc_strdup_or_null(mname);
+	l->module_start = mstart;
+	l->module_end = mend;
+
+	/* Version: lua_ident first, DWARF shape second. */
+	{
+		struct sym_search is = { .names = api_syms + 2, .nnames = 1 };
+		char buf[128] = "";
+
+		dwfl_getmodules(t->dwfl, find_symbol_cb, &is, 0);
+		if (is.mod && lc_read(t, is.addr, buf, sizeof(buf) - 1) == 0)
+			buf[sizeof(buf) - 1] = '\0';
+		else
+			buf[0] = '\0';
+		if (!parse_ident(buf, &l->release, l->version,
+				 sizeof(l->version)))
+			l->release = 0;
+	}
+	{
+		Dwarf_Die *S = &D[T_STATE];
+		int shape;
+		int64_t off;
+		Dwarf_Die mt;
+
+		if (member_lookup(S, "base_ci", &off, &mt, 0) && peel(&mt) &&
+		    dwarf_tag(&mt) == DW_TAG_pointer_type)
+			shape = 501;
+		else if (member_lookup(S, "tbclist", &off, &mt, 0))
+			shape = 504;
+		else if (F[T_TSTRING] &&
+			 member_lookup(&D[T_TSTRING], "shrlen", &off, &mt, 0))
+			shape = 503;
+		else
+			shape = 502;
+		if (l->release == 0) {
+			l->release = shape * 100;
+			snprintf(l->version, sizeof(l->version), "%d.%d",
+				 shape / 100, shape % 100);
+			l->version_guessed = true;
+		} else if (l->release / 100 != shape) {
+			struct lc_error *err = lc_error_create(LC_ERR_UNSUPPORTED,
+				"lua_ident says Lua %s but the DWARF layout of lua_State in %s looks like Lua 5.%d",
+				l->version, l->module_path ? l->module_path : "?",
+				shape % 100);
+			lc_layout_destroy(l);
+			return err;
+		}
+		l->major = shape;
+	}
+	l->stkidrel = l->major == 504 && member_is_union(&D[T_STATE], "top");
+
+#define S(fld, path) l->L.fld = field(&D[T_STATE], F[T_STATE], path)
+	S(tt, "tt"); S(status, "status"); S(l_G, "l_G"); S(ci, "ci");
+	S(base_ci, "base_ci"); S(end_ci, "end_ci"); S(stack, "stack");
+	S(stack_last, "stack_last"); S(top, "top"); S(savedpc, "savedpc");
+	S(nCcalls, "nCcalls"); S(baseCcalls, "baseCcalls"); S(nny, "nny");
+	S(size_ci, "size_ci"); S(stacksize, "stacksize");
+	S(errorJmp, "errorJmp"); S(hook, "hook"); S(hookmask, "hookmask");
+	S(allowhook, "allowhook"); S(basehookcount, "basehookcount");
+	S(hookcount, "hookcount"); S(openupval, "openupval");
+	S(tbclist, "tbclist"); S(oldpc, "oldpc"); S(base, "base");
+#undef S
+	if (F[T_GLOBAL]) {
+		l->G.mainthread = field(&D[T_GLOBAL], true, "mainthread");
+		l->G.l_registry = field(&D[T_GLOBAL], true, "l_registry");
+		l->G.gcstate = field(&D[T_GLOBAL], true, "gcstate");
+	} else {
+		l->G.mainthread = l->G.l_registry = l->G.gcstate =
+			(struct lc_field){ -1, 0 };
+	}
+#define C(fld, path) l->ci.fld = field(&D[T_CI], true, path)
+	C(func, "func"); C(top, "top"); C(previous, "previous"); C(next, "next");
+	C(callstatus, "callstatus"); C(tailcalls, "tailcalls");
+	C(nresults, "nresults");
+	if (l->major == 501) {
+		C(savedpc, "savedpc"); C(base, "base");
+	} else {
+		C(savedpc, "u.l.savedpc"); C(base, "u.l.base");
+	}
+#undef C
+	l->sz_callinfo = type_size(&D[T_CI]);
+	{
+		Dwarf_Die *tv = F[T_TVALUE] ? &D[T_TVALUE] :
+				F[T_LUA_TVALUE] ? &D[T_LUA_TVALUE] : NULL;
+
+		l->tv.value = field(tv, tv != NULL, l->major == 501 ? "value" : "value_");
+		l->tv.tt = field(tv, tv != NULL, l->major == 501 ? "tt" : "tt_");
+		l->sz_tvalue = tv ? type_size(tv) : 0;
+		l->sz_stack_slot = F[T_STACKVALUE] ?
+			type_size(&D[T_STACKVALUE]) : l->sz_tvalue;
+	}
+	if (l->major == 501) {
+		l->cl.isC = field(&D[T_CLOSURE], F[T_CLOSURE], "c.isC");
+		l->cl.p = field(&D[T_CLOSURE], F[T_CLOSURE], "l.p");
+		l->cl.f = field(&D[T_CLOSURE], F[T_CLOSURE], "c.f");
+	} else {
+		l->cl.isC = (struct lc_field){ -1, 0 };
+		l->cl.p = field(&D[T_LCLOSURE], F[T_LCLOSURE], "p");
+		l->cl.f = field(&D[T_CCLOSURE], F[T_CCLOSURE], "f");
+	}
+#define P(fld) l->p.fld = field(&D[T_PROTO], F[T_PROTO], #fld)
+	P(source); P(linedefined); P(lastlinedefined); P(code); P(sizecode);
+	P(lineinfo); P(sizelineinfo); P(abslineinfo); P(sizeabslineinfo);
+	P(k); P(sizek); P(locvars); P(sizelocvars); P(upvalues);
+	P(sizeupvalues); P(numparams); P(is_vararg); P(maxstacksize);
+#undef P
+	l->ali.pc = field(&D[T_ABSLINEINFO], F[T_ABSLINEINFO], "pc");
+	l->ali.line = field(&D[T_ABSLINEINFO], F[T_ABSLINEINFO], "line");
+	l->sz_abslineinfo = F[T_ABSLINEINFO] ? type_size(&D[T_ABSLINEINFO]) : 0;
+	l->lv.varname = field(&D[T_LOCVAR], F[T_LOCVAR], "varname");
+	l->lv.startpc = field(&D[T_LOCVAR], F[T_LOCVAR], "startpc");
+	l->lv.endpc = field(&D[T_LOCVAR], F[T_LOCVAR], "endpc");
+	l->sz_locvar = F[T_LOCVAR] ? type_size(&D[T_LOCVAR]) : 0;
+	l->uvd.name = field(&D[T_UPVALDESC], F[T_UPVALDESC], "name");
+	l->sz_upvaldesc = F[T_UPVALDESC] ? type_size(&D[T_UPVALDESC]) : 0;
+
+	/* Strings: where the bytes start differs per version. */
+	switch (l->major) {
+	case 501:
+	case 502:
+		l->ts.tt = field(&D[T_TSTRING], F[T_TSTRING], "tsv.tt");
+		l->ts.len = field(&D[T_TSTRING], F[T_TSTRING], "tsv.len");
+		l->ts_contents = F[T_TSTRING] ? type_size(&D[T_TSTRING]) : 0;
+		break;
+	case 503:
+		l->ts.tt = field(&D[T_TSTRING], F[T_TSTRING], "tt");
+		l->ts.shrlen = field(&D[T_TSTRING], F[T_TSTRING], "shrlen");
+		l->ts.lnglen = field(&D[T_TSTRING], F[T_TSTRING], "u.lnglen");
+		/* getstr: the bytes follow the UTString union. */
+		l->ts_contents = F[T_UTSTRING] ? type_size(&D[T_UTSTRING]) :
+			F[T_TSTRING] ? (type_size(&D[T_TSTRING]) + 7u) & ~7u : 0;
+		break;
+	default:
+		l->ts.tt = field(&D[T_TSTRING], F[T_TSTRING], "tt");
+		l->ts.shrlen = field(&D[T_TSTRING], F[T_TSTRING], "shrlen");
+		l->ts.lnglen = field(&D[T_TSTRING], F[T_TSTRING], "u.lnglen");
+		{
+			struct lc_field c = field(&D[T_TSTRING], F[T_TSTRING],
+						  "contents");
+
+			l->ts_contents = c.off > 0 ? (uint32_t)c.off : 0;
+		}
+		break;
+	}
+
+	/* The fields no decoding can do without. */
+	{
+		const char *missing = NULL;
+
+		if (!LC_HAS(l->L.tt)) missing = "lua_State.tt";
+		else if (!LC_HAS(l->L.l_G)) missing = "lua_State.l_G";
+		else if (!LC_HAS(l->L.ci)) missing = "lua_State.ci";
+		else if (!LC_HAS(l->L.stack)) missing = "lua_State.stack";
+		else if (!LC_HAS(l->L.base_ci)) missing = "lua_State.base_ci";
+		else if (!LC_HAS(l->ci.func)) missing = "CallInfo.func";
+		else if (!LC_HAS(l->ci.savedpc)) missing = "CallInfo savedpc";
+		else if (!LC_HAS(l->G.mainthread)) missing = "global_State.mainthread";
+		else if (!l->sz_tvalue || !LC_HAS(l->tv.tt)) missing = "TValue";
+		else if (!LC_HAS(l->cl.p) || !LC_HAS(l->cl.f)) missing = "closures";
+		else if (!LC_HAS(l->p.code) || !LC_HAS(l->p.source)) missing = "Proto";
+		else if (!l->ts_contents) missing = "TString";
+		else if (l->major == 501 && !l->sz_callinfo) missing = "CallInfo size";
+		if (missing) {
+			struct lc_error *err = lc_error_create(LC_ERR_UNSUPPORTED,
+				"unknown Lua layout in %s (Lua %s): %s not found in its DWARF",
+				l->module_path ? l->module_path : "?",
+				l->version, missing);
+			lc_layout_destroy(l);
+			return err;
+		}
+	}
+	*ret = l;
+	return NULL;
+}
+
+struct lc_error *lc_layout_get(struct lc_target *t,
+			       const struct lc_layout **ret)
+{
+	if (!t->layout_tried) {
+		t->layout_tried = true;
+		t->layout_err = build_layout(t, &t->layout);
+	}
+	if (t->layout_err)
+		return t->layout_err;
+	*ret = t->layout;
+	return NULL;
+}
+
+void lc_layout_destroy(struct lc_layout *l)
+{
+	if (!l)
+		return;
+	free(l->module_path);
+	free(l);
+}

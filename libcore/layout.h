@@ -1,0 +1,88 @@
+/* Lua struct layouts read from DWARF (libdw), and the Lua version.
+ *
+ * Offsets are never copied from headers: every field the decoder reads
+ * is looked up by name in the debug info of the module holding the VM.
+ * A field the version does not have has off == -1.  Owned by the target
+ * (lc_target_destroy frees it). */
+#ifndef LC_LAYOUT_H
+#define LC_LAYOUT_H
+
+#include <stdint.h>
+
+#include "internal.h"
+
+struct lc_field {
+	int32_t off;		/* byte offset in the struct, -1 if absent */
+	uint32_t size;		/* byte size of the member */
+};
+
+#define LC_HAS(f) ((f).off >= 0)
+
+struct lc_layout {
+	int release;		/* 50105, 50204, 50306, 50404, 50407 */
+	int major;		/* 501, 502, 503, 504 */
+	char version[16];	/* "5.4.4" */
+	bool version_guessed;	/* no lua_ident: version from DWARF alone */
+	bool stkidrel;		/* 5.4.5+: StkId fields are unions */
+	char *module_path;	/* the module holding the VM */
+	uint64_t module_start;	/* its load range, for "is pc in Lua" */
+	uint64_t module_end;
+
+	uint32_t sz_stack_slot;	/* TValue (5.1-5.3) or StackValue (5.4) */
+	uint32_t sz_tvalue;
+	uint32_t sz_callinfo;	/* 5.1 CallInfo array stride */
+	uint32_t sz_locvar;
+	uint32_t sz_upvaldesc;	/* 5.2+ */
+	uint32_t sz_abslineinfo; /* 5.4 */
+	uint32_t ts_contents;	/* offset of the bytes of a TString */
+
+	struct {
+		struct lc_field tt, status, l_G, ci, base_ci, end_ci, stack,
+			stack_last, top, savedpc, nCcalls, baseCcalls, nny,
+			size_ci, stacksize, errorJmp, hook, hookmask, allowhook,
+			basehookcount, hookcount, openupval, tbclist, oldpc,
+			base;
+	} L;
+	struct {
+		struct lc_field mainthread, l_registry, gcstate;
+	} G;
+	struct {
+		struct lc_field func, top, previous, next, savedpc, base,
+			callstatus, tailcalls, nresults;
+	} ci;
+	struct {
+		struct lc_field value, tt;
+	} tv;
+	struct {
+		struct lc_field isC, p, f;	/* within union Closure */
+	} cl;
+	struct {
+		struct lc_field source, linedefined, lastlinedefined, code,
+			sizecode, lineinfo, sizelineinfo, abslineinfo,
+			sizeabslineinfo, k, sizek, locvars, sizelocvars,
+			upvalues, sizeupvalues, numparams, is_vararg,
+			maxstacksize;
+	} p;
+	struct {
+		struct lc_field pc, line;
+	} ali;
+	struct {
+		struct lc_field varname, startpc, endpc;
+	} lv;
+	struct {
+		struct lc_field name;
+	} uvd;
+	struct {
+		struct lc_field tt, len, shrlen, lnglen;
+	} ts;
+};
+
+/* Resolve (once) the layout of the Lua VM in target t.  On failure the
+ * error says what is missing (no Lua module, no debug info, unknown
+ * layout); it stays owned by the target. */
+struct lc_error *lc_layout_get(struct lc_target *t,
+			       const struct lc_layout **ret);
+
+void lc_layout_destroy(struct lc_layout *l);
+
+#endif /* LC_LAYOUT_H */

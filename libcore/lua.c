@@ -1,0 +1,893 @@
+/* The Lua decoder: states, CallInfo walks, functions, lines and names,
+ * for Lua 5.1-5.4.  Each per-version rule names the Lua function it
+ * mirrors; offsets all come from the layout (DWARF). */
+#include <config.h>
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lua.h"
+#include "lua_names.h"
+
+/* Type tags (low 6 bits of a TValue tag; bit 6 marks collectable values
+ * in 5.2+).  Base types are the same in every version. */
+#define TAG_FUNCTION	6
+#define TAG_THREAD	8
+#define V_LCL		0x06	/* Lua closure */
+#define V_LCF		0x16	/* light C function (5.2+) */
+#define V_CCL		0x26	/* C closure (5.2+) */
+#define V_SHRSTR	0x04
+#define V_LNGSTR	0x14
+
+/* CallInfo status bits, per version (lstate.h). */
+#define CIST52_LUA	(1u << 0)
+#define CIST52_HOOKED	(1u << 1)
+#define CIST52_REENTRY	(1u << 2)
+#define CIST52_TAIL	(1u << 6)
+#define CIST53_LUA	(1u << 1)
+#define CIST53_HOOKED	(1u << 2)
+#define CIST53_FRESH	(1u << 3)
+#define CIST53_TAIL	(1u << 5)
+#define CIST53_FIN	(1u << 8)
+#define CIST54_C	(1u << 1)
+#define CIST54_FRESH	(1u << 2)
+#define CIST54_HOOKED	(1u << 3)
+#define CIST54_TAIL	(1u << 5)
+#define CIST54_FIN	(1u << 7)
+
+#define LUA_IDSIZE	60	/* luaconf.h default, for short_src */
+
+struct proto {
+	uint64_t addr;
+	bool ok;		/* header readable */
+	char *source;
+	int linedefined, lastlinedefined;
+	uint64_t code;
+	int sizecode;
+	bool names_tried;
+	bool names_ok;
+	uint32_t *codev;
+	struct lc_kview *k;
+	char **kstr;
+	int nk;
+	struct lc_locvar_view *locvars;
+	char **locnames;
+	int nlocvars;
+	char **upvalnames;
+	int nupvals;
+	struct lc_proto_view view;
+};
+
+struct lc_lua_ctx {
+	struct lc_target *t;
+	const struct lc_layout *l;
+	struct proto *protos;
+	size_t nprotos, cap;
+};
+
+struct lc_error *lc_lua_ctx_create(struct lc_target *t,
+				   struct lc_lua_ctx **ret)
+{
+	const struct lc_layout *l;
+	struct lc_error *err = lc_layout_get(t, &l);
+	struct lc_lua_ctx *ctx;
+
+	if (err)
+		return err;	/* owned by the target */
+	ctx = calloc(1, sizeof(*ctx));
+	if (!ctx)
+		return &lc_error_nomem;
+	ctx->t = t;
+	ctx->l = l;
+	*ret = ctx;
+	return NULL;
+}
+
+static void proto_free(struct proto *p)
+{
+	free(p->source);
+	free(p->codev);
+	if (p->kstr)
+		for (int i = 0; i < p->nk; i++)
+			free(p->kstr[i]);
+	free(p->kstr);
+	free(p->k);
+	if (p->locnames)
+		for (int i = 0; i < p->nlocvars; i++)
+			free(p->locnames[i]);
+	free(p->locnames);
+	free(p->locvars);
+	if (p->upvalnames)
+		for (int i = 0; i < p->nupvals; i++)
+			free(p->upvalnames[i]);
+	free(p->upvalnames);
+}
+
+void lc_lua_ctx_destroy(struct lc_lua_ctx *ctx)
+{
+	if (!ctx)
+		return;
+	for (size_t i = 0; i < ctx->nprotos; i++)
+		proto_free(&ctx->protos[i]);
+	free(ctx->protos);
+	free(ctx);
+}
+
+const struct lc_layout *lc_lua_layout(const struct lc_lua_ctx *ctx)
+{
+	return ctx->l;
+}
+
+/* ---- small readers ---- */
+
+static int rd_field(struct lc_lua_ctx *ctx, uint64_t base,
+		    struct lc_field f, uint64_t *ret)
+{
+	if (f.off < 0 || f.size == 0 || f.size > 8)
+		return -1;
+	return lc_read_uint(ctx->t, base + (uint64_t)f.off, f.size, ret);
+}
+
+static int rd_sfield(struct lc_lua_ctx *ctx, uint64_t base,
+		     struct lc_field f, int64_t *ret)
+{
+	uint64_t v;
+
+	if (rd_field(ctx, base, f, &v) < 0)
+		return -1;
+	if (f.size < 8 && (v >> (f.size * 8 - 1)) & 1)
+		v |= ~0ull << (f.size * 8);
+	*ret = (int64_t)v;
+	return 0;
+}
+
+static int rd_int(struct lc_lua_ctx *ctx, uint64_t base, struct lc_field f,
+		  int *ret)
+{
+	int64_t v;
+
+	if (rd_sfield(ctx, base, f, &v) < 0 || v < INT32_MIN || v > INT32_MAX)
+		return -1;
+	*ret = (int)v;
+	return 0;
+}
+
+/* A StkId field: a pointer, or (5.4.5+, during a stack reallocation) an
+ * offset from the stack base (ldo.c:relstack). */
+static int rd_stkid(struct lc_lua_ctx *ctx, uint64_t base, struct lc_field f,
+		    uint64_t stack, uint64_t *ret)
+{
+	uint64_t v;
+
+	if (f.off < 0 || lc_read_u64(ctx->t, base + (uint64_t)f.off, &v) < 0)
+		return -1;
+	if (ctx->l->stkidrel && stack && v < (1ull << 32) && v < stack)
+		v += stack;
+	*ret = v;
+	return 0;
+}
+
+struct tvalue {
+	uint64_t value;
+	unsigned tag;		/* raw tag */
+};
+
+static int rd_tvalue(struct lc_lua_ctx *ctx, uint64_t addr, struct tvalue *tv)
+{
+	const struct lc_layout *l = ctx->l;
+	uint64_t tag;
+
+	if (lc_read_u64(ctx->t, addr + (uint64_t)l->tv.value.off, &tv->value) < 0 ||
+	    rd_field(ctx, addr, l->tv.tt, &tag) < 0)
+		return -1;
+	tv->tag = (unsigned)tag;
+	return 0;
+}
+
+/* Copy a TString's bytes (at most LC_MAX_STR).  Returns a malloc'd
+ * NUL-terminated string, or NULL if unreadable. */
+static char *rd_tstring(struct lc_lua_ctx *ctx, uint64_t ts, bool *truncated)
+{
+	const struct lc_layout *l = ctx->l;
+	uint64_t len = 0, tag;
+	char *s;
+
+	if (!ts)
+		return NULL;
+	if (l->major <= 502) {
+		if (rd_field(ctx, ts, l->ts.len, &len) < 0)
+			return NULL;
+	} else {
+		if (rd_field(ctx, ts, l->ts.tt, &tag) < 0)
+			return NULL;
+		if ((tag & 0x3f) == V_SHRSTR) {
+			if (rd_field(ctx, ts, l->ts.shrlen, &len) < 0)
+				return NULL;
+		} else if ((tag & 0x3f) == V_LNGSTR) {
+			if (rd_field(ctx, ts, l->ts.lnglen, &len) < 0)
+				return NULL;
+		} else {
+			return NULL;
+		}
+	}
+	if (truncated)
+		*truncated = len > LC_MAX_STR;
+	if (len > LC_MAX_STR)
+		len = LC_MAX_STR;
+	s = malloc(len + 1);
+	if (!s)
+		return NULL;
+	if (lc_read(ctx->t, ts + l->ts_contents, s, len) < 0) {
+		free(s);
+		return NULL;
+	}
+	s[len] = '\0';
+	return s;
+}
+
+/* ---- states ---- */
+
+int lc_lua_state_read(struct lc_lua_ctx *ctx, uint64_t addr,
+		      struct lc_lstate *st)
+{
+	const struct lc_layout *l = ctx->l;
+	struct lc_target *t = ctx->t;
+	uint64_t v, m, mg;
+	uint8_t tt;
+
+	memset(st, 0, sizeof(*st));
+	if (!addr || (addr & 7) || !lc_target_is_data(t, addr, 64))
+		return -1;
+	if (lc_read_u8(t, addr + (uint64_t)l->L.tt.off, &tt) < 0 ||
+	    (tt & 0x3f) != TAG_THREAD)
+		return -1;
+	if (lc_read_u64(t, addr + (uint64_t)l->L.l_G.off, &st->g) < 0 ||
+	    !st->g || (st->g & 7) || !lc_target_is_data(t, st->g, 64))
+		return -1;
+	if (lc_read_u64(t, st->g + (uint64_t)l->G.mainthread.off, &m) < 0 ||
+	    !m || (m & 7))
+		return -1;
+	if (m != addr) {
+		if (lc_read_u8(t, m + (uint64_t)l->L.tt.off, &tt) < 0 ||
+		    (tt & 0x3f) != TAG_THREAD ||
+		    lc_read_u64(t, m + (uint64_t)l->L.l_G.off, &mg) < 0 ||
+		    mg != st->g)
+			return -1;
+	}
+	st->addr = addr;
+	st->mainthread = m;
+	if (rd_field(ctx, addr, l->L.status, &v) < 0)
+		return -1;
+	st->status = (int)v;
+	if (lc_read_u64(t, addr + (uint64_t)l->L.stack.off, &st->stack) < 0 ||
+	    rd_stkid(ctx, addr, l->L.top, st->stack, &st->top) < 0 ||
+	    rd_stkid(ctx, addr, l->L.stack_last, st->stack, &st->stack_last) < 0)
+		return -1;
+	if (!st->stack || st->top < st->stack || st->stack_last < st->stack ||
+	    st->stack_last - st->stack > (1ull << 31) ||
+	    st->top > st->stack_last + 64 * (uint64_t)l->sz_stack_slot)
+		return -1;
+	if (lc_read_u64(t, addr + (uint64_t)l->L.ci.off, &st->ci) < 0 || !st->ci)
+		return -1;
+	if (l->major == 501) {
+		if (lc_read_u64(t, addr + (uint64_t)l->L.base_ci.off,
+				&st->base_ci) < 0 ||
+		    lc_read_u64(t, addr + (uint64_t)l->L.end_ci.off,
+				&st->end_ci) < 0 ||
+		    st->ci < st->base_ci || st->ci >= st->end_ci ||
+		    (st->ci - st->base_ci) % l->sz_callinfo)
+			return -1;
+		if (LC_HAS(l->L.savedpc))
+			lc_read_u64(t, addr + (uint64_t)l->L.savedpc.off,
+				    &st->savedpc);
+	} else {
+		st->base_ci = addr + (uint64_t)l->L.base_ci.off;
+	}
+	if (rd_field(ctx, addr, l->L.nCcalls, &v) == 0)
+		st->nCcalls = (uint32_t)v;
+	return 0;
+}
+
+bool lc_lua_state_active(const struct lc_lstate *st)
+{
+	return st->ci != st->base_ci;
+}
+
+unsigned lc_lua_state_ccalls(struct lc_lua_ctx *ctx, const struct lc_lstate *st)
+{
+	/* 5.4 keeps the non-yieldable count in the high half (lstate.h:
+	 * getCcalls); before, nCcalls is the C-call count itself. */
+	if (ctx->l->major == 504)
+		return st->nCcalls & 0xffff;
+	return st->nCcalls;
+}
+
+/* ---- CallInfo walk ---- */
+
+static void decode_func(struct lc_lua_ctx *ctx, struct lc_ci *ci)
+{
+	const struct lc_layout *l = ctx->l;
+	struct tvalue tv;
+
+	ci->bad = true;
+	if (rd_tvalue(ctx, ci->func, &tv) < 0)
+		return;
+	if (l->major == 501) {
+		uint8_t isC;
+
+		if (tv.tag != TAG_FUNCTION ||
+		    lc_read_u8(ctx->t, tv.value + (uint64_t)l->cl.isC.off, &isC) < 0)
+			return;
+		if (isC) {
+			if (lc_read_u64(ctx->t, tv.value + (uint64_t)l->cl.f.off,
+					&ci->cfunc) < 0)
+				return;
+		} else if (lc_read_u64(ctx->t, tv.value + (uint64_t)l->cl.p.off,
+				       &ci->proto) < 0) {
+			return;
+		}
+		ci->is_lua = !isC;
+		ci->bad = false;
+		return;
+	}
+	switch (tv.tag & 0x3f) {
+	case V_LCL:
+		if (lc_read_u64(ctx->t, tv.value + (uint64_t)l->cl.p.off,
+				&ci->proto) < 0)
+			return;
+		break;
+	case V_LCF:
+		ci->cfunc = tv.value;
+		break;
+	case V_CCL:
+		if (lc_read_u64(ctx->t, tv.value + (uint64_t)l->cl.f.off,
+				&ci->cfunc) < 0)
+			return;
+		break;
+	default:
+		return;
+	}
+	ci->bad = false;
+}
+
+static int read_ci(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
+		   uint64_t addr, struct lc_ci *ci)
+{
+	const struct lc_layout *l = ctx->l;
+	uint64_t v;
+
+	memset(ci, 0, sizeof(*ci));
+	ci->addr = addr;
+	if (rd_stkid(ctx, addr, l->ci.func, st->stack, &ci->func) < 0)
+		return -1;
+	if (lc_read_u64(ctx->t, addr + (uint64_t)l->ci.savedpc.off,
+			&ci->savedpc) < 0)
+		return -1;
+	if (LC_HAS(l->ci.callstatus) &&
+	    rd_field(ctx, addr, l->ci.callstatus, &v) == 0)
+		ci->callstatus = (uint32_t)v;
+	if (LC_HAS(l->ci.tailcalls) &&
+	    rd_field(ctx, addr, l->ci.tailcalls, &v) == 0)
+		ci->tailcalls = (int)v;
+	decode_func(ctx, ci);
+	/* isLua as each version defines it. */
+	switch (l->major) {
+	case 501:
+		break;		/* from the closure (decode_func) */
+	case 502:
+		ci->is_lua = ci->callstatus & CIST52_LUA;
+		break;
+	case 503:
+		ci->is_lua = ci->callstatus & CIST53_LUA;
+		break;
+	default:
+		ci->is_lua = !(ci->callstatus & CIST54_C);
+		break;
+	}
+	if (ci->is_lua && !ci->proto)
+		ci->bad = true;
+	/* 5.1 keeps the running Lua function's pc in the state. */
+	if (l->major == 501 && addr == st->ci && st->savedpc)
+		ci->savedpc = st->savedpc;
+	return 0;
+}
+
+struct lc_error *lc_lua_walk(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
+			     size_t max, struct lc_ci **ret, size_t *nret,
+			     bool *partial)
+{
+	const struct lc_layout *l = ctx->l;
+	struct lc_ci *cis = NULL;
+	size_t n = 0, cap = 0;
+	uint64_t ci = st->ci, prev_inner = 0;
+
+	*partial = false;
+	for (size_t steps = 0; ci != st->base_ci; steps++) {
+		struct lc_ci c;
+
+		if (steps >= LC_MAX_CI || n >= max) {
+			*partial = true;
+			break;
+		}
+		if (read_ci(ctx, st, ci, &c) < 0) {
+			*partial = true;
+			break;
+		}
+		if (n == cap) {
+			size_t ncap = cap ? cap * 2 : 32;
+			struct lc_ci *p = realloc(cis, ncap * sizeof(*p));
+
+			if (!p) {
+				free(cis);
+				return &lc_error_nomem;
+			}
+			cis = p;
+			cap = ncap;
+		}
+		cis[n++] = c;
+		if (l->major == 501) {
+			/* An array: step down, never below base_ci. */
+			if (ci <= st->base_ci || ci - st->base_ci < l->sz_callinfo) {
+				*partial = true;
+				break;
+			}
+			ci -= l->sz_callinfo;
+		} else {
+			uint64_t prev, next;
+
+			if (lc_read_u64(ctx->t, ci + (uint64_t)l->ci.previous.off,
+					&prev) < 0 || !prev) {
+				*partial = true;
+				break;
+			}
+			/* The list is doubly linked: a previous whose next
+			 * is not us means a corrupted (or cyclic) chain. */
+			if (lc_read_u64(ctx->t, prev + (uint64_t)l->ci.next.off,
+					&next) < 0 || next != ci) {
+				*partial = true;
+				break;
+			}
+			(void)prev_inner;
+			prev_inner = ci;
+			ci = prev;
+		}
+	}
+	*ret = cis;
+	*nret = n;
+	return NULL;
+}
+
+/* ---- Protos ---- */
+
+static struct proto *proto_get(struct lc_lua_ctx *ctx, uint64_t addr)
+{
+	const struct lc_layout *l = ctx->l;
+	struct proto *p;
+	uint64_t src;
+
+	for (size_t i = 0; i < ctx->nprotos; i++)
+		if (ctx->protos[i].addr == addr)
+			return &ctx->protos[i];
+	if (ctx->nprotos == ctx->cap) {
+		size_t ncap = ctx->cap ? ctx->cap * 2 : 32;
+		struct proto *np = realloc(ctx->protos, ncap * sizeof(*np));
+
+		if (!np)
+			return NULL;
+		ctx->protos = np;
+		ctx->cap = ncap;
+	}
+	p = &ctx->protos[ctx->nprotos++];
+	memset(p, 0, sizeof(*p));
+	p->addr = addr;
+	if (lc_read_u64(ctx->t, addr + (uint64_t)l->p.source.off, &src) < 0 ||
+	    rd_int(ctx, addr, l->p.linedefined, &p->linedefined) < 0 ||
+	    rd_int(ctx, addr, l->p.lastlinedefined, &p->lastlinedefined) < 0 ||
+	    lc_read_u64(ctx->t, addr + (uint64_t)l->p.code.off, &p->code) < 0 ||
+	    rd_int(ctx, addr, l->p.sizecode, &p->sizecode) < 0 ||
+	    p->sizecode < 0 || p->sizecode > LC_MAX_CODE)
+		return p;
+	p->source = src ? rd_tstring(ctx, src, NULL) : NULL;
+	p->ok = true;
+	return p;
+}
+
+/* Load what naming needs: code, string constants, locals, upvalue names.
+ * Anything unreadable is left empty (names then come out NULL). */
+static bool proto_load_names(struct lc_lua_ctx *ctx, struct proto *p)
+{
+	const struct lc_layout *l = ctx->l;
+	int sizek = 0, nloc = 0, nup = 0, np = 0, isva = 0, maxs = 0;
+	uint64_t kaddr = 0, locaddr = 0, upaddr = 0;
+
+	if (p->names_tried)
+		return p->names_ok;
+	p->names_tried = true;
+	if (!p->ok || p->sizecode <= 0)
+		return false;
+	p->codev = malloc((size_t)p->sizecode * 4);
+	if (!p->codev ||
+	    lc_read(ctx->t, p->code, p->codev, (size_t)p->sizecode * 4) < 0)
+		return false;
+	rd_int(ctx, p->addr, l->p.sizek, &sizek);
+	lc_read_u64(ctx->t, p->addr + (uint64_t)l->p.k.off, &kaddr);
+	if (sizek > 0 && sizek <= LC_MAX_K && kaddr) {
+		p->k = calloc((size_t)sizek, sizeof(*p->k));
+		p->kstr = calloc((size_t)sizek, sizeof(*p->kstr));
+		if (p->k && p->kstr) {
+			p->nk = sizek;
+			for (int i = 0; i < sizek; i++) {
+				struct tvalue tv;
+				unsigned base;
+
+				if (rd_tvalue(ctx, kaddr + (uint64_t)i * l->sz_tvalue,
+					      &tv) < 0)
+					continue;
+				base = l->major == 501 ? tv.tag : (tv.tag & 0x0f);
+				if (base != 4)	/* LUA_TSTRING */
+					continue;
+				p->kstr[i] = rd_tstring(ctx, tv.value, NULL);
+				p->k[i].is_string = p->kstr[i] != NULL;
+				p->k[i].str = p->kstr[i];
+			}
+		}
+	}
+	rd_int(ctx, p->addr, l->p.sizelocvars, &nloc);
+	lc_read_u64(ctx->t, p->addr + (uint64_t)l->p.locvars.off, &locaddr);
+	if (nloc > 0 && nloc <= LC_MAX_LOCVARS && locaddr && l->sz_locvar) {
+		p->locvars = calloc((size_t)nloc, sizeof(*p->locvars));
+		p->locnames = calloc((size_t)nloc, sizeof(*p->locnames));
+		if (p->locvars && p->locnames) {
+			p->nlocvars = nloc;
+			for (int i = 0; i < nloc; i++) {
+				uint64_t a = locaddr + (uint64_t)i * l->sz_locvar;
+				uint64_t name = 0;
+
+				lc_read_u64(ctx->t, a + (uint64_t)l->lv.varname.off,
+					    &name);
+				p->locnames[i] = rd_tstring(ctx, name, NULL);
+				p->locvars[i].name = p->locnames[i];
+				if (rd_int(ctx, a, l->lv.startpc,
+					   &p->locvars[i].startpc) < 0 ||
+				    rd_int(ctx, a, l->lv.endpc,
+					   &p->locvars[i].endpc) < 0) {
+					/* An unreadable range never matches. */
+					p->locvars[i].startpc = 1;
+					p->locvars[i].endpc = 0;
+				}
+			}
+		}
+	}
+	rd_int(ctx, p->addr, l->p.sizeupvalues, &nup);
+	lc_read_u64(ctx->t, p->addr + (uint64_t)l->p.upvalues.off, &upaddr);
+	if (nup > 0 && nup <= LC_MAX_UPVALS && upaddr) {
+		p->upvalnames = calloc((size_t)nup, sizeof(*p->upvalnames));
+		if (p->upvalnames) {
+			p->nupvals = nup;
+			for (int i = 0; i < nup; i++) {
+				uint64_t name = 0;
+				uint64_t a = l->major == 501 ?
+					upaddr + (uint64_t)i * 8 :
+					upaddr + (uint64_t)i * l->sz_upvaldesc +
+					(uint64_t)l->uvd.name.off;
+
+				if (l->major != 501 && !l->sz_upvaldesc)
+					break;
+				lc_read_u64(ctx->t, a, &name);
+				p->upvalnames[i] = rd_tstring(ctx, name, NULL);
+			}
+		}
+	}
+	rd_int(ctx, p->addr, l->p.numparams, &np);
+	rd_int(ctx, p->addr, l->p.is_vararg, &isva);
+	rd_int(ctx, p->addr, l->p.maxstacksize, &maxs);
+	p->view = (struct lc_proto_view){
+		.release = l->release,
+		.code = p->codev, .ncode = p->sizecode,
+		.k = p->k, .nk = p->nk,
+		.locvars = p->locvars, .nlocvars = p->nlocvars,
+		.upvalnames = (const char *const *)p->upvalnames,
+		.nupvalnames = p->nupvals,
+		.numparams = np, .is_vararg = isva, .maxstacksize = maxs,
+	};
+	p->names_ok = true;
+	return true;
+}
+
+/* pc of the instruction a Lua CallInfo is executing (ldebug.c:currentpc:
+ * savedpc points past it).  -1 if out of range. */
+static int current_pc(const struct proto *p, const struct lc_ci *ci)
+{
+	int64_t d;
+
+	if (!p->ok || ci->savedpc < p->code || (ci->savedpc - p->code) % 4)
+		return -1;
+	d = (int64_t)((ci->savedpc - p->code) / 4) - 1;
+	/* -1: the function has not run its first instruction yet. */
+	if (d < -1 || d >= p->sizecode)
+		return -2;
+	return (int)d;
+}
+
+/* Line of pc.  5.1-5.3: lineinfo[pc] is absolute (ldebug.c:getfuncline /
+ * 5.1 getline).  5.4: deltas from the nearest absolute anchor at or below
+ * pc (ldebug.c:luaG_getfuncline, getbaseline, 5.4.0-5.4.7). */
+static int line_of(struct lc_lua_ctx *ctx, const struct proto *p, int pc,
+		   bool *partial)
+{
+	const struct lc_layout *l = ctx->l;
+	uint64_t li = 0;
+	int sizeli = 0;
+
+	if (lc_read_u64(ctx->t, p->addr + (uint64_t)l->p.lineinfo.off, &li) < 0 ||
+	    rd_int(ctx, p->addr, l->p.sizelineinfo, &sizeli) < 0) {
+		*partial = true;
+		return -1;
+	}
+	if (!li || sizeli <= 0)
+		return l->major == 501 ? 0 : -1;	/* stripped */
+	if (pc == -1)
+		pc = 0;
+	if (pc < 0 || pc >= sizeli) {
+		*partial = true;
+		return -1;
+	}
+	if (l->major < 504) {
+		int32_t line;
+
+		if (lc_read(ctx->t, li + (uint64_t)pc * 4, &line, 4) < 0) {
+			*partial = true;
+			return -1;
+		}
+		return line;
+	}
+	{
+		uint64_t abs = 0;
+		int nabs = 0, basepc = -1, line = p->linedefined;
+		int lo = 0, hi;
+
+		lc_read_u64(ctx->t, p->addr + (uint64_t)l->p.abslineinfo.off, &abs);
+		rd_int(ctx, p->addr, l->p.sizeabslineinfo, &nabs);
+		if (nabs < 0 || nabs > LC_MAX_CODE || !l->sz_abslineinfo)
+			nabs = 0;
+		/* Binary search for the last anchor with anchor.pc <= pc. */
+		hi = nabs;
+		while (lo < hi) {
+			int mid = lo + (hi - lo) / 2;
+			int apc;
+
+			if (rd_int(ctx, abs + (uint64_t)mid * l->sz_abslineinfo,
+				   l->ali.pc, &apc) < 0) {
+				*partial = true;
+				return -1;
+			}
+			if (apc <= pc)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo > 0) {
+			uint64_t a = abs + (uint64_t)(lo - 1) * l->sz_abslineinfo;
+
+			if (rd_int(ctx, a, l->ali.pc, &basepc) < 0 ||
+			    rd_int(ctx, a, l->ali.line, &line) < 0 ||
+			    basepc < 0 || basepc > pc) {
+				*partial = true;
+				return -1;
+			}
+		}
+		if (pc - basepc > 0) {
+			int n = pc - basepc;
+			int8_t *d = malloc((size_t)n);
+
+			if (!d || lc_read(ctx->t, li + (uint64_t)(basepc + 1), d,
+					  (size_t)n) < 0) {
+				free(d);
+				*partial = true;
+				return -1;
+			}
+			for (int i = 0; i < n; i++)
+				line += d[i];
+			free(d);
+		}
+		return line;
+	}
+}
+
+/* luaO_chunkid: the short source shown in messages. */
+static char *chunkid(const char *source)
+{
+	char out[LUA_IDSIZE];
+	size_t bufflen = LUA_IDSIZE, srclen;
+
+	if (!source)
+		return strdup("?");
+	srclen = strlen(source);
+	if (*source == '=') {
+		snprintf(out, sizeof(out), "%.*s", (int)(bufflen - 1),
+			 source + 1);
+	} else if (*source == '@') {
+		if (srclen - 1 <= bufflen - 1)
+			snprintf(out, sizeof(out), "%s", source + 1);
+		else
+			snprintf(out, sizeof(out), "...%s",
+				 source + 1 + (srclen - 1) - (bufflen - 1 - 3));
+	} else {
+		const char *nl = strchr(source, '\n');
+		size_t room = bufflen - sizeof("[string \"...\"]");
+		size_t len = nl ? (size_t)(nl - source) : srclen;
+
+		if (len < srclen || len > room) {
+			if (len > room)
+				len = room;
+			snprintf(out, sizeof(out), "[string \"%.*s...\"]",
+				 (int)len, source);
+		} else {
+			snprintf(out, sizeof(out), "[string \"%s\"]", source);
+		}
+	}
+	return strdup(out);
+}
+
+/* The name Lua gives cis[i], from its caller (ldebug.c: getfuncname and
+ * funcnamefromcall per version). */
+static const char *func_name(struct lc_lua_ctx *ctx, const struct lc_ci *cis,
+			     size_t n, size_t i, const char **name)
+{
+	const struct lc_layout *l = ctx->l;
+	const struct lc_ci *ci = &cis[i];
+	const struct lc_ci *caller = i + 1 < n ? &cis[i + 1] : NULL;
+	struct proto *p;
+	int pc;
+
+	switch (l->major) {
+	case 501:	/* 5.1 getfuncname */
+		if ((ci->is_lua && ci->tailcalls > 0) || !caller ||
+		    !caller->is_lua)
+			return NULL;
+		break;
+	case 502:	/* 5.2 lua_getinfo 'n' */
+		if ((ci->callstatus & CIST52_TAIL) || !caller || !caller->is_lua)
+			return NULL;
+		break;
+	case 503:	/* 5.3 getfuncname, funcnamefromcode */
+		if (ci->callstatus & CIST53_FIN) {
+			*name = "__gc";
+			return "metamethod";
+		}
+		if ((ci->callstatus & CIST53_TAIL) || !caller || !caller->is_lua)
+			return NULL;
+		if (caller->callstatus & CIST53_HOOKED) {
+			*name = "?";
+			return "hook";
+		}
+		break;
+	default:	/* 5.4 getfuncname, funcnamefromcall */
+		if ((ci->callstatus & CIST54_TAIL) || !caller)
+			return NULL;
+		if (caller->callstatus & CIST54_HOOKED) {
+			*name = "?";
+			return "hook";
+		}
+		if (caller->callstatus & CIST54_FIN) {
+			*name = "__gc";
+			return "metamethod";
+		}
+		if (!caller->is_lua)
+			return NULL;
+		break;
+	}
+	if (caller->bad || !caller->proto)
+		return NULL;
+	p = proto_get(ctx, caller->proto);
+	if (!p || !proto_load_names(ctx, p))
+		return NULL;
+	pc = current_pc(p, caller);
+	if (pc < 0)
+		return NULL;
+	return lc_names_from_call(&p->view, pc, name);
+}
+
+void lc_lua_frame(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
+		  const struct lc_ci *cis, size_t n, size_t i,
+		  struct lc_frame *f)
+{
+	const struct lc_ci *ci = &cis[i];
+	const char *name = NULL, *namewhat;
+
+	f->kind = LC_FRAME_LUA;
+	f->state = st->addr;
+	f->ci = ci->addr;
+	f->currentline = -1;
+	f->linedefined = -1;
+	f->namewhat = "";
+	if (ci->bad) {
+		f->what = "?";
+		f->partial = true;
+		f->source = strdup("=?");
+		f->short_src = strdup("?");
+		return;
+	}
+	if (!ci->is_lua) {
+		f->what = "C";
+		f->cfunc = ci->cfunc;
+		f->source = strdup("=[C]");
+		f->short_src = strdup("[C]");
+	} else {
+		struct proto *p = proto_get(ctx, ci->proto);
+
+		if (!p || !p->ok) {
+			f->what = "Lua";
+			f->partial = true;
+			f->source = strdup("=?");
+			f->short_src = strdup("?");
+			return;
+		}
+		f->what = p->linedefined == 0 ? "main" : "Lua";
+		f->linedefined = p->linedefined;
+		f->source = p->source ? strdup(p->source) : strdup("=?");
+		f->short_src = chunkid(p->source ? p->source : "=?");
+		{
+			int pc = current_pc(p, ci);
+
+			/* 5.4 gives a function that has not started its
+			 * linedefined (luaG_getfuncline with pc -1). */
+			if (pc == -1 && ctx->l->major == 504)
+				f->currentline = p->linedefined;
+			else
+				f->currentline = line_of(ctx, p, pc, &f->partial);
+		}
+	}
+	switch (ctx->l->major) {
+	case 501: break;
+	case 502: f->istailcall = ci->callstatus & CIST52_TAIL; break;
+	case 503: f->istailcall = ci->callstatus & CIST53_TAIL; break;
+	default: f->istailcall = ci->callstatus & CIST54_TAIL; break;
+	}
+	namewhat = func_name(ctx, cis, n, i, &name);
+	if (namewhat && name) {
+		f->namewhat = namewhat;
+		f->name = strdup(name);
+	}
+}
+
+bool lc_lua_ci_starts_run(struct lc_lua_ctx *ctx, const struct lc_ci *cis,
+			  size_t n, size_t i)
+{
+	const struct lc_layout *l = ctx->l;
+	const struct lc_ci *ci = &cis[i];
+
+	switch (l->major) {
+	case 501: {
+		/* 5.1 (lvm.c: OP_CALL/OP_TAILCALL "goto reentry"): a Lua
+		 * function runs in its caller's luaV_execute only when that
+		 * caller is Lua code executing a call instruction.  Anything
+		 * else (luaD_call from C, metamethods, for iterators) starts
+		 * a new luaV_execute. */
+		const struct lc_ci *caller = i + 1 < n ? &cis[i + 1] : NULL;
+		struct proto *p;
+		int pc;
+		uint32_t op;
+
+		if (!caller || !caller->is_lua || caller->bad)
+			return true;
+		p = proto_get(ctx, caller->proto);
+		if (!p || !proto_load_names(ctx, p))
+			return true;
+		pc = current_pc(p, caller);
+		if (pc < 0)
+			return true;
+		op = p->codev[pc] & 0x3f;
+		return !(op == 28 || op == 29);	/* OP_CALL, OP_TAILCALL */
+	}
+	case 502:
+		return !(ci->callstatus & CIST52_REENTRY);
+	case 503:
+		return (ci->callstatus & CIST53_FRESH) != 0;
+	default:
+		if (l->release < 50402)
+			return true;	/* one luaV_execute per Lua call */
+		return (ci->callstatus & CIST54_FRESH) != 0;
+	}
+}

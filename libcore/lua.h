@@ -1,0 +1,86 @@
+/* The Lua decoder: lua_States, CallInfo chains, functions, lines, names.
+ *
+ * Works on any target through lc_read; every count and link read from the
+ * target is bounded and validated.  Decoding never prints.  A decoder
+ * context caches Protos for the duration of one report; everything it
+ * returns is owned by the context unless said otherwise. */
+#ifndef LC_LUA_H
+#define LC_LUA_H
+
+#include "internal.h"
+#include "layout.h"
+
+/* Upper bounds on what we believe from the target. */
+#define LC_MAX_CI	1000000		/* CallInfos in one lua_State */
+#define LC_MAX_CODE	(1 << 24)	/* instructions in one Proto */
+#define LC_MAX_K	(1 << 20)	/* constants in one Proto */
+#define LC_MAX_LOCVARS	(1 << 16)
+#define LC_MAX_UPVALS	256
+#define LC_MAX_STR	(1 << 16)	/* bytes of a string we copy */
+
+struct lc_lstate {
+	uint64_t addr;
+	uint64_t g;		/* global_State */
+	uint64_t mainthread;
+	int status;
+	uint64_t ci;		/* current CallInfo */
+	uint64_t base_ci;	/* 5.1: array start; 5.2+: &L->base_ci */
+	uint64_t end_ci;	/* 5.1 only */
+	uint64_t stack, stack_last, top;
+	uint64_t savedpc;	/* 5.1: pc of the running Lua function */
+	uint32_t nCcalls;	/* raw field */
+};
+
+/* One CallInfo, decoded. */
+struct lc_ci {
+	uint64_t addr;
+	uint64_t func;		/* stack slot of the function */
+	uint64_t savedpc;
+	uint32_t callstatus;
+	int tailcalls;		/* 5.1 */
+	bool is_lua;		/* as the version's isLua() says */
+	uint64_t proto;		/* Lua functions */
+	uint64_t cfunc;		/* C functions (light or closure) */
+	bool bad;		/* function slot unreadable or not a function */
+};
+
+struct lc_lua_ctx;
+
+struct lc_error *lc_lua_ctx_create(struct lc_target *t,
+				   struct lc_lua_ctx **ret);
+void lc_lua_ctx_destroy(struct lc_lua_ctx *ctx);
+const struct lc_layout *lc_lua_layout(const struct lc_lua_ctx *ctx);
+
+/* Read and validate a lua_State candidate: thread tag, l_G/mainthread
+ * round trip, stack bounds.  Returns 0 if addr is a plausible lua_State. */
+int lc_lua_state_read(struct lc_lua_ctx *ctx, uint64_t addr,
+		      struct lc_lstate *ret);
+
+/* True if the state has frames above its base CallInfo. */
+bool lc_lua_state_active(const struct lc_lstate *st);
+
+/* The C-call count used to order a resume chain (higher = resumed
+ * later); 5.4: low 16 bits of nCcalls. */
+unsigned lc_lua_state_ccalls(struct lc_lua_ctx *ctx, const struct lc_lstate *st);
+
+/* Walk the CallInfos of st, innermost first, excluding the base CallInfo.
+ * Stores at most max entries in *ret (malloc'd, caller frees).  *partial
+ * is set if the chain was broken, cyclic or longer than max. */
+struct lc_error *lc_lua_walk(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
+			     size_t max, struct lc_ci **ret, size_t *nret,
+			     bool *partial);
+
+/* Fill the Lua fields of frame f for cis[i] (cis as lc_lua_walk gave
+ * them, innermost first).  Strings in f are malloc'd (the report frees
+ * them).  Sets f->partial when something was unreadable. */
+void lc_lua_frame(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
+		  const struct lc_ci *cis, size_t n, size_t i,
+		  struct lc_frame *f);
+
+/* 5.1: does cis[i] start a new luaV_execute?  5.2+: per CIST flags.
+ * The innermost Lua CallInfo of each native luaV_execute run is where
+ * a run ends; this says where it begins (the outermost of the run). */
+bool lc_lua_ci_starts_run(struct lc_lua_ctx *ctx, const struct lc_ci *cis,
+			  size_t n, size_t i);
+
+#endif /* LC_LUA_H */

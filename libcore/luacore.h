@@ -1,0 +1,167 @@
+/* luacore: read the Lua side of a process (Lua 5.1-5.4) from outside.
+ *
+ * This is the one public header of libluacore.  Conventions:
+ *  - Fallible functions return a struct lc_error * (NULL means success) and
+ *    write their result through a last out-parameter named "ret".
+ *  - Target addresses are uint64_t, never host pointers.
+ *  - _create/_destroy allocate and free; everything a returned object
+ *    points to is owned by that object and lives until its _destroy.
+ *  - Nothing in the library prints; formatting functions write to the
+ *    FILE * they are given.
+ */
+#ifndef LUACORE_H
+#define LUACORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- errors ------------------------------------------------------------ */
+
+enum lc_error_code {
+	LC_ERR_NOMEM = 1,	/* out of memory */
+	LC_ERR_OS,		/* a system call failed; message has errno text */
+	LC_ERR_FORMAT,		/* a file is not what it should be */
+	LC_ERR_FAULT,		/* target memory unreadable; see address */
+	LC_ERR_UNSUPPORTED,	/* unsupported architecture or Lua layout */
+	LC_ERR_NOT_FOUND,	/* nothing of the kind asked for */
+	LC_ERR_INVALID,		/* bad argument */
+	LC_ERR_CORRUPT,		/* target data fails validation */
+};
+
+struct lc_error;
+
+enum lc_error_code lc_error_code(const struct lc_error *err);
+/* Valid until lc_error_destroy. */
+const char *lc_error_message(const struct lc_error *err);
+/* The address that could not be read, for LC_ERR_FAULT; else 0. */
+uint64_t lc_error_address(const struct lc_error *err);
+/* Accepts NULL and the static out-of-memory error. */
+void lc_error_destroy(struct lc_error *err);
+
+/* ---- targets ----------------------------------------------------------- */
+
+/* A process image to read: a core file with its executable, or any memory
+ * behind a read callback (gdb, unit tests). */
+struct lc_target;
+
+/* Reads len bytes at addr into buf; returns 0 on success, -1 if any byte
+ * is unreadable. */
+typedef int lc_read_fn(void *arg, uint64_t addr, void *buf, size_t len);
+
+/* Open a core file.  exe may be NULL: the executable is then taken from
+ * the core's file notes.  Shared libraries are found through the core's
+ * notes and link map, debug info by build-id (including dwz alt files),
+ * .gnu_debuglink and debuginfod when DEBUGINFOD_URLS is set. */
+struct lc_error *lc_target_open_core(const char *core_path,
+				     const char *exe_path,
+				     struct lc_target **ret);
+
+/* A target whose memory is read through "read".  Modules (for Lua
+ * layouts and symbols) are added with lc_target_add_module. */
+struct lc_error *lc_target_create_callback(lc_read_fn *read, void *arg,
+					   struct lc_target **ret);
+
+/* Report an ELF file mapped at load bias "bias" in a callback target. */
+struct lc_error *lc_target_add_module(struct lc_target *t, const char *path,
+				      uint64_t bias);
+
+void lc_target_destroy(struct lc_target *t);
+
+/* Ranged read; fails with LC_ERR_FAULT naming the first unreadable
+ * address. */
+struct lc_error *lc_target_read(struct lc_target *t, uint64_t addr,
+				void *buf, size_t len);
+
+/* ---- reports ----------------------------------------------------------- */
+
+enum lc_frame_kind {
+	LC_FRAME_NATIVE,	/* a machine frame */
+	LC_FRAME_LUA,		/* a Lua CallInfo: Lua function, C function
+				   called from Lua, main chunk, or (5.1) a
+				   lost tail call */
+};
+
+struct lc_frame {
+	enum lc_frame_kind kind;
+	/* Native frames. */
+	uint64_t pc;		/* return address or, innermost, the pc */
+	uint64_t sp;		/* stack pointer in this frame, 0 if unknown */
+	char *function;		/* symbol; for Lua C frames the C symbol */
+	char *module;		/* path of the module holding pc */
+	char *file;		/* source file from DWARF, or NULL */
+	int line;		/* source line, 0 if unknown */
+	bool inlined;		/* an inlined call inside the next frame */
+	/* Lua frames. */
+	const char *what;	/* "Lua", "C", "main" or "tail" (5.1) */
+	char *source;		/* Proto source as Lua stores it ("@x.lua") */
+	char *short_src;	/* as luaO_chunkid would shorten it */
+	int currentline;	/* -1 when not known (C, stripped) */
+	int linedefined;
+	char *name;		/* NULL when Lua gives no name */
+	const char *namewhat;	/* "" when Lua gives no name */
+	char *global_name;	/* "string.gsub" from package.loaded, or NULL */
+	bool istailcall;
+	uint64_t state;		/* lua_State this CallInfo belongs to */
+	uint64_t ci;		/* CallInfo address (5.1: array element) */
+	uint64_t cfunc;		/* C function pointer, for C frames */
+	bool unplaced;		/* could not be matched to a native frame */
+	bool partial;		/* something in this frame was unreadable */
+};
+
+struct lc_thread {
+	int tid;
+	char *name;		/* NULL if unknown */
+	int signo;		/* pending/current signal of this thread */
+	bool crashed;		/* the thread that took the fatal signal */
+	struct lc_frame *frames; /* innermost first */
+	size_t nframes;
+	uint64_t *states;	/* validated lua_States running here,
+				   innermost first */
+	size_t nstates;
+	bool partial;
+	char *note;		/* why the result is partial, or NULL */
+};
+
+struct lc_report {
+	char *core;		/* path, or NULL for a live/callback target */
+	char *executable;
+	int pid;
+	int signo;		/* fatal signal, 0 if none (e.g. gcore) */
+	int si_code;
+	uint64_t fault_addr;
+	char *lua_version;	/* "5.4.4", NULL if no Lua was found */
+	char *lua_module;	/* path of the module holding the Lua VM */
+	struct lc_thread *threads;
+	size_t nthreads;
+	bool partial;		/* any thread partial or a warning below */
+	char **warnings;
+	size_t nwarnings;
+};
+
+struct lc_report_options {
+	int max_frames;		/* per thread; 0 means the default (512) */
+};
+
+/* Decode every thread of the target.  A report with partial results is
+ * still returned (report->partial); an error means nothing was shown. */
+struct lc_error *lc_report_create(struct lc_target *t,
+				  const struct lc_report_options *opts,
+				  struct lc_report **ret);
+void lc_report_destroy(struct lc_report *r);
+
+/* Human text, grep-friendly. */
+void lc_report_print_text(const struct lc_report *r, FILE *out);
+/* One JSON document, format "luacore-inspect/0". */
+void lc_report_print_json(const struct lc_report *r, FILE *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LUACORE_H */

@@ -1,0 +1,440 @@
+/* The report: every thread's mixed C+Lua stack.
+ *
+ * Per thread: unwind the native frames (unwind.c), collect the lua_States
+ * they hold, order the active ones innermost first (resume chain within
+ * a VM by C-call count, VMs by where they first appear), walk each one's
+ * CallInfos, and splice them into the native frames:
+ *  - a C function's CallInfo goes after the native frame of that function;
+ *  - a run of Lua CallInfos goes after the luaV_execute frame running it
+ *    (the run's extent comes from lc_lua_ci_starts_run, per version);
+ *  - what cannot be placed is appended, marked unplaced.
+ * The Lua frames' order never depends on placement, only on the walk. */
+#include <config.h>
+
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lua.h"
+#include "unwind.h"
+
+#define DEFAULT_MAX_FRAMES	512
+
+struct chain_state {
+	struct lc_lstate st;
+	size_t first_frame;	/* innermost native frame holding it */
+	struct lc_ci *cis;
+	size_t ncis, next;	/* next CallInfo to emit */
+	bool partial;
+};
+
+struct out {
+	struct lc_frame *frames;
+	size_t n, cap;
+	bool nomem;
+};
+
+static struct lc_frame *out_push(struct out *o)
+{
+	if (o->n == o->cap) {
+		size_t ncap = o->cap ? o->cap * 2 : 64;
+		void *p = realloc(o->frames, ncap * sizeof(*o->frames));
+
+		if (!p) {
+			o->nomem = true;
+			return NULL;
+		}
+		o->frames = p;
+		o->cap = ncap;
+	}
+	memset(&o->frames[o->n], 0, sizeof(o->frames[0]));
+	return &o->frames[o->n++];
+}
+
+static bool in_lua_module(const struct lc_layout *l, const struct lc_native_frame *f)
+{
+	return l && f->pc >= l->module_start && f->pc < l->module_end;
+}
+
+static bool is_fn(const struct lc_native_frame *f, const char *name)
+{
+	return f->function && strcmp(f->function, name) == 0;
+}
+
+static int cmp_chain(const void *a, const void *b)
+{
+	const struct chain_state *x = a, *y = b;
+
+	return x->first_frame < y->first_frame ? -1 :
+	       x->first_frame > y->first_frame;
+}
+
+static void symbolize_cfunc(struct lc_target *t, uint64_t addr, char **ret)
+{
+	Dwfl_Module *mod;
+	const char *name;
+
+	*ret = NULL;
+	if (!t->dwfl || !addr)
+		return;
+	mod = dwfl_addrmodule(t->dwfl, addr);
+	if (!mod)
+		return;
+	name = dwfl_module_addrname(mod, addr);
+	*ret = lc_strdup_or_null(name);
+}
+
+static void emit_ci(struct lc_target *t, struct lc_lua_ctx *ctx,
+		    struct chain_state *cs, struct out *o, bool unplaced)
+{
+	size_t j = cs->next++;
+	struct lc_frame *f = out_push(o);
+
+	if (!f)
+		return;
+	lc_lua_frame(ctx, &cs->st, cs->cis, cs->ncis, j, f);
+	f->unplaced = unplaced;
+	if (f->cfunc)
+		symbolize_cfunc(t, f->cfunc, &f->function);
+	/* 5.1 counts lost tail calls on the CallInfo that replaced them;
+	 * lua_getstack reports them as levels of their own, outside it. */
+	for (int k = 0; k < cs->cis[j].tailcalls && k < 1000; k++) {
+		struct lc_frame *tf = out_push(o);
+
+		if (!tf)
+			return;
+		tf->kind = LC_FRAME_LUA;
+		tf->what = "tail";
+		tf->source = strdup("=(tail call)");
+		tf->short_src = strdup("(tail call)");
+		tf->currentline = -1;
+		tf->linedefined = -1;
+		tf->namewhat = "";
+		tf->state = cs->st.addr;
+		tf->unplaced = unplaced;
+	}
+}
+
+static void native_to_frame(const struct lc_native_frame *nf, struct lc_frame *f)
+{
+	f->kind = LC_FRAME_NATIVE;
+	f->pc = nf->pc;
+	f->sp = (nf->regmask & (1u << LC_REG_SP)) ? nf->regs[LC_REG_SP] : 0;
+	f->function = lc_strdup_or_null(nf->function);
+	f->module = lc_strdup_or_null(nf->module);
+	f->file = lc_strdup_or_null(nf->file);
+	f->line = nf->line;
+	f->namewhat = "";
+	f->currentline = -1;
+}
+
+static void build_thread(struct lc_target *t, struct lc_lua_ctx *ctx,
+			 size_t max_frames, struct lc_thread *th)
+{
+	const struct lc_layout *l = ctx ? lc_lua_layout(ctx) : NULL;
+	struct lc_native_frame *nf = NULL;
+	struct chain_state *cs = NULL;
+	size_t nnf = 0, ncs = 0, cur = 0;
+	struct out o = { 0 };
+	bool partial = false;
+	char *why = NULL;
+	struct lc_error *err;
+
+	err = lc_unwind_thread(t, ctx, th->tid, max_frames, &nf, &nnf,
+			       &partial, &why);
+	if (err) {
+		th->partial = true;
+		th->note = strdup(lc_error_message(err));
+		lc_error_destroy(err);
+		return;
+	}
+	th->partial = partial;
+	th->note = why;
+
+	/* States running on this thread: a frame's DWARF "L", or any
+	 * candidate held by a frame of the Lua module itself (stack words of
+	 * host frames are too often stale). */
+	for (size_t i = 0; ctx && i < nnf; i++) {
+		for (size_t k = 0; k < nf[i].ncands; k++) {
+			uint64_t a = nf[i].cands[k];
+			bool strong = a == nf[i].L || in_lua_module(l, &nf[i]);
+			struct lc_lstate st;
+			size_t j;
+
+			if (!strong)
+				continue;
+			for (j = 0; j < ncs; j++)
+				if (cs[j].st.addr == a)
+					break;
+			if (j < ncs)
+				continue;
+			if (lc_lua_state_read(ctx, a, &st) < 0 ||
+			    !lc_lua_state_active(&st))
+				continue;
+			void *p = realloc(cs, (ncs + 1) * sizeof(*cs));
+			if (!p)
+				break;
+			cs = p;
+			memset(&cs[ncs], 0, sizeof(cs[0]));
+			cs[ncs].st = st;
+			cs[ncs].first_frame = i;
+			ncs++;
+		}
+	}
+	/* VMs in order of first appearance; within a VM, the resume chain
+	 * by C-call count (ldo.c:lua_resume gives the resumed thread its
+	 * resumer's count plus one). */
+	qsort(cs, ncs, sizeof(*cs), cmp_chain);
+	for (size_t i = 0; i < ncs; i++) {
+		/* Pull every later state of the same VM up, highest count
+		 * first (stable insertion; chains are short). */
+		for (size_t j = i + 1; j < ncs; j++) {
+			if (cs[j].st.g != cs[i].st.g)
+				continue;
+			if (lc_lua_state_ccalls(ctx, &cs[j].st) >
+			    lc_lua_state_ccalls(ctx, &cs[i].st)) {
+				struct chain_state tmp = cs[j];
+
+				memmove(&cs[i + 1], &cs[i], (j - i) * sizeof(*cs));
+				cs[i] = tmp;
+			}
+		}
+	}
+	th->states = calloc(ncs ? ncs : 1, sizeof(*th->states));
+	for (size_t i = 0; i < ncs; i++) {
+		if (th->states)
+			th->states[th->nstates++] = cs[i].st.addr;
+		err = lc_lua_walk(ctx, &cs[i].st, max_frames, &cs[i].cis,
+				  &cs[i].ncis, &cs[i].partial);
+		if (err) {
+			lc_error_destroy(err);
+			cs[i].partial = true;
+		}
+		if (cs[i].partial) {
+			th->partial = true;
+			if (!th->note)
+				asprintf(&th->note,
+					 "the CallInfo chain of lua_State 0x%" PRIx64 " is broken or too long",
+					 cs[i].st.addr);
+		}
+	}
+
+	for (size_t i = 0; i < nnf && !o.nomem; i++) {
+		struct lc_frame *f;
+
+		/* Skip exhausted states. */
+		while (cur < ncs && cs[cur].next >= cs[cur].ncis)
+			cur++;
+		/* A C function whose own frame is gone (a tail call in
+		 * optimized C, e.g. io_read jumping to g_read) belongs just
+		 * inside the luaD_precall that called it. */
+		if (cur < ncs && (is_fn(&nf[i], "luaD_precall") ||
+				  is_fn(&nf[i], "precallC")) &&
+		    in_lua_module(l, &nf[i]) &&
+		    !cs[cur].cis[cs[cur].next].is_lua)
+			emit_ci(t, ctx, &cs[cur], &o, false);
+		f = out_push(&o);
+		if (!f)
+			break;
+		native_to_frame(&nf[i], f);
+		while (cur < ncs && cs[cur].next >= cs[cur].ncis)
+			cur++;
+		if (cur >= ncs)
+			continue;
+
+		/* A frame whose DWARF says which state it runs moves us to
+		 * that state; whatever is left of the states before it could
+		 * not be placed. */
+		if (nf[i].L && (is_fn(&nf[i], "luaV_execute") ||
+				is_fn(&nf[i], "lua_resume"))) {
+			size_t j;
+
+			for (j = cur; j < ncs; j++)
+				if (cs[j].st.addr == nf[i].L)
+					break;
+			if (j < ncs && j > cur) {
+				for (; cur < j; cur++)
+					while (cs[cur].next < cs[cur].ncis)
+						emit_ci(t, ctx, &cs[cur], &o, true);
+			}
+		}
+		struct chain_state *c = &cs[cur];
+		struct lc_ci *ci = &c->cis[c->next];
+
+		if (!ci->is_lua && ci->cfunc && nf[i].func_start == ci->cfunc) {
+			emit_ci(t, ctx, c, &o, false);
+		} else if (is_fn(&nf[i], "luaV_execute")) {
+			/* Pending C CallInfos were not matched: show them
+			 * here rather than lose them. */
+			while (c->next < c->ncis && !c->cis[c->next].is_lua)
+				emit_ci(t, ctx, c, &o, true);
+			while (c->next < c->ncis && c->cis[c->next].is_lua) {
+				size_t j = c->next;
+
+				emit_ci(t, ctx, c, &o, false);
+				if (lc_lua_ci_starts_run(ctx, c->cis, c->ncis, j))
+					break;
+			}
+		} else if (is_fn(&nf[i], "lua_resume") &&
+			   (!nf[i].L || nf[i].L == c->st.addr)) {
+			while (c->next < c->ncis)
+				emit_ci(t, ctx, c, &o, true);
+		}
+	}
+	for (; cur < ncs && !o.nomem; cur++)
+		while (cs[cur].next < cs[cur].ncis && !o.nomem)
+			emit_ci(t, ctx, &cs[cur], &o, true);
+
+	th->frames = o.frames;
+	th->nframes = o.n;
+	for (size_t i = 0; i < o.n; i++) {
+		if (o.frames[i].partial)
+			th->partial = true;
+	}
+	if (o.nomem) {
+		th->partial = true;
+		free(th->note);
+		th->note = strdup("out of memory");
+	}
+	for (size_t i = 0; i < ncs; i++)
+		free(cs[i].cis);
+	free(cs);
+	lc_native_frames_free(nf, nnf);
+}
+
+/* Signals whose default action dumps core; anything else in a core
+ * (SIGSTOP, 0) is a snapshot taken by gcore or a debugger. */
+static bool fatal_signal(int signo)
+{
+	switch (signo) {
+	case SIGQUIT: case SIGILL: case SIGTRAP: case SIGABRT: case SIGBUS:
+	case SIGFPE: case SIGSEGV: case SIGXCPU: case SIGXFSZ: case SIGSYS:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static int add_warning(struct lc_report *r, const char *msg)
+{
+	char **p = realloc(r->warnings, (r->nwarnings + 1) * sizeof(*p));
+
+	if (!p)
+		return -1;
+	r->warnings = p;
+	r->warnings[r->nwarnings] = strdup(msg);
+	if (!r->warnings[r->nwarnings])
+		return -1;
+	r->nwarnings++;
+	return 0;
+}
+
+static int thread_cb(Dwfl_Thread *thread, void *arg)
+{
+	struct lc_target *t = arg;
+	pid_t tid = dwfl_thread_tid(thread);
+	void *p = realloc(t->threads, (t->nthreads + 1) * sizeof(*t->threads));
+
+	if (!p)
+		return DWARF_CB_ABORT;
+	t->threads = p;
+	t->threads[t->nthreads].tid = tid;
+	t->threads[t->nthreads].signo = 0;
+	t->nthreads++;
+	return DWARF_CB_OK;
+}
+
+struct lc_error *lc_report_create(struct lc_target *t,
+				  const struct lc_report_options *opts,
+				  struct lc_report **ret)
+{
+	struct lc_report *r = calloc(1, sizeof(*r));
+	struct lc_lua_ctx *ctx = NULL;
+	struct lc_error *err;
+	size_t max = opts && opts->max_frames > 0 ? (size_t)opts->max_frames :
+		     DEFAULT_MAX_FRAMES;
+
+	if (!r)
+		return &lc_error_nomem;
+	r->core = lc_strdup_or_null(t->core_path);
+	r->executable = lc_strdup_or_null(t->exe_path);
+	r->pid = t->pid;
+	r->signo = t->signo;
+	r->si_code = t->si_code;
+	r->fault_addr = t->fault_addr;
+
+	err = lc_lua_ctx_create(t, &ctx);
+	if (err) {
+		/* Owned by the target: copy the message. */
+		add_warning(r, lc_error_message(err));
+		r->partial = true;
+		ctx = NULL;
+	} else {
+		const struct lc_layout *l = lc_lua_layout(ctx);
+
+		r->lua_version = strdup(l->version);
+		r->lua_module = lc_strdup_or_null(l->module_path);
+		if (l->version_guessed)
+			add_warning(r, "no lua_ident string: Lua version guessed from the DWARF layout");
+	}
+	if (t->nthreads == 0 && t->dwfl && t->dwfl_attached)
+		dwfl_getthreads(t->dwfl, thread_cb, t);
+	r->threads = calloc(t->nthreads ? t->nthreads : 1, sizeof(*r->threads));
+	if (!r->threads) {
+		lc_lua_ctx_destroy(ctx);
+		lc_report_destroy(r);
+		return &lc_error_nomem;
+	}
+	for (size_t i = 0; i < t->nthreads; i++) {
+		struct lc_thread *th = &r->threads[r->nthreads++];
+
+		th->tid = t->threads[i].tid;
+		th->signo = t->threads[i].signo;
+		th->crashed = i == 0 && fatal_signal(r->signo);
+		if (th->tid == t->pid && t->fname[0])
+			th->name = strdup(t->fname);
+		build_thread(t, ctx, max, th);
+		if (th->partial)
+			r->partial = true;
+	}
+	lc_lua_ctx_destroy(ctx);
+	*ret = r;
+	return NULL;
+}
+
+static void frame_free(struct lc_frame *f)
+{
+	free(f->function);
+	free(f->module);
+	free(f->file);
+	free(f->source);
+	free(f->short_src);
+	free(f->name);
+	free(f->global_name);
+}
+
+void lc_report_destroy(struct lc_report *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->nthreads; i++) {
+		struct lc_thread *th = &r->threads[i];
+
+		for (size_t j = 0; j < th->nframes; j++)
+			frame_free(&th->frames[j]);
+		free(th->frames);
+		free(th->states);
+		free(th->name);
+		free(th->note);
+	}
+	free(r->threads);
+	for (size_t i = 0; i < r->nwarnings; i++)
+		free(r->warnings[i]);
+	free(r->warnings);
+	free(r->core);
+	free(r->executable);
+	free(r->lua_version);
+	free(r->lua_module);
+	free(r);
+}

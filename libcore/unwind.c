@@ -1,0 +1,428 @@
+/* Native unwinding of core threads with libdwfl (report-then-use: frames
+ * are collected first and only then symbolized and searched for
+ * lua_States). */
+#include <config.h>
+
+#include <dwarf.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <elfutils/libdw.h>
+
+#include "lua.h"
+#include "unwind.h"
+
+#define LC_FRAME_SCAN_MAX	4096	/* stack bytes searched per frame */
+
+struct collect {
+	struct lc_native_frame *frames;
+	size_t n, cap, max;
+	bool truncated;
+	bool nomem;
+};
+
+static int frame_cb(Dwfl_Frame *state, void *arg)
+{
+	struct collect *c = arg;
+	struct lc_native_frame *f;
+	Dwarf_Addr pc;
+	bool activation;
+
+	if (c->n >= c->max) {
+		c->truncated = true;
+		return DWARF_CB_ABORT;
+	}
+	if (!dwfl_frame_pc(state, &pc, &activation))
+		return DWARF_CB_ABORT;
+	if (c->n == c->cap) {
+		size_t ncap = c->cap ? c->cap * 2 : 64;
+		void *p = realloc(c->frames, ncap * sizeof(*c->frames));
+
+		if (!p) {
+			c->nomem = true;
+			return DWARF_CB_ABORT;
+		}
+		c->frames = p;
+		c->cap = ncap;
+	}
+	f = &c->frames[c->n++];
+	memset(f, 0, sizeof(*f));
+	f->pc = pc;
+	f->activation = activation;
+	for (unsigned r = 0; r < LC_NREGS; r++) {
+		Dwarf_Word v;
+
+		if (dwfl_frame_reg(state, r, &v) == 0) {
+			f->regs[r] = v;
+			f->regmask |= 1u << r;
+		}
+	}
+	return DWARF_CB_OK;
+}
+
+/* ---- a small DWARF expression evaluator, enough for variable
+ * locations at -O0 and -O2 (registers, frame base, CFA, derefs). */
+
+struct eval_env {
+	struct lc_target *t;
+	const struct lc_native_frame *f;
+	uint64_t cfa;		/* 0 if unknown */
+	Dwarf_Die *func;	/* for DW_AT_frame_base */
+	Dwarf_Addr pc;		/* module-relative pc */
+	Dwarf_Addr bias;
+	int depth;
+};
+
+static int eval_expr(struct eval_env *env, const Dwarf_Op *ops, size_t nops,
+		     uint64_t *ret);
+
+static bool reg_of(const struct eval_env *env, unsigned r, uint64_t *v)
+{
+	if (r >= LC_NREGS || !(env->f->regmask & (1u << r)))
+		return false;
+	*v = env->f->regs[r];
+	return true;
+}
+
+static bool frame_base(struct eval_env *env, uint64_t *v)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Op *ops;
+	size_t nops;
+
+	if (!env->func || env->depth > 2 ||
+	    !dwarf_attr_integrate(env->func, DW_AT_frame_base, &attr) ||
+	    dwarf_getlocation_addr(&attr, env->pc, &ops, &nops, 1) != 1)
+		return false;
+	env->depth++;
+	int r = eval_expr(env, ops, nops, v);
+	env->depth--;
+	return r == 0;
+}
+
+/* Returns 0 and the variable's value in *ret. */
+static int eval_expr(struct eval_env *env, const Dwarf_Op *ops, size_t nops,
+		     uint64_t *ret)
+{
+	uint64_t stack[16];
+	size_t sp = 0;
+	bool is_value = false;
+
+	if (nops == 0 || nops > 64)
+		return -1;
+	for (size_t i = 0; i < nops; i++) {
+		uint8_t op = ops[i].atom;
+		uint64_t v;
+
+#define PUSH(x) do { if (sp >= 16) return -1; stack[sp++] = (x); } while (0)
+#define NEED(k) do { if (sp < (k)) return -1; } while (0)
+		if (op >= DW_OP_reg0 && op <= DW_OP_reg31) {
+			if (nops != 1 && !(i + 1 < nops &&
+					   ops[i + 1].atom == DW_OP_piece))
+				return -1;
+			if (!reg_of(env, op - DW_OP_reg0, &v))
+				return -1;
+			*ret = v;
+			return 0;
+		}
+		if (op >= DW_OP_breg0 && op <= DW_OP_breg31) {
+			if (!reg_of(env, op - DW_OP_breg0, &v))
+				return -1;
+			PUSH(v + (uint64_t)(int64_t)ops[i].number);
+			continue;
+		}
+		if (op >= DW_OP_lit0 && op <= DW_OP_lit31) {
+			PUSH((uint64_t)(op - DW_OP_lit0));
+			continue;
+		}
+		switch (op) {
+		case DW_OP_regx:
+			if (!reg_of(env, (unsigned)ops[i].number, &v))
+				return -1;
+			*ret = v;
+			return 0;
+		case DW_OP_bregx:
+			if (!reg_of(env, (unsigned)ops[i].number, &v))
+				return -1;
+			PUSH(v + (uint64_t)(int64_t)ops[i].number2);
+			break;
+		case DW_OP_fbreg:
+			if (!frame_base(env, &v))
+				return -1;
+			PUSH(v + (uint64_t)(int64_t)ops[i].number);
+			break;
+		case DW_OP_call_frame_cfa:
+			if (!env->cfa)
+				return -1;
+			PUSH(env->cfa);
+			break;
+		case DW_OP_addr:
+			PUSH(ops[i].number + env->bias);
+			break;
+		case DW_OP_const1u: case DW_OP_const2u: case DW_OP_const4u:
+		case DW_OP_const8u: case DW_OP_constu:
+		case DW_OP_const1s: case DW_OP_const2s: case DW_OP_const4s:
+		case DW_OP_const8s: case DW_OP_consts:
+			PUSH(ops[i].number);
+			break;
+		case DW_OP_plus_uconst:
+			NEED(1);
+			stack[sp - 1] += ops[i].number;
+			break;
+		case DW_OP_plus:
+			NEED(2);
+			stack[sp - 2] += stack[sp - 1];
+			sp--;
+			break;
+		case DW_OP_minus:
+			NEED(2);
+			stack[sp - 2] -= stack[sp - 1];
+			sp--;
+			break;
+		case DW_OP_deref:
+			NEED(1);
+			if (lc_read_u64(env->t, stack[sp - 1], &v) < 0)
+				return -1;
+			stack[sp - 1] = v;
+			break;
+		case DW_OP_stack_value:
+			is_value = true;
+			i = nops;	/* must be last */
+			break;
+		case DW_OP_piece:
+			i = nops;	/* first piece only */
+			break;
+		default:
+			return -1;	/* entry values and the rest */
+		}
+#undef PUSH
+#undef NEED
+	}
+	if (sp == 0)
+		return -1;
+	if (is_value) {
+		*ret = stack[sp - 1];
+		return 0;
+	}
+	return lc_read_u64(env->t, stack[sp - 1], ret);
+}
+
+/* Does this DIE's type point to struct lua_State? */
+static bool is_lua_state_ptr(Dwarf_Die *var)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Die t;
+	const char *name;
+
+	if (!dwarf_attr_integrate(var, DW_AT_type, &attr) ||
+	    !dwarf_formref_die(&attr, &t))
+		return false;
+	for (int i = 0; i < 8 && (dwarf_tag(&t) == DW_TAG_typedef ||
+				  dwarf_tag(&t) == DW_TAG_const_type ||
+				  dwarf_tag(&t) == DW_TAG_volatile_type); i++)
+		if (!dwarf_attr_integrate(&t, DW_AT_type, &attr) ||
+		    !dwarf_formref_die(&attr, &t))
+			return false;
+	if (dwarf_tag(&t) != DW_TAG_pointer_type ||
+	    !dwarf_attr_integrate(&t, DW_AT_type, &attr) ||
+	    !dwarf_formref_die(&attr, &t))
+		return false;
+	name = dwarf_diename(&t);
+	return name && strcmp(name, "lua_State") == 0;
+}
+
+static void add_cand(struct lc_native_frame *f, uint64_t v)
+{
+	uint64_t *p;
+
+	for (size_t i = 0; i < f->ncands; i++)
+		if (f->cands[i] == v)
+			return;
+	p = realloc(f->cands, (f->ncands + 1) * sizeof(*p));
+	if (!p)
+		return;
+	f->cands = p;
+	f->cands[f->ncands++] = v;
+}
+
+/* Look in the frame's DWARF scopes for variables of type lua_State *. */
+static void dwarf_states(struct lc_target *t, struct lc_lua_ctx *ctx,
+			 struct lc_native_frame *f, uint64_t cfa,
+			 Dwfl_Module *mod, Dwarf_Addr pc_adj)
+{
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = dwfl_module_addrdie(mod, pc_adj, &bias);
+	Dwarf_Die *scopes = NULL;
+	int n;
+
+	if (!cu)
+		return;
+	n = dwarf_getscopes(cu, pc_adj - bias, &scopes);
+	if (n <= 0)
+		return;
+	/* The outermost function scope holds DW_AT_frame_base. */
+	Dwarf_Die *func = NULL;
+	for (int i = 0; i < n; i++)
+		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram) {
+			func = &scopes[i];
+			break;
+		}
+	for (int i = 0; i < n && i < 8; i++) {
+		Dwarf_Die child;
+		int count = 0;
+
+		if (dwarf_child(&scopes[i], &child) != 0)
+			continue;
+		do {
+			int tag = dwarf_tag(&child);
+			Dwarf_Attribute attr;
+			Dwarf_Op *ops;
+			size_t nops;
+			uint64_t v;
+			struct lc_lstate st;
+			const char *name;
+
+			if (tag != DW_TAG_formal_parameter &&
+			    tag != DW_TAG_variable)
+				continue;
+			if (!is_lua_state_ptr(&child) ||
+			    !dwarf_attr_integrate(&child, DW_AT_location, &attr) ||
+			    dwarf_getlocation_addr(&attr, pc_adj - bias, &ops,
+						   &nops, 1) != 1)
+				continue;
+			struct eval_env env = {
+				.t = t, .f = f, .cfa = cfa, .func = func,
+				.pc = pc_adj - bias, .bias = bias,
+			};
+			if (eval_expr(&env, ops, nops, &v) < 0)
+				continue;
+			if (!ctx || lc_lua_state_read(ctx, v, &st) < 0)
+				continue;
+			name = dwarf_diename(&child);
+			if (name && strcmp(name, "L") == 0 &&
+			    tag == DW_TAG_formal_parameter && !f->L)
+				f->L = v;
+			add_cand(f, v);
+		} while (dwarf_siblingof(&child, &child) == 0 && ++count < 4096);
+	}
+	free(scopes);
+}
+
+/* Registers and stack words of the frame that validate as lua_States. */
+static void scan_states(struct lc_target *t, struct lc_lua_ctx *ctx,
+			struct lc_native_frame *f, uint64_t lo, uint64_t hi)
+{
+	struct lc_lstate st;
+	uint64_t words[LC_FRAME_SCAN_MAX / 8];
+
+	for (unsigned r = 0; r < LC_NREGS; r++)
+		if ((f->regmask & (1u << r)) && r != LC_REG_SP && r != 16 &&
+		    lc_lua_state_read(ctx, f->regs[r], &st) == 0)
+			add_cand(f, f->regs[r]);
+	if (!lo || hi <= lo)
+		return;
+	if (hi - lo > LC_FRAME_SCAN_MAX)
+		hi = lo + LC_FRAME_SCAN_MAX;
+	lo &= ~7ull;
+	if (lc_read(t, lo, words, hi - lo) < 0)
+		return;
+	for (size_t i = 0; i < (hi - lo) / 8; i++)
+		if (lc_lua_state_read(ctx, words[i], &st) == 0)
+			add_cand(f, words[i]);
+}
+
+static void symbolize(Dwfl *dwfl, struct lc_native_frame *f, Dwarf_Addr pc_adj,
+		      Dwfl_Module **modp)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(dwfl, pc_adj);
+	GElf_Off off;
+	GElf_Sym sym;
+	const char *name, *mname;
+	Dwfl_Line *line;
+
+	*modp = mod;
+	if (!mod)
+		return;
+	mname = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+	f->module = lc_strdup_or_null(mname);
+	name = dwfl_module_addrinfo(mod, pc_adj, &off, &sym, NULL, NULL, NULL);
+	if (name) {
+		f->function = strdup(name);
+		f->func_start = pc_adj - off;
+	}
+	line = dwfl_module_getsrc(mod, pc_adj);
+	if (line) {
+		int lineno = 0;
+		const char *file = dwfl_lineinfo(line, NULL, &lineno, NULL,
+						 NULL, NULL);
+
+		f->file = lc_strdup_or_null(file);
+		f->line = lineno;
+	}
+}
+
+struct lc_error *lc_unwind_thread(struct lc_target *t, struct lc_lua_ctx *ctx,
+				  int tid, size_t max,
+				  struct lc_native_frame **ret, size_t *nret,
+				  bool *partial, char **why)
+{
+	struct collect c = { .max = max };
+	int r;
+
+	*partial = false;
+	*why = NULL;
+	if (!t->dwfl || !t->dwfl_attached) {
+		*partial = true;
+		*why = strdup("native unwinding unavailable (dwfl_core_file_attach failed)");
+		*ret = NULL;
+		*nret = 0;
+		return NULL;
+	}
+	r = dwfl_getthread_frames(t->dwfl, tid, frame_cb, &c);
+	if (c.nomem) {
+		lc_native_frames_free(c.frames, c.n);
+		return &lc_error_nomem;
+	}
+	if (c.truncated) {
+		*partial = true;
+		*why = strdup("native stack truncated at the frame limit");
+	} else if (r != 0 && c.n <= 1) {
+		*partial = true;
+		if (asprintf(why, "native unwinding stopped: %s",
+			     dwfl_errmsg(-1)) < 0)
+			*why = NULL;
+	}
+	for (size_t i = 0; i < c.n; i++) {
+		struct lc_native_frame *f = &c.frames[i];
+		Dwarf_Addr pc_adj = f->activation ? f->pc : f->pc - 1;
+		uint64_t sp = (f->regmask & (1u << LC_REG_SP)) ? f->regs[LC_REG_SP] : 0;
+		uint64_t caller_sp = 0;
+		Dwfl_Module *mod;
+
+		if (i + 1 < c.n && (c.frames[i + 1].regmask & (1u << LC_REG_SP)))
+			caller_sp = c.frames[i + 1].regs[LC_REG_SP];
+		symbolize(t->dwfl, f, pc_adj, &mod);
+		if (!ctx)
+			continue;
+		/* On x86_64 a frame's CFA is its caller's stack pointer. */
+		if (mod)
+			dwarf_states(t, ctx, f, caller_sp, mod, pc_adj);
+		scan_states(t, ctx, f, sp, caller_sp ? caller_sp : sp + 512);
+	}
+	*ret = c.frames;
+	*nret = c.n;
+	return NULL;
+}
+
+void lc_native_frames_free(struct lc_native_frame *f, size_t n)
+{
+	if (!f)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		free(f[i].function);
+		free(f[i].module);
+		free(f[i].file);
+		free(f[i].cands);
+	}
+	free(f);
+}
