@@ -19,7 +19,8 @@
 enum {
 	T_STATE, T_GLOBAL, T_CI, T_TVALUE, T_LUA_TVALUE, T_STACKVALUE,
 	T_PROTO, T_LCLOSURE, T_CCLOSURE, T_CLOSURE, T_TSTRING, T_UTSTRING,
-	T_LOCVAR, T_UPVALDESC, T_ABSLINEINFO, T_COUNT
+	T_LOCVAR, T_UPVALDESC, T_ABSLINEINFO, T_TABLE, T_NODE, T_UPVAL,
+	T_UDATA, T_COUNT
 };
 
 static const char *const type_names[T_COUNT] = {
@@ -30,7 +31,8 @@ static const char *const type_names[T_COUNT] = {
 	[T_CCLOSURE] = "CClosure", [T_CLOSURE] = "Closure",
 	[T_TSTRING] = "TString", [T_UTSTRING] = "UTString",
 	[T_LOCVAR] = "LocVar", [T_UPVALDESC] = "Upvaldesc",
-	[T_ABSLINEINFO] = "AbsLineInfo",
+	[T_ABSLINEINFO] = "AbsLineInfo", [T_TABLE] = "Table",
+	[T_NODE] = "Node", [T_UPVAL] = "UpVal", [T_UDATA] = "Udata",
 };
 
 /* Lua's own source files: their CUs are searched first. */
@@ -469,6 +471,44 @@ static struct lc_error *build_layout(struct lc_target *t,
 			l->ts_contents = c.off > 0 ? (uint32_t)c.off : 0;
 		}
 		break;
+	}
+
+	/* Tables, for the registry and package.loaded. */
+	{
+		Dwarf_Die *T = &D[T_TABLE], *N = &D[T_NODE];
+		bool ft = F[T_TABLE], fn = F[T_NODE];
+
+		l->tab.flags = field(T, ft, "flags");
+		l->tab.lsizenode = field(T, ft, "lsizenode");
+		l->tab.sizearray = field(T, ft, l->major == 504 ? "alimit" : "sizearray");
+		l->tab.array = field(T, ft, "array");
+		l->tab.node = field(T, ft, "node");
+		l->tab.metatable = field(T, ft, "metatable");
+		l->sz_node = fn ? type_size(N) : 0;
+		l->node.val = field(N, fn, "i_val");
+		switch (l->major) {
+		case 501:
+			l->node.key_val = field(N, fn, "i_key.nk.value");
+			l->node.key_tt = field(N, fn, "i_key.nk.tt");
+			break;
+		case 502:
+		case 503:
+			l->node.key_val = field(N, fn, "i_key.nk.value_");
+			l->node.key_tt = field(N, fn, "i_key.nk.tt_");
+			break;
+		default:
+			l->node.key_val = field(N, fn, "u.key_val");
+			l->node.key_tt = field(N, fn, "u.key_tt");
+			break;
+		}
+		l->uv.v = field(&D[T_UPVAL], F[T_UPVAL], "v");
+		if (l->major <= 502) {
+			l->ud.len = field(&D[T_UDATA], F[T_UDATA], "uv.len");
+			l->ud.metatable = field(&D[T_UDATA], F[T_UDATA], "uv.metatable");
+		} else {
+			l->ud.len = field(&D[T_UDATA], F[T_UDATA], "len");
+			l->ud.metatable = field(&D[T_UDATA], F[T_UDATA], "metatable");
+		}
 	}
 
 	/* The fields no decoding can do without. */

@@ -75,6 +75,22 @@ struct lc_layout {
 	struct {
 		struct lc_field tt, len, shrlen, lnglen;
 	} ts;
+	struct {
+		struct lc_field flags, lsizenode, sizearray, array, node,
+			metatable;
+	} tab;
+	uint32_t sz_node;
+	struct {
+		/* key_tt is the key's tag, key_val its value (5.4 stores
+		 * them apart; before, the key is a TValue at i_key). */
+		struct lc_field val, key_val, key_tt;
+	} node;
+	struct {
+		struct lc_field v;
+	} uv;
+	struct {
+		struct lc_field len, metatable;
+	} ud;
 };
 
 /* Resolve (once) the layout of the Lua VM in target t.  On failure the

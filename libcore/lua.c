@@ -59,11 +59,24 @@ struct proto {
 	struct lc_proto_view view;
 };
 
+/* A function reachable as package.loaded[mod][key], for naming C
+ * functions the way luaL_traceback does (lauxlib.c:pushglobalfuncname). */
+struct gname {
+	uint64_t g;		/* the VM */
+	unsigned tag;		/* the function value's tag and payload */
+	uint64_t value;
+	char *name;		/* "string.gsub"; "_G." stripped */
+};
+
 struct lc_lua_ctx {
 	struct lc_target *t;
 	const struct lc_layout *l;
 	struct proto *protos;
 	size_t nprotos, cap;
+	struct gname *gnames;
+	size_t ngnames;
+	uint64_t *gn_vms;	/* VMs whose package.loaded was scanned */
+	size_t ngn_vms;
 };
 
 struct lc_error *lc_lua_ctx_create(struct lc_target *t,
@@ -108,6 +121,10 @@ void lc_lua_ctx_destroy(struct lc_lua_ctx *ctx)
 {
 	if (!ctx)
 		return;
+	for (size_t i = 0; i < ctx->ngnames; i++)
+		free(ctx->gnames[i].name);
+	free(ctx->gnames);
+	free(ctx->gn_vms);
 	for (size_t i = 0; i < ctx->nprotos; i++)
 		proto_free(&ctx->protos[i]);
 	free(ctx->protos);
@@ -224,6 +241,191 @@ static char *rd_tstring(struct lc_lua_ctx *ctx, uint64_t ts, bool *truncated)
 	}
 	s[len] = '\0';
 	return s;
+}
+
+/* ---- tables ---- */
+
+#define LC_MAX_LSIZENODE	20	/* 1M nodes */
+#define LC_MAX_NODE_READS	200000	/* per package.loaded scan */
+
+static unsigned base_type(const struct lc_layout *l, unsigned tag)
+{
+	return l->major == 501 ? tag : (tag & 0x0f);
+}
+
+/* Key and value of one hash node. */
+static int node_read(struct lc_lua_ctx *ctx, uint64_t node,
+		     struct tvalue *key, struct tvalue *val)
+{
+	const struct lc_layout *l = ctx->l;
+	uint64_t tt;
+
+	if (rd_tvalue(ctx, node + (uint64_t)l->node.val.off, val) < 0 ||
+	    lc_read_u64(ctx->t, node + (uint64_t)l->node.key_val.off,
+			&key->value) < 0 ||
+	    rd_field(ctx, node, l->node.key_tt, &tt) < 0)
+		return -1;
+	key->tag = (unsigned)tt;
+	return 0;
+}
+
+typedef bool node_fn(struct lc_lua_ctx *ctx, const struct tvalue *key,
+		     const struct tvalue *val, void *arg);
+
+/* Visit the hash part of a table in node order (lua_next's order for
+ * string keys).  Stops when fn returns false or *budget runs out. */
+static void table_scan(struct lc_lua_ctx *ctx, uint64_t tbl, node_fn *fn,
+		       void *arg, size_t *budget)
+{
+	const struct lc_layout *l = ctx->l;
+	uint64_t node, lsz;
+
+	if (!l->sz_node || !LC_HAS(l->node.val) || !LC_HAS(l->node.key_val) ||
+	    rd_field(ctx, tbl, l->tab.lsizenode, &lsz) < 0 ||
+	    lsz > LC_MAX_LSIZENODE ||
+	    lc_read_u64(ctx->t, tbl + (uint64_t)l->tab.node.off, &node) < 0)
+		return;
+	for (uint64_t i = 0; i < (1ull << lsz); i++) {
+		struct tvalue k, v;
+
+		if (*budget == 0)
+			return;
+		(*budget)--;
+		if (node_read(ctx, node + i * l->sz_node, &k, &v) < 0)
+			return;
+		if (base_type(l, v.tag) == 0)	/* nil or empty */
+			continue;
+		if (!fn(ctx, &k, &v, arg))
+			return;
+	}
+}
+
+struct find_key {
+	const char *key;
+	struct tvalue val;
+	bool found;
+};
+
+static bool find_key_fn(struct lc_lua_ctx *ctx, const struct tvalue *k,
+			const struct tvalue *v, void *arg)
+{
+	struct find_key *fk = arg;
+	char *s;
+
+	if (base_type(ctx->l, k->tag) != 4)
+		return true;
+	s = rd_tstring(ctx, k->value, NULL);
+	if (s && strcmp(s, fk->key) == 0) {
+		fk->val = *v;
+		fk->found = true;
+	}
+	free(s);
+	return !fk->found;
+}
+
+struct gn_scan {
+	uint64_t g;
+	const char *mod;
+	size_t *budget;
+};
+
+static void gname_add(struct lc_lua_ctx *ctx, uint64_t g, const struct tvalue *v,
+		      const char *mod, const char *key)
+{
+	struct gname *p;
+	char *name;
+
+	if (strcmp(mod, "_G") == 0)
+		name = strdup(key);
+	else if (asprintf(&name, "%s.%s", mod, key) < 0)
+		name = NULL;
+	if (!name)
+		return;
+	p = realloc(ctx->gnames, (ctx->ngnames + 1) * sizeof(*p));
+	if (!p) {
+		free(name);
+		return;
+	}
+	ctx->gnames = p;
+	ctx->gnames[ctx->ngnames++] = (struct gname){
+		.g = g, .tag = v->tag, .value = v->value, .name = name,
+	};
+}
+
+static bool gn_field_fn(struct lc_lua_ctx *ctx, const struct tvalue *k,
+			const struct tvalue *v, void *arg)
+{
+	struct gn_scan *sc = arg;
+	char *key;
+
+	if (base_type(ctx->l, k->tag) != 4 || base_type(ctx->l, v->tag) != 6)
+		return true;
+	key = rd_tstring(ctx, k->value, NULL);
+	if (key)
+		gname_add(ctx, sc->g, v, sc->mod, key);
+	free(key);
+	return true;
+}
+
+static bool gn_module_fn(struct lc_lua_ctx *ctx, const struct tvalue *k,
+			 const struct tvalue *v, void *arg)
+{
+	struct gn_scan *sc = arg;
+	struct gn_scan sub = *sc;
+	char *mod;
+
+	if (base_type(ctx->l, k->tag) != 4 || base_type(ctx->l, v->tag) != 5)
+		return true;
+	mod = rd_tstring(ctx, k->value, NULL);
+	if (!mod)
+		return true;
+	sub.mod = mod;
+	table_scan(ctx, v->value, gn_field_fn, &sub, sc->budget);
+	free(mod);
+	return true;
+}
+
+/* Index the functions of package.loaded (registry._LOADED) of VM g. */
+static void gnames_build(struct lc_lua_ctx *ctx, uint64_t g)
+{
+	const struct lc_layout *l = ctx->l;
+	struct find_key fk = { .key = "_LOADED" };
+	struct tvalue reg;
+	size_t budget = LC_MAX_NODE_READS;
+	uint64_t *p;
+
+	for (size_t i = 0; i < ctx->ngn_vms; i++)
+		if (ctx->gn_vms[i] == g)
+			return;
+	p = realloc(ctx->gn_vms, (ctx->ngn_vms + 1) * sizeof(*p));
+	if (!p)
+		return;
+	ctx->gn_vms = p;
+	ctx->gn_vms[ctx->ngn_vms++] = g;
+	if (!LC_HAS(l->G.l_registry) ||
+	    rd_tvalue(ctx, g + (uint64_t)l->G.l_registry.off, &reg) < 0 ||
+	    base_type(l, reg.tag) != 5)
+		return;
+	table_scan(ctx, reg.value, find_key_fn, &fk, &budget);
+	if (!fk.found || base_type(l, fk.val.tag) != 5)
+		return;
+	struct gn_scan sc = { .g = g, .budget = &budget };
+	table_scan(ctx, fk.val.value, gn_module_fn, &sc, &budget);
+}
+
+static const char *global_name(struct lc_lua_ctx *ctx, uint64_t g,
+			       uint64_t func_slot)
+{
+	struct tvalue fv;
+
+	if (rd_tvalue(ctx, func_slot, &fv) < 0)
+		return NULL;
+	gnames_build(ctx, g);
+	for (size_t i = 0; i < ctx->ngnames; i++)
+		if (ctx->gnames[i].g == g && ctx->gnames[i].tag == fv.tag &&
+		    ctx->gnames[i].value == fv.value)
+			return ctx->gnames[i].name;
+	return NULL;
 }
 
 /* ---- states ---- */
@@ -810,8 +1012,11 @@ void lc_lua_frame(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 		return;
 	}
 	if (!ci->is_lua) {
+		const char *gn = global_name(ctx, st->g, ci->func);
+
 		f->what = "C";
 		f->cfunc = ci->cfunc;
+		f->global_name = lc_strdup_or_null(gn);
 		f->source = strdup("=[C]");
 		f->short_src = strdup("[C]");
 	} else {
