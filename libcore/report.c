@@ -97,9 +97,11 @@ static void emit_ci(struct lc_target *t, struct lc_lua_ctx *ctx,
 	f->unplaced = unplaced;
 	if (f->cfunc)
 		symbolize_cfunc(t, f->cfunc, &f->function);
-	/* 5.1 counts lost tail calls on the CallInfo that replaced them;
-	 * lua_getstack reports them as levels of their own, outside it. */
-	for (int k = 0; k < cs->cis[j].tailcalls && k < 1000; k++) {
+	/* 5.1 counts lost tail calls on the Lua CallInfo that replaced them
+	 * (C CallInfos leave the field stale); lua_getstack reports them as
+	 * levels of their own, outside it. */
+	for (int k = 0; cs->cis[j].is_lua && k < cs->cis[j].tailcalls &&
+			k < 1000; k++) {
 		struct lc_frame *tf = out_push(o);
 
 		if (!tf)
