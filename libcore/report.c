@@ -223,50 +223,52 @@ static void build_thread(struct lc_target *t, struct lc_lua_ctx *ctx,
 	}
 
 	for (size_t i = 0; i < nnf && !o.nomem; i++) {
+		struct lc_native_frame *n = &nf[i];
+		struct chain_state *c;
 		struct lc_frame *f;
+		size_t live;
 
-		/* Skip exhausted states. */
-		while (cur < ncs && cs[cur].next >= cs[cur].ncis)
-			cur++;
-		/* A C function whose own frame is gone (a tail call in
-		 * optimized C, e.g. io_read jumping to g_read) belongs just
-		 * inside the luaD_precall that called it. */
-		if (cur < ncs && (is_fn(&nf[i], "luaD_precall") ||
-				  is_fn(&nf[i], "precallC")) &&
-		    in_lua_module(l, &nf[i]) &&
-		    !cs[cur].cis[cs[cur].next].is_lua)
-			emit_ci(t, ctx, &cs[cur], &o, false);
-		f = out_push(&o);
-		if (!f)
-			break;
-		native_to_frame(&nf[i], f);
-		while (cur < ncs && cs[cur].next >= cs[cur].ncis)
-			cur++;
-		if (cur >= ncs)
-			continue;
-
-		/* A frame whose DWARF says which state it runs moves us to
-		 * that state; whatever is left of the states before it could
-		 * not be placed. */
-		if (nf[i].L && (is_fn(&nf[i], "luaV_execute") ||
-				is_fn(&nf[i], "lua_resume"))) {
+		/* A frame whose DWARF names the state it runs moves us to that
+		 * state; what is left of the states before it could not be
+		 * placed. */
+		if (n->L && (is_fn(n, "luaV_execute") || is_fn(n, "lua_resume"))) {
 			size_t j;
 
 			for (j = cur; j < ncs; j++)
-				if (cs[j].st.addr == nf[i].L)
+				if (cs[j].st.addr == n->L)
 					break;
-			if (j < ncs && j > cur) {
-				for (; cur < j; cur++)
-					while (cs[cur].next < cs[cur].ncis)
-						emit_ci(t, ctx, &cs[cur], &o, true);
-			}
+			for (; j < ncs && cur < j; cur++)
+				while (cs[cur].next < cs[cur].ncis)
+					emit_ci(t, ctx, &cs[cur], &o, true);
 		}
-		struct chain_state *c = &cs[cur];
-		struct lc_ci *ci = &c->cis[c->next];
+		/* The state to emit from: the current one, or the next that
+		 * still has frames (another VM's frames may come next). */
+		for (live = cur; live < ncs && cs[live].next >= cs[live].ncis;)
+			live++;
+		c = live < ncs ? &cs[live] : NULL;
 
-		if (!ci->is_lua && ci->cfunc && nf[i].func_start == ci->cfunc) {
+		/* A C function whose own frame is gone (a tail call in
+		 * optimized C, e.g. io_read jumping to g_read) belongs just
+		 * inside the luaD_precall that called it. */
+		if (c && (is_fn(n, "luaD_precall") || is_fn(n, "precallC")) &&
+		    in_lua_module(l, n) && !c->cis[c->next].is_lua) {
+			cur = live;
 			emit_ci(t, ctx, c, &o, false);
-		} else if (is_fn(&nf[i], "luaV_execute")) {
+		}
+		f = out_push(&o);
+		if (!f)
+			break;
+		native_to_frame(n, f);
+
+		for (live = cur; live < ncs && cs[live].next >= cs[live].ncis;)
+			live++;
+		c = live < ncs ? &cs[live] : NULL;
+		if (c && !c->cis[c->next].is_lua && c->cis[c->next].cfunc &&
+		    n->func_start == c->cis[c->next].cfunc) {
+			cur = live;
+			emit_ci(t, ctx, c, &o, false);
+		} else if (c && is_fn(n, "luaV_execute")) {
+			cur = live;
 			/* Pending C CallInfos were not matched: show them
 			 * here rather than lose them. */
 			while (c->next < c->ncis && !c->cis[c->next].is_lua)
@@ -278,10 +280,13 @@ static void build_thread(struct lc_target *t, struct lc_lua_ctx *ctx,
 				if (lc_lua_ci_starts_run(ctx, c->cis, c->ncis, j))
 					break;
 			}
-		} else if (is_fn(&nf[i], "lua_resume") &&
-			   (!nf[i].L || nf[i].L == c->st.addr)) {
-			while (c->next < c->ncis)
-				emit_ci(t, ctx, c, &o, true);
+		} else if (cur < ncs && is_fn(n, "lua_resume") &&
+			   (!n->L || n->L == cs[cur].st.addr)) {
+			/* The resumed coroutine ends here: the state we
+			 * were emitting from (not skipped ahead). */
+			while (cs[cur].next < cs[cur].ncis)
+				emit_ci(t, ctx, &cs[cur], &o, true);
+			cur++;
 		}
 	}
 	for (; cur < ncs && !o.nomem; cur++)

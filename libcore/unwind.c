@@ -74,7 +74,7 @@ struct eval_env {
 };
 
 static int eval_expr(struct eval_env *env, const Dwarf_Op *ops, size_t nops,
-		     uint64_t *ret);
+		     bool address, uint64_t *ret);
 
 static bool reg_of(const struct eval_env *env, unsigned r, uint64_t *v)
 {
@@ -95,14 +95,16 @@ static bool frame_base(struct eval_env *env, uint64_t *v)
 	    dwarf_getlocation_addr(&attr, env->pc, &ops, &nops, 1) != 1)
 		return false;
 	env->depth++;
-	int r = eval_expr(env, ops, nops, v);
+	/* DW_AT_frame_base computes an address, not a location to load. */
+	int r = eval_expr(env, ops, nops, true, v);
 	env->depth--;
 	return r == 0;
 }
 
-/* Returns 0 and the variable's value in *ret. */
+/* Returns 0 and the variable's value in *ret (with "address", the
+ * computed address itself). */
 static int eval_expr(struct eval_env *env, const Dwarf_Op *ops, size_t nops,
-		     uint64_t *ret)
+		     bool address, uint64_t *ret)
 {
 	uint64_t stack[16];
 	size_t sp = 0;
@@ -200,7 +202,7 @@ static int eval_expr(struct eval_env *env, const Dwarf_Op *ops, size_t nops,
 	}
 	if (sp == 0)
 		return -1;
-	if (is_value) {
+	if (is_value || address) {
 		*ret = stack[sp - 1];
 		return 0;
 	}
@@ -294,7 +296,7 @@ static void dwarf_states(struct lc_target *t, struct lc_lua_ctx *ctx,
 				.t = t, .f = f, .cfa = cfa, .func = func,
 				.pc = pc_adj - bias, .bias = bias,
 			};
-			if (eval_expr(&env, ops, nops, &v) < 0)
+			if (eval_expr(&env, ops, nops, false, &v) < 0)
 				continue;
 			if (!ctx || lc_lua_state_read(ctx, v, &st) < 0)
 				continue;
