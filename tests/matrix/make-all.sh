@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Build the Lua matrix and make the core of every cell of cells.txt.
+#
+#   tests/matrix/make-all.sh OUTROOT [PATTERN]
+#
+# Lua builds go to OUTROOT/BUILD/ (lchost, lua, liblua.a), sources to
+# OUTROOT/cache, each cell to OUTROOT/BUILD/SCENARIO/ (core, exe, truth.tsv,
+# info, log: see fixtures/make-core.sh).  PATTERN (an extended regex) keeps
+# only the cells whose "BUILD SCENARIO" line matches.  Cells run
+# ${LC_JOBS:-2} at a time; one line is printed per cell; the exit status is 1
+# if any cell failed.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+
+if [ "${1:-}" = --cell ]; then
+	# One cell (run by xargs below): make it, print one line.
+	root=$2 build=$3 scen=$4 dir=$2/$3/$4
+	t0=$(date +%s%N)
+	if LC_BUILDS=$root "$repo/fixtures/make-core.sh" "$build" "$scen" "$dir" >"$dir.make.log" 2>&1; then
+		status=ok
+	else
+		status=FAIL
+	fi
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	t=$((ms / 1000)).$((ms % 1000 / 100))s
+	if [ $status = ok ]; then
+		rm -f "$dir.make.log"
+		printf '%-4s %-13s %-15s %5s  core %5sK  frames %3s  %s\n' $status "$build" "$scen" "$t" \
+			$(($(stat -c %s "$dir/core") >> 10)) "$(grep -c '^frame' "$dir/truth.tsv")" \
+			"$(grep ^core_by= "$dir/info" | cut -d= -f2)"
+	else
+		printf '%-4s %-13s %-15s %5s  %s\n' $status "$build" "$scen" "$t" "$(tail -1 "$dir.make.log")"
+		exit 1
+	fi
+	exit 0
+fi
+
+[ $# -ge 1 ] || { echo "usage: $0 OUTROOT [PATTERN]" >&2; exit 64; }
+mkdir -p "$1"
+root=$(cd "$1" && pwd)
+pattern=${2:-.}
+cells=$(grep -v '^#' "$here/cells.txt" | grep -E -- "$pattern" || true)
+[ -n "$cells" ] || { echo "make-all: no cell matches $pattern" >&2; exit 1; }
+
+t0=$SECONDS
+# Only the builds the chosen cells use.
+"$repo/fixtures/build-lua.sh" "$root" $(echo "$cells" | awk '{print $1}' | sort -u)
+echo "make-all: builds ready ($((SECONDS - t0))s)"
+
+for b in $(echo "$cells" | awk '{print $1}' | sort -u); do mkdir -p "$root/$b"; done
+n=$(echo "$cells" | wc -l)
+rc=0
+echo "$cells" | xargs -P "${LC_JOBS:-2}" -L 1 "$0" --cell "$root" | tee "$root/make-all.log" || rc=1
+failed=$(grep -c ^FAIL "$root/make-all.log" || true)
+echo "make-all: $((n - failed)) cells made, $failed failed ($((SECONDS - t0))s)"
+exit $rc

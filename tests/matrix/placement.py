@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""Check where luacore-inspect spliced the Lua frames of a report.
+
+Rules (README, report.c): every Lua function frame follows the native
+luaV_execute frame that runs it (possibly after other Lua frames of the
+same run); a C function's frame follows its own native frame, or, when
+optimized C left no frame of its own, the native frame just inside
+luaD_precall.  No frame may be marked unplaced.
+usage: placement.py REPORT.json...   exit 0 if all hold, 1 otherwise."""
+import json
+import sys
+
+
+def check(path):
+    errors = []
+    r = json.load(open(path))
+    for t in r["threads"]:
+        frames = t["frames"]
+        for i, f in enumerate(frames):
+            if f["kind"] != "lua":
+                continue
+            where = f"thread {t['tid']} frame {i} ({f['what']} {f.get('name')})"
+            if f["unplaced"]:
+                errors.append(f"{where}: unplaced")
+                continue
+            # The nearest native frame before it.
+            j = i - 1
+            while j >= 0 and frames[j]["kind"] == "lua":
+                j -= 1
+            if j < 0:
+                errors.append(f"{where}: no native frame before it")
+                continue
+            native = frames[j]
+            if f["what"] in ("Lua", "main", "tail"):
+                if native["function"] != "luaV_execute":
+                    errors.append(f"{where}: after {native['function']}, not luaV_execute")
+            elif f["what"] == "C":
+                nxt = next((g for g in frames[i + 1:] if g["kind"] == "native"), None)
+                own = native["function"] == f["function"]
+                tail = nxt is not None and nxt["function"] in ("luaD_precall", "precallC")
+                if i - j != 1 or not (own or tail):
+                    errors.append(f"{where}: after {native['function']}, not its own frame {f['function']}")
+    return errors
+
+
+def main(argv):
+    bad = 0
+    for path in argv:
+        errs = check(path)
+        if errs:
+            bad += 1
+            print(f"{path}:")
+            for e in errs:
+                print(f"    {e}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
