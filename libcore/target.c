@@ -76,8 +76,11 @@ int lc_read(struct lc_target *t, uint64_t addr, void *buf, size_t len)
 {
 	uint8_t *out = buf;
 
-	if (t->read_cb)
-		return t->read_cb(t->read_arg, addr, buf, len);
+	/* Callback targets read everything through the callback; what it
+	 * cannot serve may still be file-backed text or rodata of a module
+	 * added with lc_target_add_module. */
+	if (t->read_cb && t->read_cb(t->read_arg, addr, buf, len) == 0)
+		return 0;
 	while (len) {
 		const struct lc_segment *s;
 		uint64_t n;
@@ -439,6 +442,17 @@ struct lc_error *lc_target_add_module(struct lc_target *t, const char *path,
 	if (!mod)
 		return lc_error_create(LC_ERR_FORMAT, "cannot load '%s': %s",
 				       path, dwfl_errmsg(-1));
+	free(t->file_segs);
+	t->file_segs = NULL;
+	t->nfile_segs = 0;
+	dwfl_getmodules(t->dwfl, add_module_segments, t, 0);
+	normalize_segments(t->file_segs, &t->nfile_segs);
+	/* A new module may hold the VM: resolve the layout again. */
+	lc_layout_destroy(t->layout);
+	lc_error_destroy(t->layout_err);
+	t->layout = NULL;
+	t->layout_err = NULL;
+	t->layout_tried = false;
 	return NULL;
 }
 

@@ -1,0 +1,290 @@
+/* Unit tests for targets and the decoder on synthetic memory images.
+ *
+ * The layout comes from a real Lua build's DWARF (Debian's liblua5.4 with
+ * its -dbg package, or any library named by LUACORE_TEST_LUA54); the
+ * images are built with those offsets, so the tests check the decoder's
+ * logic, not a copied header. */
+#include <config.h>
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "layout.h"
+#include "lua.h"
+
+#define BASE	0x100000ull
+#define SIZE	0x10000
+
+struct image {
+	uint64_t base;
+	uint8_t bytes[SIZE];
+};
+
+static int image_read(void *arg, uint64_t addr, void *buf, size_t len)
+{
+	struct image *im = arg;
+
+	if (addr < im->base || addr - im->base > SIZE ||
+	    len > SIZE - (addr - im->base))
+		return -1;
+	memcpy(buf, im->bytes + (addr - im->base), len);
+	return 0;
+}
+
+START_TEST(test_read_fault_address)
+{
+	struct image *im = calloc(1, sizeof(*im));
+	struct lc_target *t;
+	struct lc_error *err;
+	uint8_t buf[64];
+
+	im->base = BASE;
+	ck_assert_ptr_null(lc_target_create_callback(image_read, im, &t));
+	ck_assert_ptr_null(lc_target_read(t, BASE + 16, buf, sizeof(buf)));
+	err = lc_target_read(t, BASE + SIZE - 8, buf, 32);
+	ck_assert_ptr_nonnull(err);
+	ck_assert_int_eq(lc_error_code(err), LC_ERR_FAULT);
+	ck_assert_uint_eq(lc_error_address(err), BASE + SIZE);
+	lc_error_destroy(err);
+	lc_target_destroy(t);
+	free(im);
+}
+END_TEST
+
+static const char *lua54_path(void)
+{
+	const char *p = getenv("LUACORE_TEST_LUA54");
+
+	return p ? p : "/usr/lib/x86_64-linux-gnu/liblua5.4.so.0";
+}
+
+/* A target over an image plus the real liblua5.4 for its DWARF. */
+static struct lc_target *lua54_target(struct image *im,
+				      const struct lc_layout **l)
+{
+	struct lc_target *t;
+	struct lc_error *err;
+
+	im->base = BASE;
+	ck_assert_ptr_null(lc_target_create_callback(image_read, im, &t));
+	err = lc_target_add_module(t, lua54_path(), 0x7f0000000000ull);
+	ck_assert_msg(err == NULL, "%s", lc_error_message(err));
+	err = lc_layout_get(t, l);
+	ck_assert_msg(err == NULL, "%s (install liblua5.4-0-dbg)",
+		      lc_error_message(err));
+	return t;
+}
+
+START_TEST(test_layout_from_dwarf)
+{
+	struct image *im = calloc(1, sizeof(*im));
+	const struct lc_layout *l;
+	struct lc_target *t = lua54_target(im, &l);
+
+	/* lua_ident read through the module's rodata. */
+	ck_assert_int_eq(l->major, 504);
+	ck_assert_int_eq(l->release / 100, 504);
+	ck_assert(!l->version_guessed);
+	ck_assert(!l->stkidrel);	/* Debian bookworm: 5.4.4 */
+	ck_assert_int_ge(l->L.ci.off, 0);
+	ck_assert_int_ge(l->ci.previous.off, 0);
+	ck_assert_uint_eq(l->sz_stack_slot, 16);
+	lc_target_destroy(t);
+	free(im);
+}
+END_TEST
+
+static void put64(struct image *im, uint64_t addr, uint64_t v)
+{
+	memcpy(im->bytes + (addr - im->base), &v, 8);
+}
+
+static void put(struct image *im, uint64_t addr, struct lc_field f, uint64_t v)
+{
+	ck_assert_int_ge(f.off, 0);
+	memcpy(im->bytes + (addr - im->base) + f.off, &v, f.size);
+}
+
+/* Image: global_State at G, main thread at L, stack at STK, three
+ * CallInfos at CI0..CI2 (innermost CI2), a Lua closure CL -> proto P with
+ * code at CODE and lineinfo at LI. */
+enum {
+	G = BASE + 0x100, L = BASE + 0x800, STK = BASE + 0x2000,
+	CI0 = BASE + 0x3000, CI1 = BASE + 0x3100, CI2 = BASE + 0x3200,
+	CL = BASE + 0x4000, P = BASE + 0x4100, CODE = BASE + 0x5000,
+	LI = BASE + 0x6000, SRC = BASE + 0x7000,
+};
+
+static void build_54(struct image *im, const struct lc_layout *l)
+{
+	/* global_State and the main thread. */
+	put(im, G, l->G.mainthread, L);
+	put(im, L, l->L.tt, 8);			/* LUA_VTHREAD */
+	put(im, L, l->L.l_G, G);
+	put(im, L, l->L.stack, STK);
+	put(im, L, l->L.top, STK + 10 * 16);
+	put(im, L, l->L.stack_last, STK + 40 * 16);
+	put(im, L, l->L.ci, CI2);
+	/* CallInfo chain: base_ci <- CI0 <- CI1 <- CI2. */
+	uint64_t base_ci = L + (uint64_t)l->L.base_ci.off;
+	uint64_t cis[3] = { CI0, CI1, CI2 };
+	for (int i = 0; i < 3; i++) {
+		uint64_t prev = i ? cis[i - 1] : base_ci;
+
+		put(im, cis[i], l->ci.previous, prev);
+		put(im, prev, l->ci.next, cis[i]);
+		put(im, cis[i], l->ci.func, STK + (uint64_t)i * 3 * 16);
+		/* Each slot holds the same Lua closure. */
+		put64(im, STK + (uint64_t)i * 3 * 16, CL);
+		put(im, STK + (uint64_t)i * 3 * 16, l->tv.tt, 0x46);
+		put(im, cis[i], l->ci.callstatus, 0);
+		/* savedpc points past the executing instruction. */
+		put(im, cis[i], l->ci.savedpc, CODE + (uint64_t)(i * 100 + 1) * 4);
+	}
+	put(im, CL, l->cl.p, P);
+	/* Proto: 300 instructions; line deltas +1 each from linedefined 10,
+	 * with an absolute anchor at pc 200 (line 500). */
+	put(im, P, l->p.code, CODE);
+	put(im, P, l->p.sizecode, 300);
+	put(im, P, l->p.linedefined, 10);
+	put(im, P, l->p.lastlinedefined, 900);
+	put(im, P, l->p.lineinfo, LI);
+	put(im, P, l->p.sizelineinfo, 300);
+	for (int pc = 0; pc < 300; pc++)
+		im->bytes[LI - BASE + pc] = pc == 200 ? 0x80 : 1;
+	uint64_t ABS = LI + 0x400;
+	put(im, P, l->p.abslineinfo, ABS);
+	put(im, P, l->p.sizeabslineinfo, 1);
+	put(im, ABS, l->ali.pc, 200);
+	put(im, ABS, l->ali.line, 500);
+	put(im, P, l->p.source, SRC);
+	put(im, SRC, l->ts.tt, 0x04);		/* short string */
+	put(im, SRC, l->ts.shrlen, 6);
+	memcpy(im->bytes + (SRC - BASE) + l->ts_contents, "@t.lua", 6);
+}
+
+START_TEST(test_walk_and_lines_54)
+{
+	struct image *im = calloc(1, sizeof(*im));
+	const struct lc_layout *l;
+	struct lc_target *t = lua54_target(im, &l);
+	struct lc_lua_ctx *ctx;
+	struct lc_lstate st;
+	struct lc_ci *cis;
+	size_t n;
+	bool partial;
+
+	build_54(im, l);
+	ck_assert_ptr_null(lc_lua_ctx_create(t, &ctx));
+	ck_assert_int_eq(lc_lua_state_read(ctx, L, &st), 0);
+	ck_assert(lc_lua_state_active(&st));
+	ck_assert_ptr_null(lc_lua_walk(ctx, &st, 100, &cis, &n, &partial));
+	ck_assert(!partial);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_uint_eq(cis[0].addr, CI2);
+	ck_assert_uint_eq(cis[2].addr, CI0);
+	/* pc 0 -> linedefined + 1; pc 100 -> 10 + 101; pc 200 is the
+	 * anchor (500), not 10 + 201. */
+	int want[3] = { 500, 111, 11 };
+	for (size_t i = 0; i < n; i++) {
+		struct lc_frame f = { 0 };
+
+		ck_assert(cis[i].is_lua);
+		lc_lua_frame(ctx, &st, cis, n, i, &f);
+		ck_assert_str_eq(f.source, "@t.lua");
+		ck_assert_str_eq(f.what, "Lua");
+		ck_assert_int_eq(f.currentline, want[i]);
+		ck_assert(!f.partial);
+		free(f.source);
+		free(f.short_src);
+		free(f.name);
+		free(f.function);
+		free(f.global_name);
+	}
+	free(cis);
+	lc_lua_ctx_destroy(ctx);
+	lc_target_destroy(t);
+	free(im);
+}
+END_TEST
+
+START_TEST(test_walk_cycle_is_partial)
+{
+	struct image *im = calloc(1, sizeof(*im));
+	const struct lc_layout *l;
+	struct lc_target *t = lua54_target(im, &l);
+	struct lc_lua_ctx *ctx;
+	struct lc_lstate st;
+	struct lc_ci *cis;
+	size_t n;
+	bool partial;
+
+	build_54(im, l);
+	/* CI0 -> previous = CI2: a cycle whose next links agree. */
+	put(im, CI0, l->ci.previous, CI2);
+	put(im, CI2, l->ci.next, CI0);
+	ck_assert_ptr_null(lc_lua_ctx_create(t, &ctx));
+	ck_assert_int_eq(lc_lua_state_read(ctx, L, &st), 0);
+	ck_assert_ptr_null(lc_lua_walk(ctx, &st, 1000, &cis, &n, &partial));
+	ck_assert(partial);		/* bounded by max, marked */
+	ck_assert_uint_le(n, 1000);
+	free(cis);
+	/* previous/next disagreeing stops the walk at once. */
+	put(im, CI2, l->ci.next, CI1);
+	ck_assert_ptr_null(lc_lua_walk(ctx, &st, 1000, &cis, &n, &partial));
+	ck_assert(partial);
+	ck_assert_uint_eq(n, 3);
+	free(cis);
+	lc_lua_ctx_destroy(ctx);
+	lc_target_destroy(t);
+	free(im);
+}
+END_TEST
+
+START_TEST(test_state_validation)
+{
+	struct image *im = calloc(1, sizeof(*im));
+	const struct lc_layout *l;
+	struct lc_target *t = lua54_target(im, &l);
+	struct lc_lua_ctx *ctx;
+	struct lc_lstate st;
+
+	build_54(im, l);
+	ck_assert_ptr_null(lc_lua_ctx_create(t, &ctx));
+	ck_assert_int_eq(lc_lua_state_read(ctx, L, &st), 0);
+	ck_assert_int_ne(lc_lua_state_read(ctx, L + 8, &st), 0);
+	ck_assert_int_ne(lc_lua_state_read(ctx, BASE + SIZE + 64, &st), 0);
+	/* mainthread not pointing back. */
+	put(im, G, l->G.mainthread, CL);
+	ck_assert_int_ne(lc_lua_state_read(ctx, L, &st), 0);
+	put(im, G, l->G.mainthread, L);
+	/* top below the stack. */
+	put(im, L, l->L.top, STK - 16);
+	ck_assert_int_ne(lc_lua_state_read(ctx, L, &st), 0);
+	lc_lua_ctx_destroy(ctx);
+	lc_target_destroy(t);
+	free(im);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("target");
+	TCase *tc = tcase_create("core");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, test_read_fault_address);
+	tcase_add_test(tc, test_layout_from_dwarf);
+	tcase_add_test(tc, test_walk_and_lines_54);
+	tcase_add_test(tc, test_walk_cycle_is_partial);
+	tcase_add_test(tc, test_state_validation);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
