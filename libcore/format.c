@@ -86,9 +86,14 @@ void lc_report_print_text(const struct lc_report *r, FILE *out)
 			const struct lc_frame *f = &th->frames[j];
 
 			if (f->kind == LC_FRAME_NATIVE) {
-				fprintf(out, "#%-3u 0x%016" PRIx64 " in %s ()",
-					level++, f->pc,
-					f->function ? f->function : "??");
+				if (f->inlined)
+					fprintf(out, "#%-3u %-18s in %s ()", level++,
+						"[inlined]",
+						f->function ? f->function : "??");
+				else
+					fprintf(out, "#%-3u 0x%016" PRIx64 " in %s ()",
+						level++, f->pc,
+						f->function ? f->function : "??");
 				if (f->file)
 					fprintf(out, " at %s:%d",
 						base_name(f->file), f->line);
@@ -202,7 +207,8 @@ void lc_report_print_json(const struct lc_report *r, FILE *out)
 				json_str(out, f->module);
 				fputs(",\"file\":", out);
 				json_str(out, f->file);
-				fprintf(out, ",\"line\":%d}", f->line);
+				fprintf(out, ",\"line\":%d,\"inlined\":%s}", f->line,
+					f->inlined ? "true" : "false");
 				continue;
 			}
 			fputs("{\"kind\":\"lua\",\"what\":", out);

@@ -57,9 +57,16 @@ static bool in_lua_module(const struct lc_layout *l, const struct lc_native_fram
 	return l && f->pc >= l->module_start && f->pc < l->module_end;
 }
 
+/* The machine frame runs "name", itself or inlined into it (LTO builds
+ * inline luaV_execute into luaD_call). */
 static bool is_fn(const struct lc_native_frame *f, const char *name)
 {
-	return f->function && strcmp(f->function, name) == 0;
+	if (f->function && strcmp(f->function, name) == 0)
+		return true;
+	for (size_t i = 0; i < f->ninl; i++)
+		if (strcmp(f->inl[i].function, name) == 0)
+			return true;
+	return false;
 }
 
 static int cmp_chain(const void *a, const void *b)
@@ -254,6 +261,20 @@ static void build_thread(struct lc_target *t, struct lc_lua_ctx *ctx,
 		    in_lua_module(l, n) && !c->cis[c->next].is_lua) {
 			cur = live;
 			emit_ci(t, ctx, c, &o, false);
+		}
+		for (size_t k = 0; k < n->ninl; k++) {
+			f = out_push(&o);
+			if (!f)
+				break;
+			f->kind = LC_FRAME_NATIVE;
+			f->pc = n->pc;
+			f->inlined = true;
+			f->function = lc_strdup_or_null(n->inl[k].function);
+			f->module = lc_strdup_or_null(n->module);
+			f->file = lc_strdup_or_null(n->inl[k].file);
+			f->line = n->inl[k].line;
+			f->namewhat = "";
+			f->currentline = -1;
 		}
 		f = out_push(&o);
 		if (!f)

@@ -333,6 +333,99 @@ static void scan_states(struct lc_target *t, struct lc_lua_ctx *ctx,
 			add_cand(f, words[i]);
 }
 
+/* File name of DW_AT_call_file of an inlined call. */
+static const char *call_file(Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Word idx;
+	Dwarf_Die cu;
+	Dwarf_Files *files;
+	size_t nfiles;
+
+	if (!dwarf_attr_integrate(die, DW_AT_call_file, &attr) ||
+	    dwarf_formudata(&attr, &idx) != 0 ||
+	    !dwarf_diecu(die, &cu, NULL, NULL) ||
+	    dwarf_getsrcfiles(&cu, &files, &nfiles) != 0 || idx >= nfiles)
+		return NULL;
+	return dwarf_filesrc(files, idx, NULL, NULL);
+}
+
+static int call_line(Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Word line;
+
+	if (!dwarf_attr_integrate(die, DW_AT_call_line, &attr) ||
+	    dwarf_formudata(&attr, &line) != 0 || line > INT32_MAX)
+		return 0;
+	return (int)line;
+}
+
+/* Calls inlined at pc become frames of their own, as gdb and eu-stack -i
+ * show them: the innermost inline gets the line-table position, each
+ * outer one the call site of the inline inside it.  dwarf_getscopes stops
+ * at an inlined instance (what follows are the abstract definition's
+ * scopes), so the concrete callers come from dwarf_getscopes_die. */
+static void expand_inlines(Dwfl_Module *mod, struct lc_native_frame *f,
+			   Dwarf_Addr pc_adj)
+{
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = dwfl_module_addrdie(mod, pc_adj, &bias);
+	Dwarf_Die *scopes = NULL;
+	Dwarf_Die prev;
+	bool have_prev = false;
+	int n, i = 0;
+
+	if (!cu)
+		return;
+	n = dwarf_getscopes(cu, pc_adj - bias, &scopes);
+	for (int guard = 0; i < n && guard < 256; guard++, i++) {
+		int tag = dwarf_tag(&scopes[i]);
+		struct lc_inline *p;
+		const char *name;
+
+		if (tag == DW_TAG_subprogram) {
+			/* The machine frame itself: its line is the call
+			 * site of the outermost inline. */
+			if (have_prev) {
+				free(f->file);
+				f->file = lc_strdup_or_null(call_file(&prev));
+				f->line = call_line(&prev);
+			}
+			break;
+		}
+		if (tag != DW_TAG_inlined_subroutine || f->ninl >= 64)
+			continue;
+		p = realloc(f->inl, (f->ninl + 1) * sizeof(*p));
+		if (!p)
+			break;
+		f->inl = p;
+		name = dwarf_diename(&scopes[i]);
+		p[f->ninl].function = strdup(name ? name : "??");
+		if (!have_prev) {
+			p[f->ninl].file = lc_strdup_or_null(f->file);
+			p[f->ninl].line = f->line;
+		} else {
+			p[f->ninl].file = lc_strdup_or_null(call_file(&prev));
+			p[f->ninl].line = call_line(&prev);
+		}
+		f->ninl++;
+		prev = scopes[i];
+		have_prev = true;
+		/* Continue with the scopes that contain this instance. */
+		{
+			Dwarf_Die *outer = NULL;
+			int m = dwarf_getscopes_die(&prev, &outer);
+
+			free(scopes);
+			scopes = outer;
+			n = m;
+			i = 0;	/* outer[0] is the instance itself */
+		}
+	}
+	free(scopes);
+}
+
 static void symbolize(Dwfl *dwfl, struct lc_native_frame *f, Dwarf_Addr pc_adj,
 		      Dwfl_Module **modp)
 {
@@ -361,6 +454,7 @@ static void symbolize(Dwfl *dwfl, struct lc_native_frame *f, Dwarf_Addr pc_adj,
 		f->file = lc_strdup_or_null(file);
 		f->line = lineno;
 	}
+	expand_inlines(mod, f, pc_adj);
 }
 
 struct lc_error *lc_unwind_thread(struct lc_target *t, struct lc_lua_ctx *ctx,
@@ -425,6 +519,11 @@ void lc_native_frames_free(struct lc_native_frame *f, size_t n)
 		free(f[i].module);
 		free(f[i].file);
 		free(f[i].cands);
+		for (size_t j = 0; j < f[i].ninl; j++) {
+			free(f[i].inl[j].function);
+			free(f[i].inl[j].file);
+		}
+		free(f[i].inl);
 	}
 	free(f);
 }

@@ -11,6 +11,13 @@
 
 struct lc_lua_ctx;
 
+/* A call inlined into a machine frame, innermost first. */
+struct lc_inline {
+	char *function;		/* malloc'd */
+	char *file;		/* malloc'd, or NULL */
+	int line;
+};
+
 struct lc_native_frame {
 	uint64_t pc;		/* as unwound: a return address for callers */
 	bool activation;	/* pc is exact (innermost or signal frame) */
@@ -20,7 +27,10 @@ struct lc_native_frame {
 	uint64_t func_start;	/* address of that symbol, 0 if none */
 	char *module;		/* module path, malloc'd, or NULL */
 	char *file;		/* source file, malloc'd, or NULL */
-	int line;
+	int line;		/* with inlines: the call site of the
+				   outermost inline in this function */
+	struct lc_inline *inl;	/* inlined calls at pc, innermost first */
+	size_t ninl;
 	uint64_t L;		/* validated lua_State from the frame's
 				   DWARF parameter named L, 0 if none */
 	uint64_t *cands;	/* other validated lua_States this frame
