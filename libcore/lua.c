@@ -965,7 +965,26 @@ static const char *func_name(struct lc_lua_ctx *ctx, const struct lc_ci *cis,
 			return "hook";
 		}
 		break;
-	default:	/* 5.4 getfuncname, funcnamefromcall */
+	default:
+		if (l->release < 50404) {
+			/* 5.4.0-5.4.3 getfuncname: the finalizer flag of the
+			 * frame itself, then the caller, then its hook flag
+			 * (funcnamefromcode), as in 5.3.  Flag values as in
+			 * 5.4.4 (not verified against those releases). */
+			if (ci->callstatus & CIST54_FIN) {
+				*name = "__gc";
+				return "metamethod";
+			}
+			if ((ci->callstatus & CIST54_TAIL) || !caller ||
+			    !caller->is_lua)
+				return NULL;
+			if (caller->callstatus & CIST54_HOOKED) {
+				*name = "?";
+				return "hook";
+			}
+			break;
+		}
+		/* 5.4.4+ getfuncname, funcnamefromcall */
 		if ((ci->callstatus & CIST54_TAIL) || !caller)
 			return NULL;
 		if (caller->callstatus & CIST54_HOOKED) {

@@ -17,8 +17,9 @@
  *     code array is charged to a step budget (NAMES_BUDGET), because
  *     5.4.0-5.4.6's getobjname branches twice per GETTABLE and can take
  *     exponential time on adversarial code.  Exceeding either limit
- *     also yields NULL.  Neither limit is reachable by code that Lua's
- *     own compiler produces for sane sources.
+ *     also yields NULL.  Compiled code stays far below both: the depth
+ *     follows expression nesting, and the budget allows over a dozen
+ *     full scans of a million-instruction function.
  *
  * Owned by libcore; internal, not installed.
  */
@@ -106,7 +107,7 @@ enum cop {
 
 /* Properties of a raw opcode (lopcodes.c:luaP_opmodes, reduced). */
 #define F_SETA	0x01	/* testAMode: instruction sets register A */
-#define F_TEST	0x02	/* testTMode: next instruction must be a jump */
+#define F_TEST	0x02	/* testTMode: next instruction is a jump */
 #define F_MM	0x04	/* testMMMode (5.4): calls a metamethod */
 
 /* Instruction formats and 5.1 argument modes, for 5.1's symbexec
@@ -122,50 +123,52 @@ struct opinfo {
 	unsigned char cmode;	/* enum argm (used for 5.1 only) */
 };
 
-#define OPI(op, fl, fm, b, c)	{ COP_##op, (fl), FMT_##fm, ARG_##b, ARG_##c }
-#define OPX(fl)			{ COP_OTHER, (fl), FMT_ABC, ARG_N, ARG_N }
+#define OPI(op, fl, fm, b, c) \
+	{ COP_##op, (fl), FMT_##fm, ARG_##b, ARG_##c }
+#define OPX(fl) \
+	{ COP_OTHER, (fl), FMT_ABC, ARG_N, ARG_N }
 
 /* Lua 5.1.0-5.1.5 opcodes, in lopcodes.h order (38 opcodes).  Flags and
  * modes as in 5.1's luaP_opmodes. */
 static const struct opinfo ops51[] = {
-	OPI(MOVE,	F_SETA,		ABC,  R, N),	/*  0 MOVE */
-	OPI(LOADK,	F_SETA,		ABX,  K, N),	/*  1 LOADK */
-	OPI(LOADBOOL,	F_SETA,		ABC,  U, U),	/*  2 LOADBOOL */
-	OPI(LOADNIL,	F_SETA,		ABC,  R, N),	/*  3 LOADNIL */
-	OPI(GETUPVAL,	F_SETA,		ABC,  U, N),	/*  4 GETUPVAL */
-	OPI(GETGLOBAL,	F_SETA,		ABX,  K, N),	/*  5 GETGLOBAL */
-	OPI(GETTABLE,	F_SETA,		ABC,  R, K),	/*  6 GETTABLE */
-	OPI(SETGLOBAL,	0,		ABX,  K, N),	/*  7 SETGLOBAL */
-	OPI(SETUPVAL,	0,		ABC,  U, N),	/*  8 SETUPVAL */
-	OPI(SETTABLE,	0,		ABC,  K, K),	/*  9 SETTABLE */
-	OPI(OTHER,	F_SETA,		ABC,  U, U),	/* 10 NEWTABLE */
-	OPI(SELF,	F_SETA,		ABC,  R, K),	/* 11 SELF */
-	OPI(ADD,	F_SETA,		ABC,  K, K),	/* 12 ADD */
-	OPI(SUB,	F_SETA,		ABC,  K, K),	/* 13 SUB */
-	OPI(MUL,	F_SETA,		ABC,  K, K),	/* 14 MUL */
-	OPI(DIV,	F_SETA,		ABC,  K, K),	/* 15 DIV */
-	OPI(MOD,	F_SETA,		ABC,  K, K),	/* 16 MOD */
-	OPI(POW,	F_SETA,		ABC,  K, K),	/* 17 POW */
-	OPI(UNM,	F_SETA,		ABC,  R, N),	/* 18 UNM */
-	OPI(OTHER,	F_SETA,		ABC,  R, N),	/* 19 NOT */
-	OPI(LEN,	F_SETA,		ABC,  R, N),	/* 20 LEN */
-	OPI(CONCAT,	F_SETA,		ABC,  R, R),	/* 21 CONCAT */
-	OPI(JMP,	0,		ASBX, R, N),	/* 22 JMP */
-	OPI(EQ,		F_TEST,		ABC,  K, K),	/* 23 EQ */
-	OPI(LT,		F_TEST,		ABC,  K, K),	/* 24 LT */
-	OPI(LE,		F_TEST,		ABC,  K, K),	/* 25 LE */
-	OPI(TEST,	F_TEST|F_SETA,	ABC,  R, U),	/* 26 TEST */
-	OPI(OTHER,	F_TEST|F_SETA,	ABC,  R, U),	/* 27 TESTSET */
-	OPI(CALL,	F_SETA,		ABC,  U, U),	/* 28 CALL */
-	OPI(TAILCALL,	F_SETA,		ABC,  U, U),	/* 29 TAILCALL */
-	OPI(RETURN,	0,		ABC,  U, N),	/* 30 RETURN */
-	OPI(FORLOOP,	F_SETA,		ASBX, R, N),	/* 31 FORLOOP */
-	OPI(FORPREP,	F_SETA,		ASBX, R, N),	/* 32 FORPREP */
-	OPI(TFORLOOP,	F_TEST,		ABC,  N, U),	/* 33 TFORLOOP */
-	OPI(SETLIST,	0,		ABC,  U, U),	/* 34 SETLIST */
-	OPI(CLOSE,	0,		ABC,  N, N),	/* 35 CLOSE */
-	OPI(CLOSURE,	F_SETA,		ABX,  U, N),	/* 36 CLOSURE */
-	OPI(VARARG,	F_SETA,		ABC,  U, N),	/* 37 VARARG */
+	OPI(MOVE, F_SETA, ABC, R, N),		/*  0 MOVE */
+	OPI(LOADK, F_SETA, ABX, K, N),		/*  1 LOADK */
+	OPI(LOADBOOL, F_SETA, ABC, U, U),	/*  2 LOADBOOL */
+	OPI(LOADNIL, F_SETA, ABC, R, N),	/*  3 LOADNIL */
+	OPI(GETUPVAL, F_SETA, ABC, U, N),	/*  4 GETUPVAL */
+	OPI(GETGLOBAL, F_SETA, ABX, K, N),	/*  5 GETGLOBAL */
+	OPI(GETTABLE, F_SETA, ABC, R, K),	/*  6 GETTABLE */
+	OPI(SETGLOBAL, 0, ABX, K, N),		/*  7 SETGLOBAL */
+	OPI(SETUPVAL, 0, ABC, U, N),		/*  8 SETUPVAL */
+	OPI(SETTABLE, 0, ABC, K, K),		/*  9 SETTABLE */
+	OPI(OTHER, F_SETA, ABC, U, U),		/* 10 NEWTABLE */
+	OPI(SELF, F_SETA, ABC, R, K),		/* 11 SELF */
+	OPI(ADD, F_SETA, ABC, K, K),		/* 12 ADD */
+	OPI(SUB, F_SETA, ABC, K, K),		/* 13 SUB */
+	OPI(MUL, F_SETA, ABC, K, K),		/* 14 MUL */
+	OPI(DIV, F_SETA, ABC, K, K),		/* 15 DIV */
+	OPI(MOD, F_SETA, ABC, K, K),		/* 16 MOD */
+	OPI(POW, F_SETA, ABC, K, K),		/* 17 POW */
+	OPI(UNM, F_SETA, ABC, R, N),		/* 18 UNM */
+	OPI(OTHER, F_SETA, ABC, R, N),		/* 19 NOT */
+	OPI(LEN, F_SETA, ABC, R, N),		/* 20 LEN */
+	OPI(CONCAT, F_SETA, ABC, R, R),		/* 21 CONCAT */
+	OPI(JMP, 0, ASBX, R, N),		/* 22 JMP */
+	OPI(EQ, F_TEST, ABC, K, K),		/* 23 EQ */
+	OPI(LT, F_TEST, ABC, K, K),		/* 24 LT */
+	OPI(LE, F_TEST, ABC, K, K),		/* 25 LE */
+	OPI(TEST, F_TEST | F_SETA, ABC, R, U),	/* 26 TEST */
+	OPI(OTHER, F_TEST | F_SETA, ABC, R, U),	/* 27 TESTSET */
+	OPI(CALL, F_SETA, ABC, U, U),		/* 28 CALL */
+	OPI(TAILCALL, F_SETA, ABC, U, U),	/* 29 TAILCALL */
+	OPI(RETURN, 0, ABC, U, N),		/* 30 RETURN */
+	OPI(FORLOOP, F_SETA, ASBX, R, N),	/* 31 FORLOOP */
+	OPI(FORPREP, F_SETA, ASBX, R, N),	/* 32 FORPREP */
+	OPI(TFORLOOP, F_TEST, ABC, N, U),	/* 33 TFORLOOP */
+	OPI(SETLIST, 0, ABC, U, U),		/* 34 SETLIST */
+	OPI(CLOSE, 0, ABC, N, N),		/* 35 CLOSE */
+	OPI(CLOSURE, F_SETA, ABX, U, N),	/* 36 CLOSURE */
+	OPI(VARARG, F_SETA, ABC, U, N),		/* 37 VARARG */
 };
 
 /* Lua 5.2.0-5.2.4 opcodes (40).  Only the A flag matters here. */
@@ -917,6 +920,8 @@ static int findsetreg(struct ctx *c, int lastpc, int reg)
 {
 	int pc, setreg = -1, jmptarget = 0;
 
+	if (c->bad)
+		return -1;
 	if (lastpc < 0 || lastpc >= c->ncode) {
 		mark_bad(c);
 		return -1;
@@ -1001,6 +1006,9 @@ static void kname53(struct ctx *c, int pc, int rk, const char **name,
 static const char *getobjname53(struct ctx *c, int lastpc, int reg,
 				const char **name, int depth)
 {
+	*name = NULL;
+	if (c->bad)
+		return NULL;
 	if (depth > NAMES_MAX_DEPTH) {
 		mark_bad(c);
 		return NULL;
@@ -1104,14 +1112,15 @@ static const char *funcname53(struct ctx *c, int pc, const char **name)
 	case COP_DIV:		*name = "__div"; break;
 	case COP_MOD:		*name = "__mod"; break;
 	case COP_POW:		*name = "__pow"; break;
-	case COP_IDIV:		*name = "__idiv"; break;	/* 5.3 */
-	case COP_BAND:		*name = "__band"; break;	/* 5.3 */
-	case COP_BOR:		*name = "__bor"; break;		/* 5.3 */
-	case COP_BXOR:		*name = "__bxor"; break;	/* 5.3 */
-	case COP_SHL:		*name = "__shl"; break;		/* 5.3 */
-	case COP_SHR:		*name = "__shr"; break;		/* 5.3 */
+	/* IDIV, the bitwise operators and BNOT exist from 5.3 on. */
+	case COP_IDIV:		*name = "__idiv"; break;
+	case COP_BAND:		*name = "__band"; break;
+	case COP_BOR:		*name = "__bor"; break;
+	case COP_BXOR:		*name = "__bxor"; break;
+	case COP_SHL:		*name = "__shl"; break;
+	case COP_SHR:		*name = "__shr"; break;
 	case COP_UNM:		*name = "__unm"; break;
-	case COP_BNOT:		*name = "__bnot"; break;	/* 5.3 */
+	case COP_BNOT:		*name = "__bnot"; break;
 	case COP_LEN:		*name = "__len"; break;
 	case COP_LT:		*name = "__lt"; break;
 	case COP_LE:		*name = "__le"; break;
@@ -1247,6 +1256,9 @@ static const char *getobjname54(struct ctx *c, int lastpc, int reg,
 	uint32_t i;
 	int pc;
 
+	*name = NULL;
+	if (c->bad)
+		return NULL;
 	if (depth > NAMES_MAX_DEPTH) {
 		mark_bad(c);
 		return NULL;
