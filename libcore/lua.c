@@ -136,9 +136,14 @@ const struct lc_layout *lc_lua_layout(const struct lc_lua_ctx *ctx)
 	return ctx->l;
 }
 
+struct lc_target *lc_lua_target(const struct lc_lua_ctx *ctx)
+{
+	return ctx->t;
+}
+
 /* ---- small readers ---- */
 
-static int rd_field(struct lc_lua_ctx *ctx, uint64_t base,
+int lc_lua_read_field(struct lc_lua_ctx *ctx, uint64_t base,
 		    struct lc_field f, uint64_t *ret)
 {
 	if (f.off < 0 || f.size == 0 || f.size > 8)
@@ -151,7 +156,7 @@ static int rd_sfield(struct lc_lua_ctx *ctx, uint64_t base,
 {
 	uint64_t v;
 
-	if (rd_field(ctx, base, f, &v) < 0)
+	if (lc_lua_read_field(ctx, base, f, &v) < 0)
 		return -1;
 	if (f.size < 8 && (v >> (f.size * 8 - 1)) & 1)
 		v |= ~0ull << (f.size * 8);
@@ -172,7 +177,7 @@ static int rd_int(struct lc_lua_ctx *ctx, uint64_t base, struct lc_field f,
 
 /* A StkId field: a pointer, or (5.4.5+, during a stack reallocation) an
  * offset from the stack base (ldo.c:relstack). */
-static int rd_stkid(struct lc_lua_ctx *ctx, uint64_t base, struct lc_field f,
+int lc_lua_read_stkid(struct lc_lua_ctx *ctx, uint64_t base, struct lc_field f,
 		    uint64_t stack, uint64_t *ret)
 {
 	uint64_t v;
@@ -185,18 +190,13 @@ static int rd_stkid(struct lc_lua_ctx *ctx, uint64_t base, struct lc_field f,
 	return 0;
 }
 
-struct tvalue {
-	uint64_t value;
-	unsigned tag;		/* raw tag */
-};
-
-static int rd_tvalue(struct lc_lua_ctx *ctx, uint64_t addr, struct tvalue *tv)
+int lc_lua_read_tvalue(struct lc_lua_ctx *ctx, uint64_t addr, struct lc_tvalue *tv)
 {
 	const struct lc_layout *l = ctx->l;
 	uint64_t tag;
 
 	if (lc_read_u64(ctx->t, addr + (uint64_t)l->tv.value.off, &tv->value) < 0 ||
-	    rd_field(ctx, addr, l->tv.tt, &tag) < 0)
+	    lc_lua_read_field(ctx, addr, l->tv.tt, &tag) < 0)
 		return -1;
 	tv->tag = (unsigned)tag;
 	return 0;
@@ -204,7 +204,8 @@ static int rd_tvalue(struct lc_lua_ctx *ctx, uint64_t addr, struct tvalue *tv)
 
 /* Copy a TString's bytes (at most LC_MAX_STR).  Returns a malloc'd
  * NUL-terminated string, or NULL if unreadable. */
-static char *rd_tstring(struct lc_lua_ctx *ctx, uint64_t ts, bool *truncated)
+char *lc_lua_read_string(struct lc_lua_ctx *ctx, uint64_t ts, uint64_t *lenp,
+			 bool *truncated)
 {
 	const struct lc_layout *l = ctx->l;
 	uint64_t len = 0, tag;
@@ -213,21 +214,23 @@ static char *rd_tstring(struct lc_lua_ctx *ctx, uint64_t ts, bool *truncated)
 	if (!ts)
 		return NULL;
 	if (l->major <= 502) {
-		if (rd_field(ctx, ts, l->ts.len, &len) < 0)
+		if (lc_lua_read_field(ctx, ts, l->ts.len, &len) < 0)
 			return NULL;
 	} else {
-		if (rd_field(ctx, ts, l->ts.tt, &tag) < 0)
+		if (lc_lua_read_field(ctx, ts, l->ts.tt, &tag) < 0)
 			return NULL;
 		if ((tag & 0x3f) == V_SHRSTR) {
-			if (rd_field(ctx, ts, l->ts.shrlen, &len) < 0)
+			if (lc_lua_read_field(ctx, ts, l->ts.shrlen, &len) < 0)
 				return NULL;
 		} else if ((tag & 0x3f) == V_LNGSTR) {
-			if (rd_field(ctx, ts, l->ts.lnglen, &len) < 0)
+			if (lc_lua_read_field(ctx, ts, l->ts.lnglen, &len) < 0)
 				return NULL;
 		} else {
 			return NULL;
 		}
 	}
+	if (lenp)
+		*lenp = len;
 	if (truncated)
 		*truncated = len > LC_MAX_STR;
 	if (len > LC_MAX_STR)
@@ -255,22 +258,22 @@ static unsigned base_type(const struct lc_layout *l, unsigned tag)
 
 /* Key and value of one hash node. */
 static int node_read(struct lc_lua_ctx *ctx, uint64_t node,
-		     struct tvalue *key, struct tvalue *val)
+		     struct lc_tvalue *key, struct lc_tvalue *val)
 {
 	const struct lc_layout *l = ctx->l;
 	uint64_t tt;
 
-	if (rd_tvalue(ctx, node + (uint64_t)l->node.val.off, val) < 0 ||
+	if (lc_lua_read_tvalue(ctx, node + (uint64_t)l->node.val.off, val) < 0 ||
 	    lc_read_u64(ctx->t, node + (uint64_t)l->node.key_val.off,
 			&key->value) < 0 ||
-	    rd_field(ctx, node, l->node.key_tt, &tt) < 0)
+	    lc_lua_read_field(ctx, node, l->node.key_tt, &tt) < 0)
 		return -1;
 	key->tag = (unsigned)tt;
 	return 0;
 }
 
-typedef bool node_fn(struct lc_lua_ctx *ctx, const struct tvalue *key,
-		     const struct tvalue *val, void *arg);
+typedef bool node_fn(struct lc_lua_ctx *ctx, const struct lc_tvalue *key,
+		     const struct lc_tvalue *val, void *arg);
 
 /* Visit the hash part of a table in node order (lua_next's order for
  * string keys).  Stops when fn returns false or *budget runs out. */
@@ -281,12 +284,12 @@ static void table_scan(struct lc_lua_ctx *ctx, uint64_t tbl, node_fn *fn,
 	uint64_t node, lsz;
 
 	if (!l->sz_node || !LC_HAS(l->node.val) || !LC_HAS(l->node.key_val) ||
-	    rd_field(ctx, tbl, l->tab.lsizenode, &lsz) < 0 ||
+	    lc_lua_read_field(ctx, tbl, l->tab.lsizenode, &lsz) < 0 ||
 	    lsz > LC_MAX_LSIZENODE ||
 	    lc_read_u64(ctx->t, tbl + (uint64_t)l->tab.node.off, &node) < 0)
 		return;
 	for (uint64_t i = 0; i < (1ull << lsz); i++) {
-		struct tvalue k, v;
+		struct lc_tvalue k, v;
 
 		if (*budget == 0)
 			return;
@@ -302,19 +305,19 @@ static void table_scan(struct lc_lua_ctx *ctx, uint64_t tbl, node_fn *fn,
 
 struct find_key {
 	const char *key;
-	struct tvalue val;
+	struct lc_tvalue val;
 	bool found;
 };
 
-static bool find_key_fn(struct lc_lua_ctx *ctx, const struct tvalue *k,
-			const struct tvalue *v, void *arg)
+static bool find_key_fn(struct lc_lua_ctx *ctx, const struct lc_tvalue *k,
+			const struct lc_tvalue *v, void *arg)
 {
 	struct find_key *fk = arg;
 	char *s;
 
 	if (base_type(ctx->l, k->tag) != 4)
 		return true;
-	s = rd_tstring(ctx, k->value, NULL);
+	s = lc_lua_read_string(ctx, k->value, NULL, NULL);
 	if (s && strcmp(s, fk->key) == 0) {
 		fk->val = *v;
 		fk->found = true;
@@ -329,7 +332,7 @@ struct gn_scan {
 	size_t *budget;
 };
 
-static void gname_add(struct lc_lua_ctx *ctx, uint64_t g, const struct tvalue *v,
+static void gname_add(struct lc_lua_ctx *ctx, uint64_t g, const struct lc_tvalue *v,
 		      const char *mod, const char *key)
 {
 	struct gname *p;
@@ -352,23 +355,23 @@ static void gname_add(struct lc_lua_ctx *ctx, uint64_t g, const struct tvalue *v
 	};
 }
 
-static bool gn_field_fn(struct lc_lua_ctx *ctx, const struct tvalue *k,
-			const struct tvalue *v, void *arg)
+static bool gn_field_fn(struct lc_lua_ctx *ctx, const struct lc_tvalue *k,
+			const struct lc_tvalue *v, void *arg)
 {
 	struct gn_scan *sc = arg;
 	char *key;
 
 	if (base_type(ctx->l, k->tag) != 4 || base_type(ctx->l, v->tag) != 6)
 		return true;
-	key = rd_tstring(ctx, k->value, NULL);
+	key = lc_lua_read_string(ctx, k->value, NULL, NULL);
 	if (key)
 		gname_add(ctx, sc->g, v, sc->mod, key);
 	free(key);
 	return true;
 }
 
-static bool gn_module_fn(struct lc_lua_ctx *ctx, const struct tvalue *k,
-			 const struct tvalue *v, void *arg)
+static bool gn_module_fn(struct lc_lua_ctx *ctx, const struct lc_tvalue *k,
+			 const struct lc_tvalue *v, void *arg)
 {
 	struct gn_scan *sc = arg;
 	struct gn_scan sub = *sc;
@@ -376,7 +379,7 @@ static bool gn_module_fn(struct lc_lua_ctx *ctx, const struct tvalue *k,
 
 	if (base_type(ctx->l, k->tag) != 4 || base_type(ctx->l, v->tag) != 5)
 		return true;
-	mod = rd_tstring(ctx, k->value, NULL);
+	mod = lc_lua_read_string(ctx, k->value, NULL, NULL);
 	if (!mod)
 		return true;
 	sub.mod = mod;
@@ -390,7 +393,7 @@ static void gnames_build(struct lc_lua_ctx *ctx, uint64_t g)
 {
 	const struct lc_layout *l = ctx->l;
 	struct find_key fk = { .key = "_LOADED" };
-	struct tvalue reg;
+	struct lc_tvalue reg;
 	size_t budget = LC_MAX_NODE_READS;
 	uint64_t *p;
 
@@ -403,7 +406,7 @@ static void gnames_build(struct lc_lua_ctx *ctx, uint64_t g)
 	ctx->gn_vms = p;
 	ctx->gn_vms[ctx->ngn_vms++] = g;
 	if (!LC_HAS(l->G.l_registry) ||
-	    rd_tvalue(ctx, g + (uint64_t)l->G.l_registry.off, &reg) < 0 ||
+	    lc_lua_read_tvalue(ctx, g + (uint64_t)l->G.l_registry.off, &reg) < 0 ||
 	    base_type(l, reg.tag) != 5)
 		return;
 	table_scan(ctx, reg.value, find_key_fn, &fk, &budget);
@@ -416,9 +419,9 @@ static void gnames_build(struct lc_lua_ctx *ctx, uint64_t g)
 static const char *global_name(struct lc_lua_ctx *ctx, uint64_t g,
 			       uint64_t func_slot)
 {
-	struct tvalue fv;
+	struct lc_tvalue fv;
 
-	if (rd_tvalue(ctx, func_slot, &fv) < 0)
+	if (lc_lua_read_tvalue(ctx, func_slot, &fv) < 0)
 		return NULL;
 	gnames_build(ctx, g);
 	for (size_t i = 0; i < ctx->ngnames; i++)
@@ -459,12 +462,12 @@ int lc_lua_state_read(struct lc_lua_ctx *ctx, uint64_t addr,
 	}
 	st->addr = addr;
 	st->mainthread = m;
-	if (rd_field(ctx, addr, l->L.status, &v) < 0)
+	if (lc_lua_read_field(ctx, addr, l->L.status, &v) < 0)
 		return -1;
 	st->status = (int)v;
 	if (lc_read_u64(t, addr + (uint64_t)l->L.stack.off, &st->stack) < 0 ||
-	    rd_stkid(ctx, addr, l->L.top, st->stack, &st->top) < 0 ||
-	    rd_stkid(ctx, addr, l->L.stack_last, st->stack, &st->stack_last) < 0)
+	    lc_lua_read_stkid(ctx, addr, l->L.top, st->stack, &st->top) < 0 ||
+	    lc_lua_read_stkid(ctx, addr, l->L.stack_last, st->stack, &st->stack_last) < 0)
 		return -1;
 	if (!st->stack || st->top < st->stack || st->stack_last < st->stack ||
 	    st->stack_last - st->stack > (1ull << 31) ||
@@ -486,7 +489,7 @@ int lc_lua_state_read(struct lc_lua_ctx *ctx, uint64_t addr,
 	} else {
 		st->base_ci = addr + (uint64_t)l->L.base_ci.off;
 	}
-	if (rd_field(ctx, addr, l->L.nCcalls, &v) == 0)
+	if (lc_lua_read_field(ctx, addr, l->L.nCcalls, &v) == 0)
 		st->nCcalls = (uint32_t)v;
 	return 0;
 }
@@ -510,10 +513,10 @@ unsigned lc_lua_state_ccalls(struct lc_lua_ctx *ctx, const struct lc_lstate *st)
 static void decode_func(struct lc_lua_ctx *ctx, struct lc_ci *ci)
 {
 	const struct lc_layout *l = ctx->l;
-	struct tvalue tv;
+	struct lc_tvalue tv;
 
 	ci->bad = true;
-	if (rd_tvalue(ctx, ci->func, &tv) < 0)
+	if (lc_lua_read_tvalue(ctx, ci->func, &tv) < 0)
 		return;
 	if (l->major == 501) {
 		uint8_t isC;
@@ -561,16 +564,16 @@ static int read_ci(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 
 	memset(ci, 0, sizeof(*ci));
 	ci->addr = addr;
-	if (rd_stkid(ctx, addr, l->ci.func, st->stack, &ci->func) < 0)
+	if (lc_lua_read_stkid(ctx, addr, l->ci.func, st->stack, &ci->func) < 0)
 		return -1;
 	if (lc_read_u64(ctx->t, addr + (uint64_t)l->ci.savedpc.off,
 			&ci->savedpc) < 0)
 		return -1;
 	if (LC_HAS(l->ci.callstatus) &&
-	    rd_field(ctx, addr, l->ci.callstatus, &v) == 0)
+	    lc_lua_read_field(ctx, addr, l->ci.callstatus, &v) == 0)
 		ci->callstatus = (uint32_t)v;
 	if (LC_HAS(l->ci.tailcalls) &&
-	    rd_field(ctx, addr, l->ci.tailcalls, &v) == 0)
+	    lc_lua_read_field(ctx, addr, l->ci.tailcalls, &v) == 0)
 		ci->tailcalls = (int)v;
 	decode_func(ctx, ci);
 	/* isLua as each version defines it. */
@@ -690,7 +693,7 @@ static struct proto *proto_get(struct lc_lua_ctx *ctx, uint64_t addr)
 	    rd_int(ctx, addr, l->p.sizecode, &p->sizecode) < 0 ||
 	    p->sizecode < 0 || p->sizecode > LC_MAX_CODE)
 		return p;
-	p->source = src ? rd_tstring(ctx, src, NULL) : NULL;
+	p->source = src ? lc_lua_read_string(ctx, src, NULL, NULL) : NULL;
 	p->ok = true;
 	return p;
 }
@@ -720,16 +723,16 @@ static bool proto_load_names(struct lc_lua_ctx *ctx, struct proto *p)
 		if (p->k && p->kstr) {
 			p->nk = sizek;
 			for (int i = 0; i < sizek; i++) {
-				struct tvalue tv;
+				struct lc_tvalue tv;
 				unsigned base;
 
-				if (rd_tvalue(ctx, kaddr + (uint64_t)i * l->sz_tvalue,
+				if (lc_lua_read_tvalue(ctx, kaddr + (uint64_t)i * l->sz_tvalue,
 					      &tv) < 0)
 					continue;
 				base = l->major == 501 ? tv.tag : (tv.tag & 0x0f);
 				if (base != 4)	/* LUA_TSTRING */
 					continue;
-				p->kstr[i] = rd_tstring(ctx, tv.value, NULL);
+				p->kstr[i] = lc_lua_read_string(ctx, tv.value, NULL, NULL);
 				p->k[i].is_string = p->kstr[i] != NULL;
 				p->k[i].str = p->kstr[i];
 			}
@@ -748,7 +751,7 @@ static bool proto_load_names(struct lc_lua_ctx *ctx, struct proto *p)
 
 				lc_read_u64(ctx->t, a + (uint64_t)l->lv.varname.off,
 					    &name);
-				p->locnames[i] = rd_tstring(ctx, name, NULL);
+				p->locnames[i] = lc_lua_read_string(ctx, name, NULL, NULL);
 				p->locvars[i].name = p->locnames[i];
 				if (rd_int(ctx, a, l->lv.startpc,
 					   &p->locvars[i].startpc) < 0 ||
@@ -777,7 +780,7 @@ static bool proto_load_names(struct lc_lua_ctx *ctx, struct proto *p)
 				if (l->major != 501 && !l->sz_upvaldesc)
 					break;
 				lc_read_u64(ctx->t, a, &name);
-				p->upvalnames[i] = rd_tstring(ctx, name, NULL);
+				p->upvalnames[i] = lc_lua_read_string(ctx, name, NULL, NULL);
 			}
 		}
 	}
@@ -795,6 +798,27 @@ static bool proto_load_names(struct lc_lua_ctx *ctx, struct proto *p)
 	};
 	p->names_ok = true;
 	return true;
+}
+
+const struct lc_proto_view *lc_lua_proto_view(struct lc_lua_ctx *ctx,
+					      uint64_t proto)
+{
+	struct proto *p = proto_get(ctx, proto);
+
+	if (!p || !proto_load_names(ctx, p))
+		return NULL;
+	return &p->view;
+}
+
+static int current_pc(const struct proto *p, const struct lc_ci *ci);
+
+int lc_lua_current_pc(struct lc_lua_ctx *ctx, const struct lc_ci *ci)
+{
+	struct proto *p;
+
+	if (!ci->is_lua || ci->bad || !(p = proto_get(ctx, ci->proto)))
+		return -2;
+	return current_pc(p, ci);
 }
 
 /* pc of the instruction a Lua CallInfo is executing (ldebug.c:currentpc:

@@ -9,6 +9,7 @@
 
 #include "internal.h"
 #include "layout.h"
+#include "lua_names.h"
 
 /* Upper bounds on what we believe from the target. */
 #define LC_MAX_CI	1000000		/* CallInfos in one lua_State */
@@ -50,6 +51,37 @@ struct lc_error *lc_lua_ctx_create(struct lc_target *t,
 				   struct lc_lua_ctx **ret);
 void lc_lua_ctx_destroy(struct lc_lua_ctx *ctx);
 const struct lc_layout *lc_lua_layout(const struct lc_lua_ctx *ctx);
+
+struct lc_target *lc_lua_target(const struct lc_lua_ctx *ctx);
+
+/* ---- raw readers, bounded, for the other decoder files ---- */
+
+/* A TValue as stored: payload word and raw tag (5.1-5.3: int tt; 5.4:
+ * lu_byte tt_, variant bits 4-5, collectable bit 6). */
+struct lc_tvalue {
+	uint64_t value;
+	unsigned tag;
+};
+
+int lc_lua_read_tvalue(struct lc_lua_ctx *ctx, uint64_t addr,
+		       struct lc_tvalue *ret);
+/* Unsigned integer field of the struct at base (0 on success). */
+int lc_lua_read_field(struct lc_lua_ctx *ctx, uint64_t base,
+		      struct lc_field f, uint64_t *ret);
+/* A StkId field (5.4.5+ StkIdRel offsets resolved against stack). */
+int lc_lua_read_stkid(struct lc_lua_ctx *ctx, uint64_t base, struct lc_field f,
+		      uint64_t stack, uint64_t *ret);
+/* A TString's bytes, at most LC_MAX_STR, malloc'd and NUL-terminated
+ * (embedded NULs kept), or NULL.  *lenp gets the full length as stored;
+ * *truncated whether fewer bytes were copied.  Both may be NULL. */
+char *lc_lua_read_string(struct lc_lua_ctx *ctx, uint64_t ts, uint64_t *lenp,
+			 bool *truncated);
+/* The Proto at proto as a names view (code, constants, locals, upvalue
+ * names); owned by ctx, NULL if unreadable. */
+const struct lc_proto_view *lc_lua_proto_view(struct lc_lua_ctx *ctx,
+					      uint64_t proto);
+/* The pc a Lua CallInfo executes (-1: not started), -2 if unknown. */
+int lc_lua_current_pc(struct lc_lua_ctx *ctx, const struct lc_ci *ci);
 
 /* Read and validate a lua_State candidate: thread tag, l_G/mainthread
  * round trip, stack bounds.  Returns 0 if addr is a plausible lua_State. */

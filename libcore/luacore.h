@@ -80,6 +80,40 @@ struct lc_error *lc_target_read(struct lc_target *t, uint64_t addr,
 
 /* ---- reports ----------------------------------------------------------- */
 
+/* A Lua value decoded for display.  Strings are owned by the value. */
+struct lc_value {
+	const char *type;	/* "nil", "boolean", "number", "string",
+				   "table", "function", "userdata",
+				   "lightuserdata", "thread", or "?" */
+	char *text;		/* rendering: true, 42, 3.5, "a\tb"...,
+				   table: 0x..., function: @x.lua:12,
+				   function: [C] str_gsub, ... */
+	uint64_t addr;		/* GC object, light userdata or C pointer */
+	int64_t len;		/* string length, userdata size, table
+				   array size; -1 if none */
+	int64_t hsize;		/* table hash size; -1 if none */
+	uint64_t metatable;	/* tables and full userdata; 0 if none */
+	bool partial;		/* something was unreadable */
+};
+
+struct lc_var {
+	const char *kind;	/* "local", "vararg", "upvalue" */
+	char *name;		/* as the Proto names it; "?" if unknown */
+	int index;		/* register, vararg number or upvalue index */
+	struct lc_value value;
+};
+
+/* One data-stack slot (--stack). */
+struct lc_slot {
+	uint64_t addr;
+	long index;		/* from L->stack (0) upwards */
+	long frame;		/* index into lc_luathread.frames of the
+				   frame owning the slot, -1 if none */
+	bool is_func;		/* the slot holding that frame's function */
+	bool residue;		/* at or above top: popped, stale */
+	struct lc_value value;
+};
+
 enum lc_frame_kind {
 	LC_FRAME_NATIVE,	/* a machine frame */
 	LC_FRAME_LUA,		/* a Lua CallInfo: Lua function, C function
@@ -112,6 +146,8 @@ struct lc_frame {
 	uint64_t cfunc;		/* C function pointer, for C frames */
 	bool unplaced;		/* could not be matched to a native frame */
 	bool partial;		/* something in this frame was unreadable */
+	struct lc_var *vars;	/* with --locals: locals, varargs, upvalues */
+	size_t nvars;
 };
 
 struct lc_thread {
@@ -128,6 +164,64 @@ struct lc_thread {
 	char *note;		/* why the result is partial, or NULL */
 };
 
+/* A lua_State: a main thread or a coroutine. */
+struct lc_luathread {
+	uint64_t addr;
+	uint64_t g;		/* its VM */
+	bool is_main;
+	const char *status;	/* "running", "normal", "suspended", "dead",
+				   "idle" (a main thread with no frames), or
+				   "error" (died with raw_status) */
+	int raw_status;		/* L->status */
+	int os_tid;		/* OS thread running it, 0 if none */
+	uint64_t resumed_by;	/* the lua_State that resumed it, or 0 */
+	unsigned ccalls;	/* C-call depth */
+	unsigned nny;		/* non-yieldable depth (5.2+; 5.1: 0 or 1) */
+	uint32_t nCcalls_raw;	/* the field as stored */
+	uint64_t errorjmp;	/* struct lua_longjmp *, 0 if none */
+	int errorjmp_status;	/* its status field, if readable */
+	bool errorjmp_on_stack;	/* points into its OS thread's stack */
+	bool errorjmp_suspicious; /* e.g. set in a yielded coroutine */
+	uint64_t hook;
+	char *hook_name;	/* symbol of the hook function, or NULL */
+	int hookmask, basehookcount, hookcount, allowhook;
+	uint64_t stack, top, stack_last;
+	long stacksize;		/* slots from stack to stack_last */
+	long ci_depth;		/* CallInfos above the base one */
+	long openupval;		/* open upvalues (list length) */
+	uint64_t tbclist;	/* 5.4 to-be-closed list, 0 if none */
+	struct lc_frame *frames; /* its Lua frames, innermost first */
+	size_t nframes;
+	struct lc_slot *slots;	/* with --stack */
+	size_t nslots;
+	bool partial;
+	char *note;
+};
+
+struct lc_vm {
+	uint64_t g;		/* global_State */
+	const char *found_by;	/* "thread" or "scan" */
+	uint64_t mainthread;
+	uint64_t registry;	/* registry table */
+	int64_t totalbytes;	/* as the version defines it */
+	int64_t gcdebt;		/* 5.2+; 0 in 5.1 */
+	int64_t gcestimate;	/* 5.1-5.3 estimate, 5.4 GCestimate */
+	int64_t memory;		/* bytes in use: totalbytes + GCdebt (5.2+) */
+	int gcstate;
+	const char *gcstate_name; /* "pause", "propagate", "atomic", ... */
+	const char *gckind;	/* "incremental", "generational" (5.4),
+				   "emergency" ... */
+	int gcpause, gcstepmul, gcstepsize; /* -1 where absent */
+	int genminormul, genmajormul;	    /* 5.4; -1 where absent */
+	struct lc_luathread *threads;	/* main thread first */
+	size_t nthreads;
+	uint64_t *chain;	/* resume chain, main thread first, the
+				   running coroutine last */
+	size_t nchain;
+	bool partial;
+	char *note;
+};
+
 struct lc_report {
 	char *core;		/* path, or NULL for a live/callback target */
 	char *executable;
@@ -142,10 +236,29 @@ struct lc_report {
 	bool partial;		/* any thread partial or a warning below */
 	char **warnings;
 	size_t nwarnings;
+	/* Crash context. */
+	uint64_t regs[17];	/* crashed thread, DWARF x86_64 numbering */
+	bool have_regs;
+	char *exe_build_id;	/* hex, or NULL */
+	char *core_build_id;	/* of the main module per the core */
+	bool build_id_mismatch;
+	/* Every VM in the process. */
+	struct lc_vm *vms;
+	size_t nvms;
+	size_t nvms_scanned;	/* of which found only by the memory scan */
 };
 
 struct lc_report_options {
 	int max_frames;		/* per thread; 0 means the default (512) */
+	bool locals;		/* fill lc_frame.vars */
+	bool stack;		/* fill lc_luathread.slots */
+	int residue;		/* stale slots above top (default 16) */
+	int tid;		/* only this OS thread; 0 = all */
+	uint64_t vm;		/* only this global_State; 0 = all */
+	const uint64_t *states;	/* decode these lua_States too */
+	size_t nstates;
+	bool no_native;		/* Lua frames only */
+	bool no_scan;		/* skip the memory scan for idle VMs */
 };
 
 /* Decode every thread of the target.  A report with partial results is
