@@ -23,6 +23,11 @@ static const char *sig_name(int signo)
 	return s ? s : "?";
 }
 
+static const char *const reg_names[17] = {
+	"rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp",
+	"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rip",
+};
+
 /* "in function 'foo'" etc., as luaL_traceback words it (lauxlib.c:
  * pushfuncname), without the package.loaded search. */
 static void lua_where(const struct lc_frame *f, FILE *out)
@@ -68,6 +73,15 @@ void lc_report_print_text(const struct lc_report *r, FILE *out)
 			r->lua_module ? r->lua_module : "?");
 	else
 		fputs("lua: not found\n", out);
+	if (r->exe_build_id)
+		fprintf(out, "build-id: %s%s\n", r->exe_build_id,
+			r->build_id_mismatch ? " (MISMATCH: not the program of this core)" : "");
+	if (r->have_regs) {
+		fputs("registers:", out);
+		for (int i = 0; i < 17; i++)
+			fprintf(out, " %s=0x%" PRIx64, reg_names[i], r->regs[i]);
+		fputc('\n', out);
+	}
 	fprintf(out, "threads: %zu\n", r->nthreads);
 	for (size_t i = 0; i < r->nwarnings; i++)
 		fprintf(out, "warning: %s\n", r->warnings[i]);
@@ -150,15 +164,275 @@ static void json_addr(FILE *out, uint64_t a)
 	fprintf(out, "\"0x%" PRIx64 "\"", a);
 }
 
+static void json_addr_or_null(FILE *out, uint64_t a)
+{
+	if (a)
+		json_addr(out, a);
+	else
+		fputs("null", out);
+}
+
+static void json_bool(FILE *out, bool b)
+{
+	fputs(b ? "true" : "false", out);
+}
+
+/* Bytes as a JSON string: printable ASCII as is, the rest \u00XX. */
+static void json_bytes(FILE *out, const char *s, size_t n)
+{
+	fputc('"', out);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c < 0x20 || c >= 0x7f)
+			fprintf(out, "\\u%04x", c);
+		else
+			fputc(c, out);
+	}
+	fputc('"', out);
+}
+
+
+static void json_value(FILE *out, const struct lc_value *v)
+{
+	fputs("{\"type\":", out);
+	json_str(out, v->type ? v->type : "?");
+	fputs(",\"text\":", out);
+	json_str(out, v->text);
+	fputs(",\"address\":", out);
+	json_addr_or_null(out, v->addr);
+	fputs(",\"len\":", out);
+	if (v->len >= 0)
+		fprintf(out, "%" PRId64, v->len);
+	else
+		fputs("null", out);
+	fputs(",\"hsize\":", out);
+	if (v->hsize >= 0)
+		fprintf(out, "%" PRId64, v->hsize);
+	else
+		fputs("null", out);
+	fputs(",\"metatable\":", out);
+	json_addr_or_null(out, v->metatable);
+	if (v->str) {
+		fputs(",\"string\":", out);
+		json_bytes(out, v->str, v->strlen);
+	}
+	fputs(",\"partial\":", out);
+	json_bool(out, v->partial);
+	fputc('}', out);
+}
+
+static void json_frame(FILE *out, const struct lc_frame *f)
+{
+	if (f->kind == LC_FRAME_NATIVE) {
+		fputs("{\"kind\":\"native\",\"address\":", out);
+		json_addr(out, f->pc);
+		fputs(",\"function\":", out);
+		json_str(out, f->function);
+		fputs(",\"module\":", out);
+		json_str(out, f->module);
+		fputs(",\"file\":", out);
+		json_str(out, f->file);
+		fprintf(out, ",\"line\":%d,\"inlined\":", f->line);
+		json_bool(out, f->inlined);
+		fputc('}', out);
+		return;
+	}
+	fputs("{\"kind\":\"lua\",\"what\":", out);
+	json_str(out, f->what);
+	fputs(",\"source\":", out);
+	json_str(out, f->source);
+	fputs(",\"short_src\":", out);
+	json_str(out, f->short_src);
+	fprintf(out, ",\"currentline\":%d,\"linedefined\":%d,\"name\":",
+		f->currentline, f->linedefined);
+	json_str(out, f->name);
+	fputs(",\"namewhat\":", out);
+	json_str(out, f->namewhat);
+	fputs(",\"function\":", out);
+	json_str(out, f->function);
+	fputs(",\"global_name\":", out);
+	json_str(out, f->global_name);
+	fputs(",\"istailcall\":", out);
+	json_bool(out, f->istailcall);
+	fputs(",\"unplaced\":", out);
+	json_bool(out, f->unplaced);
+	fputs(",\"partial\":", out);
+	json_bool(out, f->partial);
+	fputs(",\"state\":", out);
+	json_addr_or_null(out, f->state);
+	fputs(",\"ci\":", out);
+	json_addr_or_null(out, f->ci);
+	if (f->vars) {
+		fputs(",\"vars\":[", out);
+		for (size_t i = 0; i < f->nvars; i++) {
+			const struct lc_var *v = &f->vars[i];
+
+			if (i)
+				fputc(',', out);
+			fputs("{\"kind\":", out);
+			json_str(out, v->kind);
+			fputs(",\"name\":", out);
+			json_str(out, v->name);
+			fprintf(out, ",\"index\":%d,\"value\":", v->index);
+			json_value(out, &v->value);
+			fputc('}', out);
+		}
+		fputc(']', out);
+	}
+	fputc('}', out);
+}
+
+static void json_frames(FILE *out, const struct lc_frame *frames, size_t n)
+{
+	fputc('[', out);
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			fputc(',', out);
+		json_frame(out, &frames[i]);
+	}
+	fputc(']', out);
+}
+
+static void json_int_or_null(FILE *out, int v)
+{
+	if (v >= 0)
+		fprintf(out, "%d", v);
+	else
+		fputs("null", out);
+}
+
+static void json_luathread(FILE *out, const struct lc_luathread *th)
+{
+	fputs("{\"address\":", out);
+	json_addr(out, th->addr);
+	fputs(",\"main\":", out);
+	json_bool(out, th->is_main);
+	fputs(",\"status\":", out);
+	json_str(out, th->status);
+	fprintf(out, ",\"raw_status\":%d,\"os_tid\":", th->raw_status);
+	if (th->os_tid)
+		fprintf(out, "%d", th->os_tid);
+	else
+		fputs("null", out);
+	fputs(",\"resumed_by\":", out);
+	json_addr_or_null(out, th->resumed_by);
+	fprintf(out, ",\"ccalls\":%u,\"nny\":%u,\"nCcalls\":%u,\"errorjmp\":",
+		th->ccalls, th->nny, th->nCcalls_raw);
+	json_addr_or_null(out, th->errorjmp);
+	fprintf(out, ",\"errorjmp_status\":%d,\"errorjmp_on_stack\":",
+		th->errorjmp_status);
+	json_bool(out, th->errorjmp_on_stack);
+	fputs(",\"errorjmp_suspicious\":", out);
+	json_bool(out, th->errorjmp_suspicious);
+	fputs(",\"hook\":", out);
+	json_addr_or_null(out, th->hook);
+	fputs(",\"hook_name\":", out);
+	json_str(out, th->hook_name);
+	fprintf(out, ",\"hookmask\":%d,\"basehookcount\":%d,\"hookcount\":%d,\"allowhook\":%d,\"stack\":",
+		th->hookmask, th->basehookcount, th->hookcount, th->allowhook);
+	json_addr_or_null(out, th->stack);
+	fputs(",\"top\":", out);
+	json_addr_or_null(out, th->top);
+	fputs(",\"stack_last\":", out);
+	json_addr_or_null(out, th->stack_last);
+	fprintf(out, ",\"stacksize\":%ld,\"ci_depth\":%ld,\"openupval\":%ld,\"tbclist\":",
+		th->stacksize, th->ci_depth, th->openupval);
+	json_addr_or_null(out, th->tbclist);
+	fputs(",\"partial\":", out);
+	json_bool(out, th->partial);
+	fputs(",\"note\":", out);
+	json_str(out, th->note);
+	fputs(",\"frames\":", out);
+	json_frames(out, th->frames, th->nframes);
+	if (th->slots) {
+		fputs(",\"slots\":[", out);
+		for (size_t i = 0; i < th->nslots; i++) {
+			const struct lc_slot *sl = &th->slots[i];
+
+			if (i)
+				fputc(',', out);
+			fprintf(out, "{\"index\":%ld,\"address\":", sl->index);
+			json_addr(out, sl->addr);
+			fputs(",\"frame\":", out);
+			if (sl->frame >= 0)
+				fprintf(out, "%ld", sl->frame);
+			else
+				fputs("null", out);
+			fputs(",\"func\":", out);
+			json_bool(out, sl->is_func);
+			fputs(",\"residue\":", out);
+			json_bool(out, sl->residue);
+			fputs(",\"value\":", out);
+			json_value(out, &sl->value);
+			fputc('}', out);
+		}
+		fputc(']', out);
+	}
+	fputc('}', out);
+}
+
+static void json_vm(FILE *out, const struct lc_report *r, const struct lc_vm *vm)
+{
+	fputs("{\"address\":", out);
+	json_addr(out, vm->g);
+	fputs(",\"found_by\":", out);
+	json_str(out, vm->found_by);
+	fputs(",\"version\":", out);
+	json_str(out, r->lua_version);
+	fputs(",\"mainthread\":", out);
+	json_addr_or_null(out, vm->mainthread);
+	fputs(",\"registry\":", out);
+	json_addr_or_null(out, vm->registry);
+	fprintf(out, ",\"memory\":%" PRId64 ",\"totalbytes\":%" PRId64
+		",\"gcdebt\":%" PRId64 ",\"gcestimate\":%" PRId64,
+		vm->memory, vm->totalbytes, vm->gcdebt, vm->gcestimate);
+	fputs(",\"gc\":{\"state\":", out);
+	json_str(out, vm->gcstate_name);
+	fprintf(out, ",\"state_code\":%d,\"kind\":", vm->gcstate);
+	json_str(out, vm->gckind);
+	fputs(",\"pause\":", out);
+	json_int_or_null(out, vm->gcpause);
+	fputs(",\"stepmul\":", out);
+	json_int_or_null(out, vm->gcstepmul);
+	fputs(",\"stepsize\":", out);
+	json_int_or_null(out, vm->gcstepsize);
+	fputs(",\"genminormul\":", out);
+	json_int_or_null(out, vm->genminormul);
+	fputs(",\"genmajormul\":", out);
+	json_int_or_null(out, vm->genmajormul);
+	fputs("},\"chain\":[", out);
+	for (size_t i = 0; i < vm->nchain; i++) {
+		if (i)
+			fputc(',', out);
+		json_addr(out, vm->chain[i]);
+	}
+	fputs("],\"partial\":", out);
+	json_bool(out, vm->partial);
+	fputs(",\"note\":", out);
+	json_str(out, vm->note);
+	fputs(",\"threads\":[", out);
+	for (size_t i = 0; i < vm->nthreads; i++) {
+		if (i)
+			fputc(',', out);
+		json_luathread(out, &vm->threads[i]);
+	}
+	fputs("]}", out);
+}
+
 void lc_report_print_json(const struct lc_report *r, FILE *out)
 {
-	fputs("{\"format\":\"luacore-inspect/0\",\"process\":{", out);
+	bool crashed = r->nthreads && r->threads[0].crashed;
+
+	fputs("{\"format\":\"luacore-inspect/1\",\"process\":{", out);
 	fputs("\"core\":", out);
 	json_str(out, r->core);
 	fputs(",\"executable\":", out);
 	json_str(out, r->executable);
 	fprintf(out, ",\"pid\":%d,\"signal\":", r->pid);
-	if (r->signo && r->nthreads && r->threads[0].crashed)
+	if (r->signo && crashed)
 		fprintf(out, "%d", r->signo);
 	else
 		fputs("null", out);
@@ -168,13 +442,32 @@ void lc_report_print_json(const struct lc_report *r, FILE *out)
 	json_str(out, r->lua_version);
 	fputs(",\"lua_module\":", out);
 	json_str(out, r->lua_module);
-	fprintf(out, ",\"partial\":%s,\"warnings\":[", r->partial ? "true" : "false");
+	fputs(",\"partial\":", out);
+	json_bool(out, r->partial);
+	fputs(",\"warnings\":[", out);
 	for (size_t i = 0; i < r->nwarnings; i++) {
 		if (i)
 			fputc(',', out);
 		json_str(out, r->warnings[i]);
 	}
-	fputs("]},\"threads\":[", out);
+	fputs("],\"registers\":", out);
+	if (r->have_regs) {
+		fputc('{', out);
+		for (int i = 0; i < 17; i++)
+			fprintf(out, "%s\"%s\":\"0x%" PRIx64 "\"", i ? "," : "",
+				reg_names[i], r->regs[i]);
+		fputc('}', out);
+	} else {
+		fputs("null", out);
+	}
+	fputs(",\"build_id\":{\"executable\":", out);
+	json_str(out, r->exe_build_id);
+	fputs(",\"core\":", out);
+	json_str(out, r->core_build_id);
+	fputs(",\"mismatch\":", out);
+	json_bool(out, r->build_id_mismatch);
+	fprintf(out, "},\"vms_found\":%zu,\"vms_scanned\":%zu},\"threads\":[",
+		r->nvms, r->nvms_scanned);
 	for (size_t i = 0; i < r->nthreads; i++) {
 		const struct lc_thread *th = &r->threads[i];
 
@@ -182,9 +475,11 @@ void lc_report_print_json(const struct lc_report *r, FILE *out)
 			fputc(',', out);
 		fprintf(out, "{\"tid\":%d,\"name\":", th->tid);
 		json_str(out, th->name);
-		fprintf(out, ",\"crashed\":%s,\"partial\":%s,\"note\":",
-			th->crashed ? "true" : "false",
-			th->partial ? "true" : "false");
+		fputs(",\"crashed\":", out);
+		json_bool(out, th->crashed);
+		fputs(",\"partial\":", out);
+		json_bool(out, th->partial);
+		fputs(",\"note\":", out);
 		json_str(out, th->note);
 		fputs(",\"states\":[", out);
 		for (size_t j = 0; j < th->nstates; j++) {
@@ -192,48 +487,15 @@ void lc_report_print_json(const struct lc_report *r, FILE *out)
 				fputc(',', out);
 			json_addr(out, th->states[j]);
 		}
-		fputs("],\"frames\":[", out);
-		for (size_t j = 0; j < th->nframes; j++) {
-			const struct lc_frame *f = &th->frames[j];
-
-			if (j)
-				fputc(',', out);
-			if (f->kind == LC_FRAME_NATIVE) {
-				fputs("{\"kind\":\"native\",\"address\":", out);
-				json_addr(out, f->pc);
-				fputs(",\"function\":", out);
-				json_str(out, f->function);
-				fputs(",\"module\":", out);
-				json_str(out, f->module);
-				fputs(",\"file\":", out);
-				json_str(out, f->file);
-				fprintf(out, ",\"line\":%d,\"inlined\":%s}", f->line,
-					f->inlined ? "true" : "false");
-				continue;
-			}
-			fputs("{\"kind\":\"lua\",\"what\":", out);
-			json_str(out, f->what);
-			fputs(",\"source\":", out);
-			json_str(out, f->source);
-			fputs(",\"short_src\":", out);
-			json_str(out, f->short_src);
-			fprintf(out, ",\"currentline\":%d,\"linedefined\":%d,\"name\":",
-				f->currentline, f->linedefined);
-			json_str(out, f->name);
-			fputs(",\"namewhat\":", out);
-			json_str(out, f->namewhat);
-			fputs(",\"function\":", out);
-			json_str(out, f->function);
-			fprintf(out, ",\"istailcall\":%s,\"unplaced\":%s,\"partial\":%s,\"state\":",
-				f->istailcall ? "true" : "false",
-				f->unplaced ? "true" : "false",
-				f->partial ? "true" : "false");
-			json_addr(out, f->state);
-			fputs(",\"ci\":", out);
-			json_addr(out, f->ci);
-			fputc('}', out);
-		}
-		fputs("]}", out);
+		fputs("],\"frames\":", out);
+		json_frames(out, th->frames, th->nframes);
+		fputc('}', out);
+	}
+	fputs("],\"vms\":[", out);
+	for (size_t i = 0; i < r->nvms; i++) {
+		if (i)
+			fputc(',', out);
+		json_vm(out, r, &r->vms[i]);
 	}
 	fputs("]}\n", out);
 }

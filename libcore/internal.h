@@ -53,6 +53,8 @@ struct lc_segment {
 struct lc_target_thread {
 	int tid;
 	int signo;		/* pr_cursig */
+	uint64_t regs[17];	/* DWARF x86_64 numbering, from pr_reg */
+	bool have_regs;
 };
 
 struct lc_layout;
@@ -81,6 +83,10 @@ struct lc_target {
 	uint64_t fault_addr;
 	bool have_siginfo;
 	char fname[17];		/* NT_PRPSINFO pr_fname */
+	char *exe_build_id;	/* of the executable given, hex */
+	char *core_build_id;	/* of the main program in the core, hex */
+	char *core_exe_path;	/* the main program's path per the core */
+	bool build_id_mismatch;
 
 	struct lc_target_thread *threads;
 	size_t nthreads;

@@ -91,6 +91,38 @@ struct lc_layout {
 	struct {
 		struct lc_field len, metatable;
 	} ud;
+
+	/* ---- VMs, GC lists and per-thread internals (lua_vm.c) ---- */
+
+	/* global_State fields beyond G above; off == -1 where the version
+	 * has none (e.g. rootgc is 5.1 only, allgc 5.2+, Cstacklimit
+	 * 5.4.0-5.4.1 only). */
+	struct {
+		struct lc_field totalbytes, GCdebt, GCestimate, estimate,
+			gckind, gcemergency, gcpause, gcstepmul, gcstepsize,
+			genminormul, genmajormul, gcmajorinc, Cstacklimit,
+			rootgc, allgc, finobj, tobefnz, fixedgc;
+	} Gx;
+	struct {
+		/* CommonHeader 'next' (GC list link), 5.3+ 'nci'. */
+		struct lc_field next, nci;
+	} Lx;
+	struct {
+		/* The link of a thread's open-upvalue list: 5.1/5.2 the
+		 * CommonHeader 'next'; 5.3/5.4 'u.open.next'. */
+		struct lc_field open_next;
+	} uvx;
+	struct {
+		/* struct lua_longjmp (ldo.c's CU). */
+		struct lc_field previous, status;
+	} lj;
+	uint32_t sz_lstate;	/* sizeof(lua_State) */
+	/* g - g->mainthread for a VM made by lua_newstate (struct LG in
+	 * lstate.c: 5.1 { lua_State l; global_State g; }, 5.2+ { LX l;
+	 * global_State g; } with LX = { extra; lua_State l; }); 0 if
+	 * unknown. */
+	int64_t lg_g_minus_l;
+	bool lg_derived;	/* no struct LG in the DWARF: from sizes */
 };
 
 /* Resolve (once) the layout of the Lua VM in target t.  On failure the

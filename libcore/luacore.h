@@ -93,6 +93,9 @@ struct lc_value {
 				   array size; -1 if none */
 	int64_t hsize;		/* table hash size; -1 if none */
 	uint64_t metatable;	/* tables and full userdata; 0 if none */
+	char *str;		/* strings: the bytes (at most 4096), NUL-
+				   terminated, embedded NULs kept; else NULL */
+	size_t strlen;		/* bytes in str */
 	bool partial;		/* something was unreadable */
 };
 

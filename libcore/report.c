@@ -392,6 +392,30 @@ struct lc_error *lc_report_create(struct lc_target *t,
 	r->si_code = t->si_code;
 	r->fault_addr = t->fault_addr;
 
+	r->exe_build_id = lc_strdup_or_null(t->exe_build_id);
+	r->core_build_id = lc_strdup_or_null(t->core_build_id);
+	r->build_id_mismatch = t->build_id_mismatch;
+	if (t->build_id_mismatch) {
+		char *msg;
+
+		if (asprintf(&msg, "the executable %s (build-id %s) is not the program in this core%s%s%s%s%s; it was not used: symbols come from the files the core names",
+			     t->exe_path, t->exe_build_id ? t->exe_build_id : "?",
+			     t->core_exe_path ? " (" : "",
+			     t->core_exe_path ? t->core_exe_path : "",
+			     t->core_build_id ? ", build-id " : "",
+			     t->core_build_id ? t->core_build_id : "",
+			     t->core_exe_path ? ")" : "") >= 0) {
+			add_warning(r, msg);
+			free(msg);
+		}
+		r->partial = true;
+	}
+	for (size_t i = 0; i < t->nthreads && i < 1; i++) {
+		if (t->threads[i].have_regs && fatal_signal(t->signo)) {
+			memcpy(r->regs, t->threads[i].regs, sizeof(r->regs));
+			r->have_regs = true;
+		}
+	}
 	err = lc_lua_ctx_create(t, &ctx);
 	if (err) {
 		/* Owned by the target: copy the message. */
@@ -464,5 +488,7 @@ void lc_report_destroy(struct lc_report *r)
 	free(r->executable);
 	free(r->lua_version);
 	free(r->lua_module);
+	free(r->exe_build_id);
+	free(r->core_build_id);
 	free(r);
 }

@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <gelf.h>
+#include <elfutils/libdwelf.h>
+#include <sys/user.h>
 
 #include "internal.h"
 #include "layout.h"
@@ -157,6 +159,99 @@ struct lc_error *lc_target_read(struct lc_target *t, uint64_t addr,
 	return lc_error_fault(addr, "target memory");
 }
 
+/* pr_reg (struct user_regs_struct) in DWARF register order. */
+static void regs_from_prstatus(const struct elf_prstatus *st,
+			       struct lc_target_thread *th)
+{
+	struct user_regs_struct r;
+
+	memcpy(&r, &st->pr_reg, sizeof(r));
+	const uint64_t v[17] = {
+		r.rax, r.rdx, r.rcx, r.rbx, r.rsi, r.rdi, r.rbp, r.rsp,
+		r.r8, r.r9, r.r10, r.r11, r.r12, r.r13, r.r14, r.r15, r.rip,
+	};
+	memcpy(th->regs, v, sizeof(v));
+	th->have_regs = true;
+}
+
+static char *hex(const uint8_t *p, ssize_t n)
+{
+	char *s;
+
+	if (n <= 0 || n > 256 || !(s = malloc((size_t)n * 2 + 1)))
+		return NULL;
+	for (ssize_t i = 0; i < n; i++)
+		sprintf(s + 2 * i, "%02x", p[i]);
+	return s;
+}
+
+struct bid_match {
+	const uint8_t *id;
+	ssize_t len;
+	bool found;
+	Dwfl_Module *exe_mod;	/* the core's main program */
+	const char *fname;
+};
+
+static int match_build_id(Dwfl_Module *mod, void **ud, const char *name,
+			  Dwarf_Addr start, void *arg)
+{
+	struct bid_match *m = arg;
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	int n = dwfl_module_build_id(mod, &bits, &vaddr);
+	const char *base = name ? strrchr(name, '/') : NULL;
+
+	base = base ? base + 1 : name;
+	if (n > 0 && n == m->len && memcmp(bits, m->id, (size_t)n) == 0)
+		m->found = true;
+	/* The kernel truncates the process name to 15 bytes. */
+	if (base && m->fname[0] && !m->exe_mod &&
+	    strncmp(base, m->fname, 15) == 0)
+		m->exe_mod = mod;
+	return DWARF_CB_OK;
+}
+
+/* Is the executable the user named the one the core ran?  libdwfl
+ * quietly ignores a mismatching file; the user must hear about it. */
+static void check_build_id(struct lc_target *t, const char *exe_path)
+{
+	int fd = open(exe_path, O_RDONLY | O_CLOEXEC);
+	Elf *elf;
+	const void *id;
+	ssize_t n;
+	struct bid_match m = { .fname = t->fname };
+
+	if (fd < 0)
+		return;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	n = elf ? dwelf_elf_gnu_build_id(elf, &id) : -1;
+	if (n > 0) {
+		t->exe_build_id = hex(id, n);
+		m.id = id;
+		m.len = n;
+		dwfl_getmodules(t->dwfl, match_build_id, &m, 0);
+		t->build_id_mismatch = !m.found;
+		if (m.found) {
+			t->core_build_id = hex(id, n);
+		} else if (m.exe_mod) {
+			const unsigned char *bits;
+			GElf_Addr vaddr;
+			int bn = dwfl_module_build_id(m.exe_mod, &bits, &vaddr);
+			const char *name;
+
+			if (bn > 0)
+				t->core_build_id = hex(bits, bn);
+			name = dwfl_module_info(m.exe_mod, NULL, NULL, NULL,
+						NULL, NULL, NULL, NULL);
+			t->core_exe_path = lc_strdup_or_null(name);
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	close(fd);
+}
+
 /* Read the notes of a core: signal, pid, threads, process name. */
 static struct lc_error *read_notes(struct lc_target *t, const GElf_Phdr *ph)
 {
@@ -191,6 +286,7 @@ static struct lc_error *read_notes(struct lc_target *t, const GElf_Phdr *ph)
 			}
 			t->threads[t->nthreads].tid = st.pr_pid;
 			t->threads[t->nthreads].signo = st.pr_cursig;
+			regs_from_prstatus(&st, &t->threads[t->nthreads]);
 			t->nthreads++;
 			/* The first PRSTATUS is the thread that took the
 			 * signal (kernel and gdb both write it first). */
@@ -395,6 +491,8 @@ struct lc_error *lc_target_open_core(const char *core_path,
 		goto fail;
 	}
 	dwfl_report_end(t->dwfl, NULL, NULL);
+	if (exe_path)
+		check_build_id(t, exe_path);
 	/* Unwinding needs the attach; without it we still decode. */
 	t->dwfl_attached = dwfl_core_file_attach(t->dwfl, t->core_elf) >= 0;
 	dwfl_getmodules(t->dwfl, add_module_segments, t, 0);
@@ -473,5 +571,8 @@ void lc_target_destroy(struct lc_target *t)
 	free(t->threads);
 	free(t->core_path);
 	free(t->exe_path);
+	free(t->exe_build_id);
+	free(t->core_build_id);
+	free(t->core_exe_path);
 	free(t);
 }
