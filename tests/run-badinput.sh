@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Wrong files and wrong usage get a clear message and the documented exit
+# status (0 all shown, 1 partial, 2 nothing shown / fatal, 64 usage).
+set -uo pipefail
+top_builddir=${top_builddir:-.}
+inspect=$top_builddir/src/luacore-inspect
+out=${LUACORE_MATRIX_DIR:-$top_builddir/fixtures/out}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0 pass=0
+
+# expect STATUS PATTERN -- ARGS...: exit status and a line of stderr/stdout.
+expect() {
+	local want=$1 pattern=$2; shift 3
+	local rc=0
+	"$inspect" "$@" >"$tmp/out" 2>&1 || rc=$?
+	if [ "$rc" = "$want" ] && grep -qE -- "$pattern" "$tmp/out"; then
+		pass=$((pass + 1))
+		echo "PASS exit $rc: $*"
+	else
+		fail=$((fail + 1))
+		echo "FAIL (exit $rc, wanted $want and /$pattern/): $*"
+		sed 's/^/    /' "$tmp/out" | head -20
+	fi
+}
+
+: > "$tmp/empty"
+mkdir "$tmp/dir"
+expect 64 "Usage" --
+expect 64 "Usage" -- --no-such-option x
+expect 64 "max-frames" -- --max-frames 0 x
+expect 2 "cannot open core" -- "$tmp/missing"
+expect 2 "is empty" -- "$tmp/empty"
+expect 2 "not a regular file" -- "$tmp/dir"
+expect 2 "not an ELF file" -- "$0"
+expect 2 "not a core" -- "$(type -P true)"
+if [ -f "$out/deb-5.4/crash/core" ] && [ -f "$out/src-5.4.7-O2/lchost" ]; then
+	expect 1 "is not the program in this core" -- "$out/deb-5.4/crash/core" "$out/src-5.4.7-O2/lchost"
+	expect 0 "crashed: SIGSEGV" -- "$out/deb-5.4/crash/core" "$out/deb-5.4/crash/exe"
+else
+	echo "FAIL: no fixture cores in $out (tests/run-matrix.sh makes them)"
+	fail=$((fail + 1))
+fi
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
