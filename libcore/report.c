@@ -373,6 +373,22 @@ static int thread_cb(Dwfl_Thread *thread, void *arg)
 	return DWARF_CB_OK;
 }
 
+static void frame_free(struct lc_frame *f);
+
+/* --no-native: keep the Lua frames only. */
+static void drop_native(struct lc_thread *th)
+{
+	size_t out = 0;
+
+	for (size_t i = 0; i < th->nframes; i++) {
+		if (th->frames[i].kind == LC_FRAME_NATIVE)
+			frame_free(&th->frames[i]);
+		else
+			th->frames[out++] = th->frames[i];
+	}
+	th->nframes = out;
+}
+
 struct lc_error *lc_report_create(struct lc_target *t,
 				  const struct lc_report_options *opts,
 				  struct lc_report **ret)
@@ -439,7 +455,11 @@ struct lc_error *lc_report_create(struct lc_target *t,
 		return &lc_error_nomem;
 	}
 	for (size_t i = 0; i < t->nthreads; i++) {
-		struct lc_thread *th = &r->threads[r->nthreads++];
+		struct lc_thread *th;
+
+		if (opts && opts->tid && t->threads[i].tid != opts->tid)
+			continue;
+		th = &r->threads[r->nthreads++];
 
 		th->tid = t->threads[i].tid;
 		th->signo = t->threads[i].signo;
@@ -447,8 +467,19 @@ struct lc_error *lc_report_create(struct lc_target *t,
 		if (th->tid == t->pid && t->fname[0])
 			th->name = strdup(t->fname);
 		build_thread(t, ctx, max, th);
+		if (opts && opts->no_native)
+			drop_native(th);
 		if (th->partial)
 			r->partial = true;
+	}
+	if (opts && opts->tid && r->nthreads == 0) {
+		char *msg;
+
+		if (asprintf(&msg, "no thread %d in this core", opts->tid) >= 0) {
+			add_warning(r, msg);
+			free(msg);
+		}
+		r->partial = true;
 	}
 	lc_lua_ctx_destroy(ctx);
 	*ret = r;

@@ -4,7 +4,9 @@
  * suspicious), 2 nothing shown / fatal, 64 usage. */
 #include <config.h>
 
+#include <errno.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,14 +17,56 @@
 #define EXIT_FATAL	2
 #define EXIT_USAGE	64
 
+#define LC_ARRAY_MAX	64	/* --state options */
+
+static int number(const char *arg, long lo, long hi, const char *opt, long *ret)
+{
+	char *end;
+	long n;
+
+	errno = 0;
+	n = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || n < lo || n > hi) {
+		fprintf(stderr, "luacore-inspect: %s takes a number from %ld to %ld\n",
+			opt, lo, hi);
+		return -1;
+	}
+	*ret = n;
+	return 0;
+}
+
+static int address(const char *arg, const char *opt, uint64_t *ret)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(arg, &end, 0);
+	if (errno || end == arg || *end || v == 0) {
+		fprintf(stderr, "luacore-inspect: %s takes an address such as 0x55d0c0a012a0\n",
+			opt);
+		return -1;
+	}
+	*ret = v;
+	return 0;
+}
+
 static void usage(FILE *out)
 {
 	fputs("Usage: luacore-inspect [OPTIONS] CORE [EXECUTABLE]\n"
 	      "Show every thread's mixed C+Lua backtrace from a core file of a\n"
 	      "process that embeds Lua 5.1-5.4.\n"
 	      "\n"
-	      "  --json             print one JSON document (format luacore-inspect/0)\n"
+	      "  --json             print one JSON document (format luacore-inspect/1)\n"
 	      "  --max-frames N     at most N frames per thread (default 512)\n"
+	      "  --locals           show locals, varargs and upvalues of Lua frames\n"
+	      "  --stack            show every data-stack slot, and stale ones above top\n"
+	      "  --residue N        stale slots above top shown with --stack (default 16)\n"
+	      "  --thread TID       only this OS thread\n"
+	      "  --vm ADDR          only the VM whose global_State is at ADDR\n"
+	      "  --state ADDR       also decode the lua_State at ADDR\n"
+	      "  --no-native        Lua frames only\n"
+	      "  --no-scan          do not scan memory for VMs idle on no thread\n"
 	      "  -h, --help         show this help\n"
 	      "  -V, --version      show the version\n"
 	      "\n"
@@ -39,6 +83,14 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "max-frames", required_argument, NULL, 'm' },
+		{ "locals", no_argument, NULL, 'l' },
+		{ "stack", no_argument, NULL, 's' },
+		{ "residue", required_argument, NULL, 'r' },
+		{ "thread", required_argument, NULL, 't' },
+		{ "vm", required_argument, NULL, 'v' },
+		{ "state", required_argument, NULL, 'S' },
+		{ "no-native", no_argument, NULL, 'n' },
+		{ "no-scan", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
@@ -47,7 +99,10 @@ int main(int argc, char **argv)
 	struct lc_target *t;
 	struct lc_report *r;
 	struct lc_error *err;
-	bool json = false;
+	bool json = false, residue_set = false;
+	uint64_t states[LC_ARRAY_MAX];
+	size_t nstates = 0;
+	long n;
 	int c, status;
 
 	while ((c = getopt_long(argc, argv, "hV", longopts, NULL)) != -1) {
@@ -55,17 +110,44 @@ int main(int argc, char **argv)
 		case 'j':
 			json = true;
 			break;
-		case 'm': {
-			char *end;
-			long n = strtol(optarg, &end, 10);
-
-			if (*end || n <= 0 || n > 1000000) {
-				fprintf(stderr, "luacore-inspect: --max-frames takes a number from 1 to 1000000\n");
+		case 'm':
+			if (number(optarg, 1, 1000000, "--max-frames", &n) < 0)
 				return EXIT_USAGE;
-			}
 			opts.max_frames = (int)n;
 			break;
-		}
+		case 'r':
+			if (number(optarg, 0, 100000, "--residue", &n) < 0)
+				return EXIT_USAGE;
+			opts.residue = (int)n;
+			residue_set = true;
+			break;
+		case 't':
+			if (number(optarg, 1, INT32_MAX, "--thread", &n) < 0)
+				return EXIT_USAGE;
+			opts.tid = (int)n;
+			break;
+		case 'v':
+			if (address(optarg, "--vm", &opts.vm) < 0)
+				return EXIT_USAGE;
+			break;
+		case 'S':
+			if (nstates == LC_ARRAY_MAX ||
+			    address(optarg, "--state", &states[nstates]) < 0)
+				return EXIT_USAGE;
+			nstates++;
+			break;
+		case 'l':
+			opts.locals = true;
+			break;
+		case 's':
+			opts.stack = true;
+			break;
+		case 'n':
+			opts.no_native = true;
+			break;
+		case 'N':
+			opts.no_scan = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -77,6 +159,10 @@ int main(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
+	if (!residue_set)
+		opts.residue = 16;
+	opts.states = states;
+	opts.nstates = nstates;
 	if (optind >= argc || argc - optind > 2) {
 		usage(stderr);
 		return EXIT_USAGE;
