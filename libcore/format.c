@@ -56,6 +56,118 @@ static void lua_where(const struct lc_frame *f, FILE *out)
 		fputs("?", out);
 }
 
+static void print_lua_frame(const struct lc_frame *f, const char *indent,
+			    FILE *out)
+{
+	fprintf(out, "%slua: ", indent);
+	lua_where(f, out);
+	if (f->function)
+		fprintf(out, " [%s]", f->function);
+	if (f->istailcall)
+		fputs(" (tail call)", out);
+	if (f->unplaced)
+		fputs(" (unplaced)", out);
+	if (f->partial)
+		fputs(" (partial)", out);
+	fputc('\n', out);
+	for (size_t i = 0; i < f->nvars; i++) {
+		const struct lc_var *v = &f->vars[i];
+
+		fprintf(out, "%s       %s %s = %s%s\n", indent, v->kind,
+			v->name ? v->name : "?",
+			v->value.text ? v->value.text : "?",
+			v->value.partial ? " (partial)" : "");
+	}
+}
+
+static void print_luathread(const struct lc_luathread *lt, FILE *out)
+{
+	fprintf(out, "  lua_State 0x%" PRIx64 " %s %s", lt->addr,
+		lt->is_main ? "main" : "coroutine",
+		lt->status ? lt->status : "?");
+	if (lt->os_tid)
+		fprintf(out, " on thread %d", lt->os_tid);
+	if (lt->resumed_by)
+		fprintf(out, ", resumed by 0x%" PRIx64, lt->resumed_by);
+	if (lt->status && strcmp(lt->status, "error") == 0)
+		fprintf(out, " (status %d)", lt->raw_status);
+	fputc('\n', out);
+	fprintf(out, "    ccalls %u, nny %u (nCcalls 0x%x); errorJmp ", lt->ccalls,
+		lt->nny, lt->nCcalls_raw);
+	if (lt->errorjmp)
+		fprintf(out, "0x%" PRIx64 " (%s, status %d)%s", lt->errorjmp,
+			lt->errorjmp_on_stack ? "on its thread's stack" :
+			"not on a known stack", lt->errorjmp_status,
+			lt->errorjmp_suspicious ? " SUSPICIOUS" : "");
+	else
+		fputs("none", out);
+	fputc('\n', out);
+	fputs("    hook ", out);
+	if (lt->hook)
+		fprintf(out, "0x%" PRIx64 " [%s] mask 0x%x count %d/%d",
+			lt->hook, lt->hook_name ? lt->hook_name : "?",
+			lt->hookmask, lt->hookcount, lt->basehookcount);
+	else
+		fputs("none", out);
+	fprintf(out, ", allowhook %d; stack %ld slots, top at %" PRId64
+		", %ld CallInfos, %ld open upvalues",
+		lt->allowhook, lt->stacksize,
+		lt->top >= lt->stack && lt->stack ?
+		(int64_t)(lt->top - lt->stack) : (int64_t)-1,
+		lt->ci_depth, lt->openupval);
+	if (lt->tbclist)
+		fprintf(out, ", tbclist 0x%" PRIx64, lt->tbclist);
+	fputc('\n', out);
+	for (size_t j = 0; j < lt->nframes; j++)
+		print_lua_frame(&lt->frames[j], "    ", out);
+	for (size_t j = 0; j < lt->nslots; j++) {
+		const struct lc_slot *sl = &lt->slots[j];
+
+		fprintf(out, "    [%4ld] 0x%016" PRIx64 " %-9s %s%s\n", sl->index,
+			sl->addr, sl->residue ? "residue" :
+			sl->is_func ? "function" : "",
+			sl->value.text ? sl->value.text : "?",
+			sl->frame >= 0 ? "" : "");
+	}
+	if (lt->note)
+		fprintf(out, "    note: %s\n", lt->note);
+}
+
+static void print_vms(const struct lc_report *r, FILE *out)
+{
+	fprintf(out, "\nVMs: %zu (%zu found only by scanning memory)\n",
+		r->nvms, r->nvms_scanned);
+	for (size_t i = 0; i < r->nvms; i++) {
+		const struct lc_vm *vm = &r->vms[i];
+
+		fprintf(out, "\nVM 0x%" PRIx64 " (found by %s): %" PRId64
+			" bytes in use, gc %s (%s), debt %" PRId64
+			", estimate %" PRId64, vm->g,
+			vm->found_by ? vm->found_by : "?", vm->memory,
+			vm->gcstate_name ? vm->gcstate_name : "?",
+			vm->gckind ? vm->gckind : "?", vm->gcdebt,
+			vm->gcestimate);
+		if (vm->gcpause >= 0)
+			fprintf(out, ", pause %d", vm->gcpause);
+		if (vm->gcstepmul >= 0)
+			fprintf(out, ", stepmul %d", vm->gcstepmul);
+		if (vm->gcstepsize >= 0)
+			fprintf(out, ", stepsize %d", vm->gcstepsize);
+		fputc('\n', out);
+		if (vm->nchain) {
+			fputs("  resume chain:", out);
+			for (size_t c = 0; c < vm->nchain; c++)
+				fprintf(out, "%s0x%" PRIx64, c ? " -> " : " ",
+					vm->chain[c]);
+			fputc('\n', out);
+		}
+		if (vm->note)
+			fprintf(out, "  note: %s\n", vm->note);
+		for (size_t k = 0; k < vm->nthreads; k++)
+			print_luathread(&vm->threads[k], out);
+	}
+}
+
 void lc_report_print_text(const struct lc_report *r, FILE *out)
 {
 	if (r->core)
@@ -116,21 +228,13 @@ void lc_report_print_text(const struct lc_report *r, FILE *out)
 				fputc('\n', out);
 				continue;
 			}
-			fputs("     lua: ", out);
-			lua_where(f, out);
-			if (f->function)
-				fprintf(out, " [%s]", f->function);
-			if (f->istailcall)
-				fputs(" (tail call)", out);
-			if (f->unplaced)
-				fputs(" (unplaced)", out);
-			if (f->partial)
-				fputs(" (partial)", out);
-			fputc('\n', out);
+			print_lua_frame(f, "     ", out);
 		}
 		if (th->note)
 			fprintf(out, "note: %s\n", th->note);
 	}
+	if (r->nvms)
+		print_vms(r, out);
 }
 
 static void json_str(FILE *out, const char *s)

@@ -27,6 +27,10 @@ else
 	status=1
 fi
 
+echo "== JSON schema (doc/luacore-inspect.schema.json)"
+"$py" "$top_srcdir/tests/matrix/validate_schema.py" \
+	"$top_srcdir/doc/luacore-inspect.schema.json" "$out"/*/*/report.json || status=1
+
 # The matrix: one row per scenario, one column per build.
 echo "== matrix (ok = every Lua frame matches the script's debug.getinfo)"
 awk '
