@@ -269,6 +269,158 @@ START_TEST(test_state_validation)
 }
 END_TEST
 
+/* The same three-frame image for 5.1 (CallInfo array, L->savedpc for the
+ * running function, int tags, absolute lineinfo) and 5.3 (linked
+ * CallInfos, CIST_LUA, absolute lineinfo), through Debian's liblua5.1 and
+ * liblua5.3 DWARF. */
+static struct lc_target *lib_target(struct image *im, const char *lib,
+				    const struct lc_layout **l)
+{
+	struct lc_target *t;
+	struct lc_error *err;
+
+	im->base = BASE;
+	ck_assert_ptr_null(lc_target_create_callback(image_read, im, &t));
+	err = lc_target_add_module(t, lib, 0x7f0000000000ull);
+	ck_assert_msg(err == NULL, "%s", lc_error_message(err));
+	err = lc_layout_get(t, l);
+	ck_assert_msg(err == NULL, "%s (install the liblua5.X-0-dbg packages)",
+		      lc_error_message(err));
+	return t;
+}
+
+static void build_old(struct image *im, const struct lc_layout *l)
+{
+	uint64_t cis[4];
+
+	put(im, G, l->G.mainthread, L);
+	put(im, L, l->L.tt, 8);
+	put(im, L, l->L.l_G, G);
+	put(im, L, l->L.stack, STK);
+	put(im, L, l->L.top, STK + 10 * l->sz_tvalue);
+	put(im, L, l->L.stack_last, STK + 40 * l->sz_tvalue);
+	if (l->major == 501) {
+		/* base_ci is an array: [base, f0, f1, f2]. */
+		for (int i = 0; i < 4; i++)
+			cis[i] = CI0 + (uint64_t)i * l->sz_callinfo;
+		put(im, L, l->L.base_ci, cis[0]);
+		put(im, L, l->L.end_ci, cis[0] + 8 * (uint64_t)l->sz_callinfo);
+		put(im, L, l->L.ci, cis[3]);
+		/* The running function's pc lives in the state. */
+		put(im, L, l->L.savedpc, CODE + (uint64_t)(200 + 1) * 4);
+	} else {
+		cis[0] = L + (uint64_t)l->L.base_ci.off;
+		cis[1] = CI0;
+		cis[2] = CI1;
+		cis[3] = CI2;
+		put(im, L, l->L.ci, cis[3]);
+		for (int i = 1; i < 4; i++) {
+			put(im, cis[i], l->ci.previous, cis[i - 1]);
+			put(im, cis[i - 1], l->ci.next, cis[i]);
+		}
+	}
+	for (int i = 1; i < 4; i++) {
+		uint64_t slot = STK + (uint64_t)(i - 1) * 3 * l->sz_tvalue;
+
+		put(im, cis[i], l->ci.func, slot);
+		put64(im, slot, CL);
+		/* 5.1 LUA_TFUNCTION; 5.3 a collectable Lua closure. */
+		put(im, slot, l->tv.tt, l->major == 501 ? 6 : 0x46);
+		if (LC_HAS(l->ci.callstatus))
+			put(im, cis[i], l->ci.callstatus, 1u << 1); /* CIST_LUA */
+		/* 5.1: the running frame's own savedpc is stale (pc 250);
+		 * L->savedpc (pc 200) must win. */
+		int pc = l->major == 501 && i == 3 ? 250 : (i - 1) * 100;
+
+		put(im, cis[i], l->ci.savedpc, CODE + (uint64_t)(pc + 1) * 4);
+	}
+	if (l->major == 501)
+		put(im, CL, l->cl.isC, 0);
+	put(im, CL, l->cl.p, P);
+	put(im, P, l->p.code, CODE);
+	put(im, P, l->p.sizecode, 300);
+	put(im, P, l->p.linedefined, 10);
+	put(im, P, l->p.lastlinedefined, 900);
+	put(im, P, l->p.lineinfo, LI);
+	put(im, P, l->p.sizelineinfo, 300);
+	for (int pc = 0; pc < 300; pc++) {
+		int32_t line = 1000 + pc * 2;
+
+		memcpy(im->bytes + (LI - BASE) + pc * 4, &line, 4);
+	}
+	put(im, P, l->p.source, SRC);
+	if (l->major == 501) {
+		put(im, SRC, l->ts.len, 6);
+	} else {
+		put(im, SRC, l->ts.tt, 0x04);
+		put(im, SRC, l->ts.shrlen, 6);
+	}
+	memcpy(im->bytes + (SRC - BASE) + l->ts_contents, "@t.lua", 6);
+}
+
+static void check_old(const char *lib, int major)
+{
+	struct image *im = calloc(1, sizeof(*im));
+	const struct lc_layout *l;
+	struct lc_target *t = lib_target(im, lib, &l);
+	struct lc_lua_ctx *ctx;
+	struct lc_lstate st;
+	struct lc_ci *cis;
+	size_t n;
+	bool partial;
+	/* Innermost first: pc 200, 100, 0; lineinfo[pc] = 1000 + 2 pc. */
+	const int want[3] = { 1400, 1200, 1000 };
+
+	ck_assert_int_eq(l->major, major);
+	build_old(im, l);
+	ck_assert_ptr_null(lc_lua_ctx_create(t, &ctx));
+	ck_assert_int_eq(lc_lua_state_read(ctx, L, &st), 0);
+	ck_assert_ptr_null(lc_lua_walk(ctx, &st, 100, &cis, &n, &partial));
+	ck_assert(!partial);
+	ck_assert_uint_eq(n, 3);
+	for (size_t i = 0; i < n; i++) {
+		struct lc_frame f = { 0 };
+
+		ck_assert(cis[i].is_lua);
+		lc_lua_frame(ctx, &st, cis, n, i, &f);
+		ck_assert_str_eq(f.source, "@t.lua");
+		ck_assert_int_eq(f.currentline, want[i]);
+		free(f.source);
+		free(f.short_src);
+		free(f.name);
+		free(f.function);
+		free(f.global_name);
+	}
+	free(cis);
+	/* A broken chain ends the walk, marked partial. */
+	if (major == 501)
+		put(im, L, l->L.ci, CI0 + 3 * (uint64_t)l->sz_callinfo + 1);
+	else
+		put(im, CI1, l->ci.next, CI0);
+	if (lc_lua_state_read(ctx, L, &st) == 0) {
+		ck_assert_ptr_null(lc_lua_walk(ctx, &st, 100, &cis, &n, &partial));
+		ck_assert(partial);
+		free(cis);
+	} else {
+		ck_assert_int_eq(major, 501);	/* misaligned ci rejected */
+	}
+	lc_lua_ctx_destroy(ctx);
+	lc_target_destroy(t);
+	free(im);
+}
+
+START_TEST(test_walk_and_lines_51)
+{
+	check_old("/usr/lib/x86_64-linux-gnu/liblua5.1.so.0", 501);
+}
+END_TEST
+
+START_TEST(test_walk_and_lines_53)
+{
+	check_old("/usr/lib/x86_64-linux-gnu/liblua5.3.so.0", 503);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("target");
@@ -281,6 +433,8 @@ int main(void)
 	tcase_add_test(tc, test_walk_and_lines_54);
 	tcase_add_test(tc, test_walk_cycle_is_partial);
 	tcase_add_test(tc, test_state_validation);
+	tcase_add_test(tc, test_walk_and_lines_51);
+	tcase_add_test(tc, test_walk_and_lines_53);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
