@@ -109,25 +109,32 @@ static void print_luathread(const struct lc_luathread *lt, FILE *out)
 			lt->hookmask, lt->hookcount, lt->basehookcount);
 	else
 		fputs("none", out);
-	fprintf(out, ", allowhook %d; stack %ld slots, top at %" PRId64
+	fprintf(out, ", allowhook %d; stack %ld slots, top at slot %ld"
 		", %ld CallInfos, %ld open upvalues",
-		lt->allowhook, lt->stacksize,
-		lt->top >= lt->stack && lt->stack ?
-		(int64_t)(lt->top - lt->stack) : (int64_t)-1,
-		lt->ci_depth, lt->openupval);
+		lt->allowhook, lt->stacksize, lt->topslot, lt->ci_depth,
+		lt->openupval);
 	if (lt->tbclist)
 		fprintf(out, ", tbclist 0x%" PRIx64, lt->tbclist);
 	fputc('\n', out);
-	for (size_t j = 0; j < lt->nframes; j++)
-		print_lua_frame(&lt->frames[j], "    ", out);
+	/* A state running on an OS thread has its frames in that thread's
+	 * mixed stack above. */
+	if (lt->os_tid && lt->nframes)
+		fprintf(out, "    %zu Lua frames: see Thread %d\n", lt->nframes,
+			lt->os_tid);
+	else
+		for (size_t j = 0; j < lt->nframes; j++)
+			print_lua_frame(&lt->frames[j], "    ", out);
 	for (size_t j = 0; j < lt->nslots; j++) {
 		const struct lc_slot *sl = &lt->slots[j];
 
-		fprintf(out, "    [%4ld] 0x%016" PRIx64 " %-9s %s%s\n", sl->index,
-			sl->addr, sl->residue ? "residue" :
-			sl->is_func ? "function" : "",
-			sl->value.text ? sl->value.text : "?",
-			sl->frame >= 0 ? "" : "");
+		char owner[32] = "";
+
+		if (sl->frame >= 0)
+			snprintf(owner, sizeof(owner), "lua#%ld", sl->frame);
+		fprintf(out, "    [%4ld] 0x%016" PRIx64 " %-8s %-8s %s\n",
+			sl->index, sl->addr, owner,
+			sl->residue ? "residue" : sl->is_func ? "function" : "",
+			sl->value.text ? sl->value.text : "?");
 	}
 	if (lt->note)
 		fprintf(out, "    note: %s\n", lt->note);
@@ -442,8 +449,8 @@ static void json_luathread(FILE *out, const struct lc_luathread *th)
 	json_addr_or_null(out, th->top);
 	fputs(",\"stack_last\":", out);
 	json_addr_or_null(out, th->stack_last);
-	fprintf(out, ",\"stacksize\":%ld,\"ci_depth\":%ld,\"openupval\":%ld,\"tbclist\":",
-		th->stacksize, th->ci_depth, th->openupval);
+	fprintf(out, ",\"stacksize\":%ld,\"topslot\":%ld,\"ci_depth\":%ld,\"openupval\":%ld,\"tbclist\":",
+		th->stacksize, th->topslot, th->ci_depth, th->openupval);
 	json_addr_or_null(out, th->tbclist);
 	fputs(",\"partial\":", out);
 	json_bool(out, th->partial);

@@ -295,6 +295,125 @@ static bool parse_ident(const char *s, int *release, char *version,
 	return true;
 }
 
+/* ---- types outside the main search (lua_vm.c's fields) ---- */
+
+/* A struct named "name" (or a typedef of one) among the top-level DIEs of
+ * unit, following dwz's imported units one level deep. */
+static bool find_struct_in_unit(Dwarf_Die *unit, const char *name,
+				Dwarf_Die *ret, int depth)
+{
+	Dwarf_Die child;
+	int n = 0;
+
+	if (dwarf_child(unit, &child) != 0)
+		return false;
+	do {
+		int tag = dwarf_tag(&child);
+
+		if (tag == DW_TAG_imported_unit && depth < 2) {
+			Dwarf_Attribute attr;
+			Dwarf_Die imp;
+
+			if (dwarf_attr(&child, DW_AT_import, &attr) &&
+			    dwarf_formref_die(&attr, &imp) &&
+			    find_struct_in_unit(&imp, name, ret, depth + 1))
+				return true;
+		} else if ((tag == DW_TAG_structure_type ||
+			    tag == DW_TAG_typedef) &&
+			   !dwarf_hasattr(&child, DW_AT_declaration)) {
+			const char *dn = dwarf_diename(&child);
+			Dwarf_Die d = child;
+
+			if (dn && strcmp(dn, name) == 0 && peel(&d) &&
+			    dwarf_tag(&d) == DW_TAG_structure_type &&
+			    !dwarf_hasattr(&d, DW_AT_declaration)) {
+				*ret = d;
+				return true;
+			}
+		}
+	} while (dwarf_siblingof(&child, &child) == 0 && ++n < 1000000);
+	return false;
+}
+
+/* The struct "name" as the CU of one of Lua's source files "files" (by
+ * base name) defines it: struct LG is private to lstate.c, struct
+ * lua_longjmp to ldo.c (onelua.c holds both). */
+static bool find_private_struct(Dwfl_Module *mod, const char *const *files,
+				size_t nfiles, const char *name, Dwarf_Die *ret)
+{
+	Dwarf_Die *cu = NULL;
+	Dwarf_Addr bias;
+
+	while ((cu = dwfl_module_nextcu(mod, cu, &bias))) {
+		const char *cn = dwarf_diename(cu);
+		const char *base;
+
+		if (!cn)
+			continue;
+		base = strrchr(cn, '/');
+		base = base ? base + 1 : cn;
+		for (size_t i = 0; i < nfiles; i++)
+			if (strcmp(base, files[i]) == 0 &&
+			    find_struct_in_unit(cu, name, ret, 0))
+				return true;
+	}
+	return false;
+}
+
+/* Fields for VM discovery, GC lists and thread internals (lua_vm.c). */
+static void vm_layout(struct lc_layout *l, Dwfl_Module *mod,
+		      struct type_search *ts)
+{
+	static const char *const lstate_files[] = { "lstate.c", "onelua.c" };
+	static const char *const ldo_files[] = { "ldo.c", "onelua.c" };
+	Dwarf_Die *G = &ts->dies[T_GLOBAL], *S = &ts->dies[T_STATE];
+	Dwarf_Die *U = &ts->dies[T_UPVAL];
+	bool fg = ts->found[T_GLOBAL], fs = ts->found[T_STATE];
+	bool fu = ts->found[T_UPVAL];
+	Dwarf_Die d;
+
+#define GX(fld) l->Gx.fld = field(G, fg, #fld)
+	GX(totalbytes); GX(GCdebt); GX(GCestimate); GX(estimate); GX(gckind);
+	GX(gcemergency); GX(gcpause); GX(gcstepmul); GX(gcstepsize);
+	GX(genminormul); GX(genmajormul); GX(gcmajorinc); GX(Cstacklimit);
+	GX(rootgc); GX(allgc); GX(finobj); GX(tobefnz); GX(fixedgc);
+#undef GX
+	l->Lx.next = field(S, fs, "next");
+	l->Lx.nci = field(S, fs, "nci");
+	l->uvx.open_next = field(U, fu, l->major <= 502 ? "next" :
+				 "u.open.next");
+	l->sz_lstate = fs ? type_size(S) : 0;
+	if (find_private_struct(mod, ldo_files, LC_ARRAY_SIZE(ldo_files),
+				"lua_longjmp", &d)) {
+		l->lj.previous = field(&d, true, "previous");
+		l->lj.status = field(&d, true, "status");
+	} else {
+		l->lj.previous = l->lj.status = (struct lc_field){ -1, 0 };
+	}
+	l->lg_g_minus_l = 0;
+	if (find_private_struct(mod, lstate_files,
+				LC_ARRAY_SIZE(lstate_files), "LG", &d)) {
+		struct lc_field g = field(&d, true, "g");
+		/* 5.2+: LG.l is an LX holding the lua_State at LX.l. */
+		struct lc_field lx = field(&d, true, "l.l");
+
+		if (lx.off < 0)
+			lx = field(&d, true, "l");
+		if (g.off > 0 && lx.off >= 0 && g.off > lx.off)
+			l->lg_g_minus_l = g.off - lx.off;
+	}
+	if (!l->lg_g_minus_l && l->sz_lstate) {
+		/* luaconf.h defaults: LUA_EXTRASPACE is sizeof(void *) in
+		 * 5.3/5.4, LUAI_EXTRASPACE undefined (0) in 5.1/5.2;
+		 * global_State is 8-aligned. */
+		uint64_t extra = l->major >= 503 ? 8 : 0;
+
+		l->lg_g_minus_l = (int64_t)(((extra + l->sz_lstate + 7) & ~7ull) -
+					    extra);
+		l->lg_derived = true;
+	}
+}
+
 static struct lc_error *build_layout(struct lc_target *t,
 				     struct lc_layout **ret)
 {
@@ -510,6 +629,8 @@ static struct lc_error *build_layout(struct lc_target *t,
 			l->ud.metatable = field(&D[T_UDATA], F[T_UDATA], "metatable");
 		}
 	}
+
+	vm_layout(l, ss.mod, &ts);
 
 	/* The fields no decoding can do without. */
 	{

@@ -190,6 +190,7 @@ struct lc_luathread {
 	int hookmask, basehookcount, hookcount, allowhook;
 	uint64_t stack, top, stack_last;
 	long stacksize;		/* slots from stack to stack_last */
+	long topslot;		/* top - stack, in slots; -1 if unknown */
 	long ci_depth;		/* CallInfos above the base one */
 	long openupval;		/* open upvalues (list length) */
 	uint64_t tbclist;	/* 5.4 to-be-closed list, 0 if none */

@@ -17,6 +17,8 @@
 #include <string.h>
 
 #include "lua.h"
+#include "lua_values.h"
+#include "lua_vm.h"
 #include "unwind.h"
 
 #define DEFAULT_MAX_FRAMES	512
@@ -27,6 +29,7 @@ struct chain_state {
 	struct lc_ci *cis;
 	size_t ncis, next;	/* next CallInfo to emit */
 	bool partial;
+	bool locals;		/* decode each frame's variables */
 };
 
 struct out {
@@ -92,23 +95,32 @@ static void symbolize_cfunc(struct lc_target *t, uint64_t addr, char **ret)
 	*ret = lc_strdup_or_null(name);
 }
 
-static void emit_ci(struct lc_target *t, struct lc_lua_ctx *ctx,
-		    struct chain_state *cs, struct out *o, bool unplaced)
+/* Push the frame of cis[j] (and, 5.1, the lost tail calls it hides). */
+static void push_lua_frame(struct lc_target *t, struct lc_lua_ctx *ctx,
+			   bool locals, const struct lc_lstate *st,
+			   const struct lc_ci *cis, size_t n, size_t j,
+			   struct out *o, bool unplaced)
 {
-	size_t j = cs->next++;
 	struct lc_frame *f = out_push(o);
 
 	if (!f)
 		return;
-	lc_lua_frame(ctx, &cs->st, cs->cis, cs->ncis, j, f);
+	lc_lua_frame(ctx, st, cis, n, j, f);
 	f->unplaced = unplaced;
 	if (f->cfunc)
 		symbolize_cfunc(t, f->cfunc, &f->function);
+	if (locals && cis[j].is_lua) {
+		struct lc_error *err = lc_lua_frame_vars(ctx, st, cis, n, j,
+							 &f->vars, &f->nvars);
+		if (err) {
+			f->partial = true;
+			lc_error_destroy(err);
+		}
+	}
 	/* 5.1 counts lost tail calls on the Lua CallInfo that replaced them
 	 * (C CallInfos leave the field stale); lua_getstack reports them as
 	 * levels of their own, outside it. */
-	for (int k = 0; cs->cis[j].is_lua && k < cs->cis[j].tailcalls &&
-			k < 1000; k++) {
+	for (int k = 0; cis[j].is_lua && k < cis[j].tailcalls && k < 1000; k++) {
 		struct lc_frame *tf = out_push(o);
 
 		if (!tf)
@@ -120,9 +132,18 @@ static void emit_ci(struct lc_target *t, struct lc_lua_ctx *ctx,
 		tf->currentline = -1;
 		tf->linedefined = -1;
 		tf->namewhat = "";
-		tf->state = cs->st.addr;
+		tf->state = st->addr;
 		tf->unplaced = unplaced;
 	}
+}
+
+static void emit_ci(struct lc_target *t, struct lc_lua_ctx *ctx,
+		    struct chain_state *cs, struct out *o, bool unplaced)
+{
+	size_t j = cs->next++;
+
+	push_lua_frame(t, ctx, cs->locals, &cs->st, cs->cis, cs->ncis, j, o,
+		       unplaced);
 }
 
 static void native_to_frame(const struct lc_native_frame *nf, struct lc_frame *f)
@@ -138,7 +159,10 @@ static void native_to_frame(const struct lc_native_frame *nf, struct lc_frame *f
 	f->currentline = -1;
 }
 
+static void frame_free(struct lc_frame *f);
+
 static void build_thread(struct lc_target *t, struct lc_lua_ctx *ctx,
+			 const struct lc_report_options *opts,
 			 size_t max_frames, struct lc_thread *th)
 {
 	const struct lc_layout *l = ctx ? lc_lua_layout(ctx) : NULL;
@@ -178,8 +202,11 @@ static void build_thread(struct lc_target *t, struct lc_lua_ctx *ctx,
 					break;
 			if (j < ncs)
 				continue;
+			/* Running or normal: status LUA_OK with frames.  A
+			 * coroutine that died of an error keeps its frames
+			 * (and a yielded one its), but runs nowhere. */
 			if (lc_lua_state_read(ctx, a, &st) < 0 ||
-			    !lc_lua_state_active(&st))
+			    !lc_lua_state_active(&st) || st.status != 0)
 				continue;
 			void *p = realloc(cs, (ncs + 1) * sizeof(*cs));
 			if (!p)
@@ -188,6 +215,7 @@ static void build_thread(struct lc_target *t, struct lc_lua_ctx *ctx,
 			memset(&cs[ncs], 0, sizeof(cs[0]));
 			cs[ncs].st = st;
 			cs[ncs].first_frame = i;
+			cs[ncs].locals = opts && opts->locals;
 			ncs++;
 		}
 	}
@@ -314,6 +342,15 @@ static void build_thread(struct lc_target *t, struct lc_lua_ctx *ctx,
 		while (cs[cur].next < cs[cur].ncis && !o.nomem)
 			emit_ci(t, ctx, &cs[cur], &o, true);
 
+	/* --max-frames bounds what is shown, natives and Lua together. */
+	if (o.n > max_frames) {
+		for (size_t i = max_frames; i < o.n; i++)
+			frame_free(&o.frames[i]);
+		o.n = max_frames;
+		th->partial = true;
+		if (!th->note)
+			th->note = strdup("stack truncated at the frame limit (--max-frames)");
+	}
 	th->frames = o.frames;
 	th->nframes = o.n;
 	for (size_t i = 0; i < o.n; i++) {
@@ -373,7 +410,270 @@ static int thread_cb(Dwfl_Thread *thread, void *arg)
 	return DWARF_CB_OK;
 }
 
-static void frame_free(struct lc_frame *f);
+/* ---- every VM of the process ---- */
+
+
+/* What the report added to a VM, then what the decoder allocated. */
+static void vm_free(struct lc_vm *vm)
+{
+	for (size_t k = 0; k < vm->nthreads; k++) {
+		struct lc_luathread *lt = &vm->threads[k];
+
+		for (size_t j = 0; j < lt->nframes; j++)
+			frame_free(&lt->frames[j]);
+		free(lt->frames);
+		lt->frames = NULL;
+		lc_slots_free(lt->slots, lt->nslots);
+		lt->slots = NULL;
+	}
+	free(vm->chain);
+	vm->chain = NULL;
+	lc_vm_clear(vm);
+}
+
+static struct lc_vm *vm_add(struct lc_report *r, struct lc_lua_ctx *ctx,
+			    uint64_t g, const char *found_by)
+{
+	struct lc_vm *p, *vm;
+	struct lc_error *err;
+
+	for (size_t i = 0; i < r->nvms; i++)
+		if (r->vms[i].g == g)
+			return &r->vms[i];
+	p = realloc(r->vms, (r->nvms + 1) * sizeof(*p));
+	if (!p)
+		return NULL;
+	r->vms = p;
+	vm = &r->vms[r->nvms++];
+	memset(vm, 0, sizeof(*vm));
+	err = lc_vm_decode(ctx, g, vm);
+	vm->g = g;
+	vm->found_by = found_by;
+	if (err) {
+		vm->partial = true;
+		if (!vm->note)
+			vm->note = strdup(lc_error_message(err));
+		lc_error_destroy(err);
+	}
+	return vm;
+}
+
+/* Where an OS thread's stack lies, roughly: from its innermost stack
+ * pointer to a little past its outermost frame's. */
+static void stack_range(const struct lc_thread *th, uint64_t *lo, uint64_t *hi)
+{
+	*lo = UINT64_MAX;
+	*hi = 0;
+	for (size_t i = 0; i < th->nframes; i++) {
+		uint64_t sp = th->frames[i].sp;
+
+		if (!sp)
+			continue;
+		if (sp < *lo)
+			*lo = sp;
+		if (sp > *hi)
+			*hi = sp;
+	}
+	if (*hi)
+		*hi += 1 << 16;
+}
+
+/* The Lua-only frames, locals and stack slots of one lua_State. */
+static void luathread_frames(struct lc_target *t, struct lc_lua_ctx *ctx,
+			     const struct lc_report_options *opts, size_t max,
+			     struct lc_luathread *lt)
+{
+	struct lc_lstate st;
+	struct lc_ci *cis = NULL;
+	size_t n = 0;
+	bool partial = false;
+	struct out o = { 0 };
+	struct lc_error *err;
+
+	lt->topslot = -1;
+	if (lc_lua_state_read(ctx, lt->addr, &st) < 0) {
+		lt->partial = true;
+		return;
+	}
+	lt->topslot = (long)((st.top - st.stack) /
+			     lc_lua_layout(ctx)->sz_stack_slot);
+	err = lc_lua_walk(ctx, &st, max, &cis, &n, &partial);
+	if (err) {
+		lc_error_destroy(err);
+		lt->partial = true;
+		return;
+	}
+	if (partial)
+		lt->partial = true;
+	/* frame_of[j]: where cis[j] lands in frames[] (5.1 inserts lost
+	 * tail calls as frames of their own). */
+	size_t *frame_of = calloc(n ? n : 1, sizeof(*frame_of));
+
+	for (size_t j = 0; j < n; j++) {
+		if (frame_of)
+			frame_of[j] = o.n;
+		push_lua_frame(t, ctx, opts && opts->locals, &st, cis, n, j, &o,
+			       false);
+	}
+	lt->frames = o.frames;
+	lt->nframes = o.n;
+	if (opts && opts->stack) {
+		err = lc_lua_stack_slots(ctx, &st, cis, n, opts->residue,
+					 &lt->slots, &lt->nslots);
+		if (err) {
+			lt->partial = true;
+			lc_error_destroy(err);
+		}
+		for (size_t k = 0; k < lt->nslots; k++) {
+			long f = lt->slots[k].frame;
+
+			if (f >= 0)
+				lt->slots[k].frame = frame_of && (size_t)f < n ?
+					(long)frame_of[f] : -1;
+		}
+	}
+	free(frame_of);
+	free(cis);
+}
+
+static void build_vms(struct lc_target *t, struct lc_lua_ctx *ctx,
+		      const struct lc_report_options *opts, size_t max,
+		      struct lc_report *r)
+{
+	/* VMs with a state running on an OS thread. */
+	for (size_t i = 0; i < r->nthreads; i++)
+		for (size_t j = 0; j < r->threads[i].nstates; j++) {
+			struct lc_lstate st;
+
+			if (lc_lua_state_read(ctx, r->threads[i].states[j], &st) == 0)
+				vm_add(r, ctx, st.g, "thread");
+		}
+	/* States named on the command line. */
+	for (size_t i = 0; opts && i < opts->nstates; i++) {
+		struct lc_lstate st;
+		char *msg;
+
+		if (lc_lua_state_read(ctx, opts->states[i], &st) == 0) {
+			struct lc_vm *vm = vm_add(r, ctx, st.g, "state");
+			bool known = false;
+
+			for (size_t k = 0; vm && k < vm->nthreads; k++)
+				known |= vm->threads[k].addr == st.addr;
+			if (vm && !known) {
+				struct lc_luathread *p = realloc(vm->threads,
+					(vm->nthreads + 1) * sizeof(*p));
+
+				if (p) {
+					vm->threads = p;
+					memset(&p[vm->nthreads], 0, sizeof(*p));
+					lc_luathread_decode(ctx, &st, &p[vm->nthreads]);
+					vm->nthreads++;
+				}
+			}
+		} else if (asprintf(&msg, "0x%" PRIx64 " is not a valid lua_State",
+				    opts->states[i]) >= 0) {
+			add_warning(r, msg);
+			free(msg);
+			r->partial = true;
+		}
+	}
+	/* VMs idle on no thread: only a memory scan finds them. */
+	if (!opts || !opts->no_scan) {
+		uint64_t *gs = NULL;
+		size_t ng = 0;
+		struct lc_error *err = lc_vm_scan(ctx, &gs, &ng);
+
+		if (err) {
+			add_warning(r, lc_error_message(err));
+			lc_error_destroy(err);
+		}
+		for (size_t i = 0; i < ng; i++) {
+			size_t before = r->nvms;
+
+			vm_add(r, ctx, gs[i], "scan");
+			if (r->nvms > before)
+				r->nvms_scanned++;
+		}
+		free(gs);
+	}
+	if (opts && opts->vm) {
+		size_t out = 0;
+
+		for (size_t i = 0; i < r->nvms; i++) {
+			if (r->vms[i].g == opts->vm)
+				r->vms[out++] = r->vms[i];
+			else
+				vm_free(&r->vms[i]);
+		}
+		r->nvms = out;
+		if (!out) {
+			add_warning(r, "no VM at the address given with --vm");
+			r->partial = true;
+		}
+	}
+
+	/* Which OS thread runs which state, the resume chains, and the
+	 * errorJmp buffers' places. */
+	for (size_t v = 0; v < r->nvms; v++) {
+		struct lc_vm *vm = &r->vms[v];
+
+		for (size_t k = 0; k < vm->nthreads; k++) {
+			struct lc_luathread *lt = &vm->threads[k];
+
+			for (size_t i = 0; i < r->nthreads; i++) {
+				const struct lc_thread *th = &r->threads[i];
+				uint64_t lo, hi;
+				size_t pos = SIZE_MAX, innermost = SIZE_MAX;
+
+				for (size_t j = 0; j < th->nstates; j++) {
+					struct lc_lstate st;
+
+					if (th->states[j] == lt->addr)
+						pos = j;
+					if (innermost == SIZE_MAX &&
+					    lc_lua_state_read(ctx, th->states[j], &st) == 0 &&
+					    st.g == vm->g)
+						innermost = j;
+				}
+				if (pos == SIZE_MAX)
+					continue;
+				lt->os_tid = th->tid;
+				lt->status = pos == innermost ? "running" : "normal";
+				stack_range(th, &lo, &hi);
+				lt->errorjmp_on_stack = lt->errorjmp &&
+					lt->errorjmp >= lo && lt->errorjmp < hi;
+			}
+			luathread_frames(t, ctx, opts, max, lt);
+			if (lt->partial)
+				vm->partial = true;
+		}
+		/* Chain: this VM's states on its OS thread, outermost
+		 * (the main thread) first. */
+		for (size_t i = 0; i < r->nthreads; i++) {
+			const struct lc_thread *th = &r->threads[i];
+
+			for (size_t j = th->nstates; j-- > 0;) {
+				struct lc_lstate st;
+				uint64_t *p;
+
+				if (lc_lua_state_read(ctx, th->states[j], &st) < 0 ||
+				    st.g != vm->g)
+					continue;
+				p = realloc(vm->chain, (vm->nchain + 1) * sizeof(*p));
+				if (!p)
+					break;
+				vm->chain = p;
+				vm->chain[vm->nchain++] = st.addr;
+			}
+		}
+		for (size_t c = 1; c < vm->nchain; c++)
+			for (size_t k = 0; k < vm->nthreads; k++)
+				if (vm->threads[k].addr == vm->chain[c])
+					vm->threads[k].resumed_by = vm->chain[c - 1];
+		if (vm->partial)
+			r->partial = true;
+	}
+}
 
 /* --no-native: keep the Lua frames only. */
 static void drop_native(struct lc_thread *th)
@@ -466,12 +766,16 @@ struct lc_error *lc_report_create(struct lc_target *t,
 		th->crashed = i == 0 && fatal_signal(r->signo);
 		if (th->tid == t->pid && t->fname[0])
 			th->name = strdup(t->fname);
-		build_thread(t, ctx, max, th);
-		if (opts && opts->no_native)
-			drop_native(th);
+		build_thread(t, ctx, opts, max, th);
 		if (th->partial)
 			r->partial = true;
 	}
+	if (ctx)
+		build_vms(t, ctx, opts, max, r);
+	/* After build_vms: it finds errorJmp buffers by the native frames'
+	 * stack pointers. */
+	for (size_t i = 0; opts && opts->no_native && i < r->nthreads; i++)
+		drop_native(&r->threads[i]);
 	if (opts && opts->tid && r->nthreads == 0) {
 		char *msg;
 
@@ -488,6 +792,7 @@ struct lc_error *lc_report_create(struct lc_target *t,
 
 static void frame_free(struct lc_frame *f)
 {
+	lc_vars_free(f->vars, f->nvars);
 	free(f->function);
 	free(f->module);
 	free(f->file);
@@ -512,6 +817,9 @@ void lc_report_destroy(struct lc_report *r)
 		free(th->note);
 	}
 	free(r->threads);
+	for (size_t i = 0; i < r->nvms; i++)
+		vm_free(&r->vms[i]);
+	free(r->vms);
 	for (size_t i = 0; i < r->nwarnings; i++)
 		free(r->warnings[i]);
 	free(r->warnings);

@@ -1,0 +1,1011 @@
+/* VMs: the memory scan for global_States, the decoding of a VM (GC state,
+ * parameters, every coroutine on its GC lists) and of a lua_State's
+ * internals.  Definitions per version are documented in lua_vm.h; every
+ * offset comes from the layout (DWARF).
+ *
+ * Cost on big cores: the scan reads the writable segments of the core
+ * file with pread into one buffer (page cache, not our RSS) and compares
+ * each word with what a global_State's mainthread field would hold there;
+ * the GC list walk reads object headers through the core's mapping and
+ * lets go of the pages it touched every so often. */
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <libelf.h>
+
+#include "lua_vm.h"
+
+#define TAG_TABLE	5
+#define TAG_THREAD	8
+#define ST_YIELD	1	/* LUA_YIELD in every version */
+
+#define SCAN_CHUNK	(1u << 20)	/* bytes per pread; stays in cache */
+/* The walk lets go of the core pages it touched once it has touched this
+ * many distinct 2 MiB windows of the mapping (a fault maps at most that
+ * much: a PMD over a large folio of the page cache): at most 64 MiB of
+ * the core in our RSS at any time. */
+#define WINDOW_SHIFT	21
+#define WINDOW_SIZE	((uintptr_t)1 << WINDOW_SHIFT)
+#define RELEASE_WINDOWS	32
+/* Prefetch ahead of the walk: PREFETCH_LINES cache lines PREFETCH_DIST
+ * bytes away in the list's direction, when the last step was shorter
+ * than PREFETCH_NEAR. */
+#define PREFETCH_DIST	2048
+#define PREFETCH_LINES	4
+#define PREFETCH_NEAR	4096
+
+/* ---- small readers ---- */
+
+static int rd_s64(struct lc_lua_ctx *ctx, uint64_t base, struct lc_field f,
+		  int64_t *ret)
+{
+	uint64_t v;
+
+	if (lc_lua_read_field(ctx, base, f, &v) < 0)
+		return -1;
+	if (f.size < 8 && (v >> (f.size * 8 - 1)) & 1)
+		v |= ~0ull << (f.size * 8);
+	*ret = (int64_t)v;
+	return 0;
+}
+
+/* An int-sized field, or "dflt" when absent or unreadable. */
+static int rd_int_or(struct lc_lua_ctx *ctx, uint64_t base, struct lc_field f,
+		     int dflt)
+{
+	int64_t v;
+
+	if (!LC_HAS(f) || rd_s64(ctx, base, f, &v) < 0 || v < INT32_MIN ||
+	    v > INT32_MAX)
+		return dflt;
+	return (int)v;
+}
+
+static int gcstate_max(int major)
+{
+	switch (major) {
+	case 501: return 4;
+	case 502: return 5;
+	case 503: return 7;
+	default: return 8;
+	}
+}
+
+const char *lc_vm_gcstate_name(int major, int gcstate)
+{
+	static const char *const n501[] = {
+		"pause", "propagate", "sweepstring", "sweep", "finalize",
+	};
+	static const char *const n502[] = {
+		"propagate", "atomic", "sweepstring", "sweepudata", "sweep",
+		"pause",
+	};
+	static const char *const n503[] = {
+		"propagate", "atomic", "swpallgc", "swpfinobj", "swptobefnz",
+		"swpend", "callfin", "pause",
+	};
+	static const char *const n504[] = {
+		"propagate", "enteratomic", "atomic", "swpallgc", "swpfinobj",
+		"swptobefnz", "swpend", "callfin", "pause",
+	};
+	const char *const *names;
+	int n;
+
+	switch (major) {
+	case 501: names = n501; n = (int)LC_ARRAY_SIZE(n501); break;
+	case 502: names = n502; n = (int)LC_ARRAY_SIZE(n502); break;
+	case 503: names = n503; n = (int)LC_ARRAY_SIZE(n503); break;
+	case 504: names = n504; n = (int)LC_ARRAY_SIZE(n504); break;
+	default: return NULL;
+	}
+	return gcstate >= 0 && gcstate < n ? names[gcstate] : NULL;
+}
+
+/* ---- the core mapping, for RSS control ---- */
+
+/* The core's bytes as libelf maps them, if that is a file mapping (with
+ * ELF_C_READ_MMAP it is; libelf falls back to malloc'd memory when mmap
+ * fails, which MADV_DONTNEED would zero). */
+static const uint8_t *core_file_mapping(struct lc_target *t, size_t *size)
+{
+	const uint8_t *raw;
+	char line[512];
+	FILE *f;
+	bool ok = false;
+
+	if (t->read_cb || !t->core_elf)
+		return NULL;
+	raw = (const uint8_t *)elf_rawfile(t->core_elf, size);
+	if (!raw || ((uintptr_t)raw & 4095) || !*size)
+		return NULL;
+	f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return NULL;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi, ino;
+		char perms[8];
+
+		if (sscanf(line, "%lx-%lx %7s %*s %*s %lu", &lo, &hi, perms,
+			   &ino) != 4)
+			continue;
+		if ((uintptr_t)raw >= lo && (uintptr_t)raw < hi) {
+			ok = ino != 0 && perms[1] == '-';
+			break;
+		}
+	}
+	fclose(f);
+	return ok ? raw : NULL;
+}
+
+void lc_vm_release_core_pages(struct lc_target *t)
+{
+	size_t size;
+	const uint8_t *raw = core_file_mapping(t, &size);
+
+	if (raw)
+		madvise((void *)(uintptr_t)raw, size, MADV_DONTNEED);
+}
+
+/* ---- the scan ---- */
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int push_u64(uint64_t **v, size_t *n, size_t *cap, uint64_t x)
+{
+	if (*n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 16;
+		uint64_t *p = realloc(*v, ncap * sizeof(*p));
+
+		if (!p)
+			return -1;
+		*v = p;
+		*cap = ncap;
+	}
+	(*v)[(*n)++] = x;
+	return 0;
+}
+
+/* Is the global_State candidate g a VM?  Its main thread must validate and
+ * point back to g, its gcstate be one the version has, and its registry
+ * be a table (lua_newstate sets it before it returns). */
+static bool vm_validate(struct lc_lua_ctx *ctx, uint64_t g,
+			uint64_t mainthread)
+{
+	const struct lc_layout *l = lc_lua_layout(ctx);
+	struct lc_target *t = lc_lua_target(ctx);
+	struct lc_lstate st;
+	struct lc_tvalue reg;
+	uint64_t gcstate;
+	uint8_t tt;
+
+	if (lc_lua_state_read(ctx, mainthread, &st) < 0 || st.g != g ||
+	    st.mainthread != mainthread)
+		return false;
+	if (lc_lua_read_field(ctx, g, l->G.gcstate, &gcstate) < 0 ||
+	    gcstate > (uint64_t)gcstate_max(l->major))
+		return false;
+	if (LC_HAS(l->G.l_registry) &&
+	    (lc_lua_read_tvalue(ctx, g + (uint64_t)l->G.l_registry.off,
+				&reg) < 0 ||
+	     (reg.tag & 0x0f) != TAG_TABLE ||
+	     !lc_target_is_data(t, reg.value, 16) ||
+	     lc_read_u8(t, reg.value + (uint64_t)l->L.tt.off, &tt) < 0 ||
+	     (tt & 0x0f) != TAG_TABLE))
+		return false;
+	return true;
+}
+
+static int pread_full(int fd, void *buf, size_t len, uint64_t off)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		ssize_t r = pread(fd, p, len, (off_t)off);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		p += r;
+		off += (uint64_t)r;
+		len -= (size_t)r;
+	}
+	return 0;
+}
+
+/* Words of buf (at target address addr) equal to their own address minus
+ * k: where a global_State's mainthread field points "delta" bytes below
+ * the global_State. */
+static int scan_words(const uint64_t *w, size_t nw, uint64_t addr, uint64_t k,
+		      uint64_t **hits, size_t *nhits, size_t *cap)
+{
+	uint64_t want = addr - k;
+	size_t i = 0;
+
+	/* Blocks of 8 words without branches first (vectorizes). */
+	for (; i + 8 <= nw; i += 8, want += 64) {
+		unsigned any = 0;
+
+		for (unsigned j = 0; j < 8; j++)
+			any |= w[i + j] == want + 8 * j;
+		if (!any)
+			continue;
+		for (unsigned j = 0; j < 8; j++)
+			if (w[i + j] == want + 8 * j &&
+			    push_u64(hits, nhits, cap, addr + 8 * (i + j)) < 0)
+				return -1;
+	}
+	for (; i < nw; i++, want += 8)
+		if (w[i] == want &&
+		    push_u64(hits, nhits, cap, addr + 8 * i) < 0)
+			return -1;
+	return 0;
+}
+
+struct lc_error *lc_vm_scan(struct lc_lua_ctx *ctx, uint64_t **ret,
+			    size_t *nret)
+{
+	const struct lc_layout *l = lc_lua_layout(ctx);
+	struct lc_target *t = lc_lua_target(ctx);
+	uint64_t *hits = NULL, *vms = NULL;
+	size_t nhits = 0, hcap = 0, nvms = 0, vcap = 0, rawsize;
+	const uint8_t *raw;
+	uint64_t moff, k;
+	uint8_t *buf;
+	struct lc_error *err = NULL;
+
+	*ret = NULL;
+	*nret = 0;
+	if (t->read_cb || t->core_fd < 0 || !t->core_elf)
+		return NULL;
+	if (!LC_HAS(l->G.mainthread) || !LC_HAS(l->G.gcstate) ||
+	    l->lg_g_minus_l <= 0)
+		return lc_error_create(LC_ERR_UNSUPPORTED,
+			"cannot scan for Lua VMs: the layout of global_State or struct LG is unknown");
+	raw = (const uint8_t *)elf_rawfile(t->core_elf, &rawsize);
+	if (!raw)
+		return lc_error_create(LC_ERR_FORMAT,
+			"cannot scan for Lua VMs: no file image of the core");
+	buf = malloc(SCAN_CHUNK);
+	if (!buf)
+		return &lc_error_nomem;
+	moff = (uint64_t)l->G.mainthread.off;
+	/* word at X == X - moff - delta  <=>  g = X - moff is a candidate. */
+	k = moff + (uint64_t)l->lg_g_minus_l;
+	for (size_t i = 0; i < t->ncore_segs && !err; i++) {
+		const struct lc_segment *s = &t->core_segs[i];
+		uint64_t foff, len;
+
+		if (!s->writable || s->data < raw || s->data >= raw + rawsize)
+			continue;
+		foff = (uint64_t)(s->data - raw);
+		len = s->end - s->start;
+		posix_fadvise(t->core_fd, (off_t)foff, (off_t)len,
+			      POSIX_FADV_SEQUENTIAL);
+		for (uint64_t done = 0; done < len;) {
+			size_t n = len - done > SCAN_CHUNK ? SCAN_CHUNK :
+				   (size_t)(len - done);
+
+			errno = 0;
+			if (pread_full(t->core_fd, buf, n, foff + done) < 0) {
+				err = lc_error_create(LC_ERR_OS,
+					"cannot read core '%s' at offset %" PRIu64 ": %s",
+					t->core_path ? t->core_path : "?",
+					foff + done, strerror(errno ? errno : EIO));
+				break;
+			}
+			nhits = 0;
+			if (scan_words((const uint64_t *)buf, n / 8,
+				       s->start + done, k, &hits, &nhits,
+				       &hcap) < 0) {
+				err = &lc_error_nomem;
+				break;
+			}
+			/* Validate this chunk's hits (a few reads through
+			 * the mapping each). */
+			for (size_t h = 0; h < nhits && !err; h++) {
+				uint64_t g = hits[h] - moff;
+
+				if (vm_validate(ctx, g, g - (uint64_t)l->lg_g_minus_l) &&
+				    push_u64(&vms, &nvms, &vcap, g) < 0)
+					err = &lc_error_nomem;
+			}
+			if (err)
+				break;
+			done += n;
+		}
+	}
+	free(buf);
+	free(hits);
+	if (err) {
+		free(vms);
+		return err;
+	}
+	if (nvms) {
+		qsort(vms, nvms, sizeof(*vms), cmp_u64);
+		*ret = vms;
+		*nret = nvms;
+	}
+	return NULL;
+}
+
+/* ---- GC list walk ---- */
+
+struct walker {
+	struct lc_target *t;
+	const struct lc_segment *last;	/* segment of the previous read */
+	uint32_t next_off, tt_off, hdr_len;
+	/* RSS control (core targets whose image is a file mapping): the
+	 * distinct windows touched since the last release. */
+	const uint8_t *map;
+	size_t map_size;
+	uintptr_t last_window;
+	uintptr_t windows[2 * RELEASE_WINDOWS];	/* open addressing, 0 free */
+	size_t nwindows;
+};
+
+static void walker_release(struct walker *w)
+{
+	uintptr_t start = (uintptr_t)w->map;
+	uintptr_t end = ((uintptr_t)w->map + w->map_size + 4095) &
+			~(uintptr_t)4095;
+
+	for (size_t i = 0; i < LC_ARRAY_SIZE(w->windows); i++) {
+		uintptr_t lo, hi;
+
+		if (!w->windows[i])
+			continue;
+		lo = w->windows[i] << WINDOW_SHIFT;
+		hi = lo + WINDOW_SIZE;
+		if (lo < start)
+			lo = start;
+		if (hi > end)
+			hi = end;
+		if (hi > lo)
+			madvise((void *)lo, hi - lo, MADV_DONTNEED);
+		w->windows[i] = 0;
+	}
+	w->nwindows = 0;
+	w->last_window = 0;
+}
+
+/* Account for the window of host address a. */
+static void walker_touch(struct walker *w, uintptr_t a)
+{
+	uintptr_t win = a >> WINDOW_SHIFT;
+	size_t i;
+
+	if (win == w->last_window)
+		return;
+	w->last_window = win;
+	for (i = (size_t)((win * 0x9e3779b97f4a7c15ull) >> 32) %
+		 LC_ARRAY_SIZE(w->windows);;
+	     i = (i + 1) % LC_ARRAY_SIZE(w->windows)) {
+		if (w->windows[i] == win)
+			return;
+		if (!w->windows[i])
+			break;
+	}
+	w->windows[i] = win;
+	if (++w->nwindows >= RELEASE_WINDOWS)
+		walker_release(w);
+}
+
+/* The next link and type tag of the GC object at obj. */
+static int read_header(struct walker *w, uint64_t obj, uint64_t *next,
+		       uint8_t *tt)
+{
+	const struct lc_segment *s = w->last;
+	const uint8_t *p;
+	uint8_t buf[64];
+	int64_t d;
+
+	if (w->t->read_cb) {
+		if (lc_read(w->t, obj, buf, w->hdr_len) < 0)
+			return -1;
+		memcpy(next, buf + w->next_off, 8);
+		*tt = buf[w->tt_off];
+		return 0;
+	}
+	if (!s || obj < s->start || obj >= s->end ||
+	    w->hdr_len > s->end - obj) {
+		size_t lo = 0, hi = w->t->ncore_segs;
+
+		s = NULL;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			const struct lc_segment *m = &w->t->core_segs[mid];
+
+			if (obj < m->start)
+				hi = mid;
+			else if (obj >= m->end)
+				lo = mid + 1;
+			else {
+				s = m;
+				break;
+			}
+		}
+		if (!s || w->hdr_len > s->end - obj)
+			return -1;
+		w->last = s;
+	}
+	p = s->data + (obj - s->start);
+	memcpy(next, p + w->next_off, 8);
+	*tt = p[w->tt_off];
+	/* Objects allocated one after the other lie side by side, and the
+	 * lists run newest first: the coming objects are likely a little
+	 * further in the direction the list just went.  Ask for those
+	 * lines ahead of time (a prefetch never faults); this takes a third
+	 * off a walk that is otherwise one memory latency per object. */
+	d = (int64_t)(*next - obj);
+	if (d < 0 && d > -PREFETCH_NEAR) {
+		for (int q = 0; q < PREFETCH_LINES; q++)
+			__builtin_prefetch(p - PREFETCH_DIST - 64 * q);
+	} else if (d > 0 && d < PREFETCH_NEAR) {
+		for (int q = 0; q < PREFETCH_LINES; q++)
+			__builtin_prefetch(p + PREFETCH_DIST + 64 * q);
+	}
+	if (w->map && p >= w->map && p < w->map + w->map_size)
+		walker_touch(w, (uintptr_t)p);
+	return 0;
+}
+
+struct walk_out {
+	uint64_t *threads;	/* thread objects, in list order */
+	size_t n, cap;
+	size_t objects;		/* objects visited, all lists */
+	size_t max;
+	bool stop;		/* the bound was reached */
+	bool partial;
+	struct lc_strbuf note;
+};
+
+static void note_add(struct walk_out *o, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void note_add(struct walk_out *o, const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (o->note.len)
+		lc_strbuf_append(&o->note, "; ", 2);
+	lc_strbuf_append(&o->note, buf, strlen(buf));
+}
+
+/* Walk one GC list by the CommonHeader next links, bounded by o->max
+ * objects over all lists; a cycle is found with Brent's algorithm. */
+static int walk_list(struct walker *w, uint64_t g, uint64_t mainthread,
+		     struct lc_field head, const char *name,
+		     struct walk_out *o)
+{
+	uint64_t obj, saved;
+	size_t power = 1, lam = 0, here = 0;
+
+	if (!LC_HAS(head) || o->stop)
+		return 0;
+	if (lc_read_u64(w->t, g + (uint64_t)head.off, &obj) < 0) {
+		o->partial = true;
+		note_add(o, "the head of GC list '%s' is unreadable", name);
+		return 0;
+	}
+	saved = obj;
+	while (obj) {
+		uint64_t next;
+		uint8_t tt;
+
+		if (o->objects >= o->max) {
+			o->partial = true;
+			o->stop = true;
+			note_add(o, "stopped walking the GC lists after %zu objects (in '%s')",
+				 o->objects, name);
+			return 0;
+		}
+		if ((obj & 7) || read_header(w, obj, &next, &tt) < 0) {
+			o->partial = true;
+			note_add(o, "GC list '%s' broken at object %zu (0x%" PRIx64 " unreadable)",
+				 name, here, obj);
+			return 0;
+		}
+		o->objects++;
+		here++;
+		if ((tt & 0x3f) == TAG_THREAD && obj != mainthread &&
+		    push_u64(&o->threads, &o->n, &o->cap, obj) < 0)
+			return -1;
+		obj = next;
+		if (obj && obj == saved) {
+			o->partial = true;
+			note_add(o, "GC list '%s' is cyclic (back at 0x%" PRIx64 " after %zu objects)",
+				 name, obj, here);
+			return 0;
+		}
+		if (++lam == power) {
+			saved = obj;
+			power *= 2;
+			lam = 0;
+		}
+	}
+	return 0;
+}
+
+/* ---- VMs ---- */
+
+static const char *gckind_name(const struct lc_layout *l, int kind,
+			       int emergency)
+{
+	switch (l->major) {
+	case 501:
+		return "incremental";
+	case 502:
+		return kind == 0 ? "incremental" : kind == 1 ? "emergency" :
+		       kind == 2 ? "generational" : "?";
+	case 503:
+		return kind == 0 ? "incremental" : kind == 1 ? "emergency" :
+		       "?";
+	default:
+		if (kind == 0)
+			return emergency > 0 ? "incremental (emergency)" :
+			       "incremental";
+		if (kind == 1)
+			return emergency > 0 ? "generational (emergency)" :
+			       "generational";
+		return "?";
+	}
+}
+
+static void decode_gc(struct lc_lua_ctx *ctx, uint64_t g, struct lc_vm *vm,
+		      struct walk_out *o)
+{
+	const struct lc_layout *l = lc_lua_layout(ctx);
+	int64_t v;
+	int kind;
+
+	if (rd_s64(ctx, g, l->Gx.totalbytes, &v) == 0)
+		vm->totalbytes = v;
+	if (LC_HAS(l->Gx.GCdebt) && rd_s64(ctx, g, l->Gx.GCdebt, &v) == 0)
+		vm->gcdebt = v;
+	if (LC_HAS(l->Gx.GCestimate) &&
+	    rd_s64(ctx, g, l->Gx.GCestimate, &v) == 0)
+		vm->gcestimate = v;
+	else if (LC_HAS(l->Gx.estimate) &&
+		 rd_s64(ctx, g, l->Gx.estimate, &v) == 0)
+		vm->gcestimate = v;
+	/* lstate.h gettotalbytes (5.2+); 5.1 counts totalbytes itself. */
+	vm->memory = vm->totalbytes + (l->major >= 502 ? vm->gcdebt : 0);
+
+	vm->gcstate = rd_int_or(ctx, g, l->G.gcstate, -1);
+	vm->gcstate_name = lc_vm_gcstate_name(l->major, vm->gcstate);
+	if (!vm->gcstate_name) {
+		vm->gcstate_name = "?";
+		o->partial = true;
+		note_add(o, "gcstate %d is not one of Lua %s's", vm->gcstate,
+			 l->version);
+	}
+	kind = rd_int_or(ctx, g, l->Gx.gckind, 0);
+	vm->gckind = gckind_name(l, kind,
+				 rd_int_or(ctx, g, l->Gx.gcemergency, 0));
+
+	vm->gcpause = rd_int_or(ctx, g, l->Gx.gcpause, -1);
+	vm->gcstepmul = rd_int_or(ctx, g, l->Gx.gcstepmul, -1);
+	vm->gcstepsize = rd_int_or(ctx, g, l->Gx.gcstepsize, -1);
+	vm->genminormul = rd_int_or(ctx, g, l->Gx.genminormul, -1);
+	vm->genmajormul = rd_int_or(ctx, g, l->Gx.genmajormul, -1);
+	if (l->major == 504) {
+		/* lgc.h getgcparam: stored divided by 4. */
+		if (vm->gcpause >= 0)
+			vm->gcpause *= 4;
+		if (vm->gcstepmul >= 0)
+			vm->gcstepmul *= 4;
+		if (vm->genmajormul >= 0)
+			vm->genmajormul *= 4;
+	} else {
+		vm->gcstepsize = vm->genminormul = vm->genmajormul = -1;
+	}
+}
+
+void lc_luathread_clear(struct lc_luathread *th)
+{
+	if (!th)
+		return;
+	free(th->hook_name);
+	free(th->note);
+	th->hook_name = NULL;
+	th->note = NULL;
+}
+
+void lc_vm_clear(struct lc_vm *vm)
+{
+	if (!vm)
+		return;
+	for (size_t i = 0; i < vm->nthreads; i++)
+		lc_luathread_clear(&vm->threads[i]);
+	free(vm->threads);
+	free(vm->note);
+	vm->threads = NULL;
+	vm->nthreads = 0;
+	vm->note = NULL;
+}
+
+struct lc_error *lc_vm_decode_max(struct lc_lua_ctx *ctx, uint64_t g,
+				  size_t max_objects, struct lc_vm *vm)
+{
+	const struct lc_layout *l = lc_lua_layout(ctx);
+	struct lc_target *t = lc_lua_target(ctx);
+	struct walk_out o = { .max = max_objects };
+	struct walker w = { .t = t };
+	struct lc_lstate st;
+	struct lc_tvalue reg;
+	uint64_t mainthread, *sorted = NULL;
+	size_t nbad = 0, ndup = 0;
+	bool *seen = NULL;
+
+	memset(vm, 0, sizeof(*vm));
+	vm->g = g;
+	vm->gcstate = -1;
+	vm->gcpause = vm->gcstepmul = vm->gcstepsize = -1;
+	vm->genminormul = vm->genmajormul = -1;
+	if (!LC_HAS(l->G.mainthread) || !LC_HAS(l->Lx.next))
+		return lc_error_create(LC_ERR_UNSUPPORTED,
+			"the layout of global_State in %s is unknown",
+			l->module_path ? l->module_path : "the Lua module");
+	if (lc_read_u64(t, g + (uint64_t)l->G.mainthread.off, &mainthread) < 0)
+		return lc_error_fault(g + (uint64_t)l->G.mainthread.off,
+				      "global_State");
+	if (lc_lua_state_read(ctx, mainthread, &st) < 0 || st.g != g)
+		return lc_error_create(LC_ERR_CORRUPT,
+			"0x%" PRIx64 " is not a global_State: its mainthread 0x%" PRIx64 " is not a lua_State pointing back to it",
+			g, mainthread);
+	vm->mainthread = mainthread;
+	if (LC_HAS(l->G.l_registry) &&
+	    lc_lua_read_tvalue(ctx, g + (uint64_t)l->G.l_registry.off,
+			       &reg) == 0 && (reg.tag & 0x0f) == TAG_TABLE)
+		vm->registry = reg.value;
+	decode_gc(ctx, g, vm, &o);
+
+	/* Every thread object on the GC lists.  Threads are only ever linked
+	 * into rootgc (5.1) / allgc (5.2+): lua_setmetatable gives only
+	 * tables and userdata finalizers, and fixedgc holds strings; the
+	 * other lists are walked anyway.  In 5.4 the generational sublists
+	 * (survival, old1, reallyold) are tails of allgc, finobjsur... of
+	 * finobj.  5.1 and 5.4 keep the main thread on rootgc/allgc too. */
+	w.next_off = (uint32_t)l->Lx.next.off;
+	w.tt_off = (uint32_t)l->L.tt.off;
+	w.hdr_len = (w.next_off + 8 > w.tt_off + 1 ? w.next_off + 8 :
+		     w.tt_off + 1);
+	if (w.hdr_len > 64)
+		return lc_error_create(LC_ERR_UNSUPPORTED,
+			"unexpected CommonHeader layout in %s",
+			l->module_path ? l->module_path : "the Lua module");
+	w.map = core_file_mapping(t, &w.map_size);
+	if (walk_list(&w, g, mainthread, l->Gx.rootgc, "rootgc", &o) < 0 ||
+	    walk_list(&w, g, mainthread, l->Gx.allgc, "allgc", &o) < 0 ||
+	    walk_list(&w, g, mainthread, l->Gx.finobj, "finobj", &o) < 0 ||
+	    walk_list(&w, g, mainthread, l->Gx.tobefnz, "tobefnz", &o) < 0 ||
+	    walk_list(&w, g, mainthread, l->Gx.fixedgc, "fixedgc", &o) < 0)
+		goto nomem;
+	if (w.map)
+		walker_release(&w);
+
+	/* Main thread first, then the others oldest first (the lists are
+	 * newest first), each once. */
+	vm->threads = calloc(o.n + 1, sizeof(*vm->threads));
+	sorted = malloc((o.n + 1) * sizeof(*sorted));
+	seen = calloc(o.n + 1, sizeof(*seen));
+	if (!vm->threads || !sorted || !seen)
+		goto nomem;
+	lc_luathread_decode(ctx, &st, &vm->threads[vm->nthreads++]);
+	memcpy(sorted, o.threads, o.n * sizeof(*sorted));
+	qsort(sorted, o.n, sizeof(*sorted), cmp_u64);
+	for (size_t i = o.n; i-- > 0;) {
+		uint64_t a = o.threads[i];
+		uint64_t *p = bsearch(&a, sorted, o.n, sizeof(*sorted),
+				      cmp_u64);
+		struct lc_lstate ts;
+		size_t k;
+
+		/* The first of equal keys stands for all of them. */
+		while (p && p > sorted && p[-1] == a)
+			p--;
+		k = p ? (size_t)(p - sorted) : 0;
+		if (seen[k]) {
+			ndup++;
+			continue;
+		}
+		seen[k] = true;
+		if (lc_lua_state_read(ctx, a, &ts) < 0 || ts.g != g) {
+			nbad++;
+			continue;
+		}
+		lc_luathread_decode(ctx, &ts, &vm->threads[vm->nthreads++]);
+	}
+	if (nbad) {
+		o.partial = true;
+		note_add(&o, "%zu thread object%s on the GC lists do%s not validate as lua_State of this VM",
+			 nbad, nbad == 1 ? "" : "s", nbad == 1 ? "es" : "");
+	}
+	if (ndup) {
+		o.partial = true;
+		note_add(&o, "%zu thread object%s linked more than once", ndup,
+			 ndup == 1 ? "" : "s");
+	}
+	for (size_t i = 0; i < vm->nthreads; i++)
+		if (vm->threads[i].partial)
+			o.partial = true;
+	vm->partial = o.partial;
+	vm->note = o.note.len ? lc_strbuf_steal(&o.note) : NULL;
+	free(o.note.buf);
+	free(o.threads);
+	free(sorted);
+	free(seen);
+	return NULL;
+
+nomem:
+	free(o.note.buf);
+	free(o.threads);
+	free(sorted);
+	free(seen);
+	lc_vm_clear(vm);
+	return &lc_error_nomem;
+}
+
+struct lc_error *lc_vm_decode(struct lc_lua_ctx *ctx, uint64_t g,
+			      struct lc_vm *ret)
+{
+	return lc_vm_decode_max(ctx, g, LC_VM_MAX_OBJECTS, ret);
+}
+
+/* ---- one lua_State ---- */
+
+static void th_note(struct lc_luathread *th, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void th_note(struct lc_luathread *th, const char *fmt, ...)
+{
+	struct lc_strbuf sb = { 0 };
+	char buf[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	th->partial = true;
+	if (th->note) {
+		lc_strbuf_append(&sb, th->note, strlen(th->note));
+		lc_strbuf_append(&sb, "; ", 2);
+	}
+	lc_strbuf_append(&sb, buf, strlen(buf));
+	free(th->note);
+	th->note = lc_strbuf_steal(&sb);
+}
+
+/* CallInfos above the base one (5.1: array index; 5.2+: previous links,
+ * each confirmed by the next link back). */
+static long ci_depth(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
+		     struct lc_luathread *th)
+{
+	const struct lc_layout *l = lc_lua_layout(ctx);
+	struct lc_target *t = lc_lua_target(ctx);
+	uint64_t ci = st->ci;
+	long n = 0;
+
+	if (l->major == 501)
+		return l->sz_callinfo ?
+		       (long)((st->ci - st->base_ci) / l->sz_callinfo) : 0;
+	while (ci != st->base_ci) {
+		uint64_t prev, next;
+
+		if (n >= LC_MAX_CI) {
+			th_note(th, "more than %d CallInfos", LC_MAX_CI);
+			break;
+		}
+		if (lc_read_u64(t, ci + (uint64_t)l->ci.previous.off,
+				&prev) < 0 || !prev ||
+		    lc_read_u64(t, prev + (uint64_t)l->ci.next.off,
+				&next) < 0 || next != ci) {
+			th_note(th, "CallInfo chain broken at 0x%" PRIx64, ci);
+			break;
+		}
+		n++;
+		ci = prev;
+	}
+	return n;
+}
+
+/* lua_gettop of a thread at its base level (lapi.c: top - (func + 1); 5.1
+ * top - base). */
+static long base_gettop(struct lc_lua_ctx *ctx, const struct lc_lstate *st)
+{
+	const struct lc_layout *l = lc_lua_layout(ctx);
+	uint64_t slot = l->sz_stack_slot ? l->sz_stack_slot : 16;
+	uint64_t base;
+
+	if (l->major == 501) {
+		if (lc_read_u64(lc_lua_target(ctx),
+				st->base_ci + (uint64_t)l->ci.base.off,
+				&base) < 0 || base < st->stack)
+			base = st->stack + slot;
+	} else {
+		uint64_t func;
+
+		if (lc_lua_read_stkid(ctx, st->base_ci, l->ci.func, st->stack,
+				      &func) < 0 || func < st->stack)
+			func = st->stack;
+		base = func + slot;
+	}
+	return st->top >= base ? (long)((st->top - base) / slot) :
+	       -(long)((base - st->top) / slot);
+}
+
+static long count_openupval(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
+			    struct lc_luathread *th)
+{
+	const struct lc_layout *l = lc_lua_layout(ctx);
+	struct lc_target *t = lc_lua_target(ctx);
+	uint64_t uv, saved;
+	size_t power = 1, lam = 0;
+	long n = 0;
+
+	if (!LC_HAS(l->L.openupval) || !LC_HAS(l->uvx.open_next))
+		return -1;
+	if (lc_read_u64(t, st->addr + (uint64_t)l->L.openupval.off, &uv) < 0)
+		return -1;
+	saved = uv;
+	while (uv) {
+		if (n >= LC_VM_MAX_OPENUPVAL) {
+			th_note(th, "more than %d open upvalues",
+				LC_VM_MAX_OPENUPVAL);
+			break;
+		}
+		if (lc_read_u64(t, uv + (uint64_t)l->uvx.open_next.off,
+				&uv) < 0) {
+			th_note(th, "open upvalue list broken after %ld", n);
+			break;
+		}
+		n++;
+		if (uv && uv == saved) {
+			th_note(th, "open upvalue list is cyclic");
+			break;
+		}
+		if (++lam == power) {
+			saved = uv;
+			power *= 2;
+			lam = 0;
+		}
+	}
+	return n;
+}
+
+static void symbolize(struct lc_target *t, uint64_t addr, char **ret)
+{
+	Dwfl_Module *mod;
+	const char *name;
+
+	*ret = NULL;
+	if (!t->dwfl || !addr)
+		return;
+	mod = dwfl_addrmodule(t->dwfl, addr);
+	if (!mod)
+		return;
+	name = dwfl_module_addrname(mod, addr);
+	*ret = lc_strdup_or_null(name);
+}
+
+void lc_luathread_decode(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
+			 struct lc_luathread *th)
+{
+	const struct lc_layout *l = lc_lua_layout(ctx);
+	struct lc_target *t = lc_lua_target(ctx);
+	uint64_t slot = l->sz_stack_slot ? l->sz_stack_slot : 16;
+	uint64_t v;
+	bool active = lc_lua_state_active(st);
+
+	memset(th, 0, sizeof(*th));
+	th->addr = st->addr;
+	th->g = st->g;
+	th->is_main = st->addr == st->mainthread;
+	th->raw_status = st->status;
+	th->stack = st->stack;
+	th->top = st->top;
+	th->stack_last = st->stack_last;
+	th->stacksize = (long)((st->stack_last - st->stack) / slot);
+	th->topslot = (long)((st->top - st->stack) / slot);
+	th->ci_depth = ci_depth(ctx, st, th);
+
+	/* lcorolib.c auxstatus (5.1 costatus). */
+	if (st->status == ST_YIELD)
+		th->status = "suspended";
+	else if (st->status != 0)
+		th->status = "error";
+	else if (active)
+		th->status = "normal";	/* or running: the report decides */
+	else if (th->is_main)
+		th->status = "idle";
+	else
+		th->status = base_gettop(ctx, st) > 0 ? "suspended" : "dead";
+
+	/* C calls and non-yieldable calls. */
+	th->nCcalls_raw = st->nCcalls;
+	switch (l->major) {
+	case 501: {
+		uint64_t base = 0;
+
+		th->ccalls = st->nCcalls;
+		if (th->is_main)
+			th->nny = 1;
+		else if (lc_lua_read_field(ctx, st->addr, l->L.baseCcalls,
+					   &base) == 0)
+			th->nny = st->nCcalls > base;
+		break;
+	}
+	case 502:
+	case 503:
+		th->ccalls = st->nCcalls;
+		if (lc_lua_read_field(ctx, st->addr, l->L.nny, &v) == 0)
+			th->nny = (unsigned)v;
+		break;
+	default:
+		th->nny = st->nCcalls >> 16;
+		if (LC_HAS(l->Gx.Cstacklimit)) {
+			/* 5.4.0/5.4.1: what is left of the C stack, counted
+			 * down, less the CallInfos in use (unverified). */
+			uint64_t limit = 0, nci = 0;
+			int64_t used;
+
+			if (lc_lua_read_field(ctx, st->g, l->Gx.Cstacklimit,
+					      &limit) < 0)
+				th_note(th, "global_State.Cstacklimit unreadable");
+			if (LC_HAS(l->Lx.nci))
+				lc_lua_read_field(ctx, st->addr, l->Lx.nci, &nci);
+			used = (int64_t)limit - (int64_t)(st->nCcalls & 0xffff) -
+			       (int64_t)nci;
+			th->ccalls = used > 0 ? (unsigned)used : 0;
+		} else {
+			th->ccalls = st->nCcalls & 0xffff;
+		}
+		break;
+	}
+
+	/* The error recovery point (ldo.c struct lua_longjmp). */
+	if (LC_HAS(l->L.errorJmp) &&
+	    lc_read_u64(t, st->addr + (uint64_t)l->L.errorJmp.off,
+			&th->errorjmp) == 0 && th->errorjmp) {
+		int64_t s;
+
+		th->errorjmp_status = -1;
+		if (LC_HAS(l->lj.status) &&
+		    rd_s64(ctx, th->errorjmp, l->lj.status, &s) == 0)
+			th->errorjmp_status = (int)s;
+		th->errorjmp_suspicious = !th->is_main &&
+			(st->status == ST_YIELD || !active);
+	}
+
+	/* Hooks. */
+	if (LC_HAS(l->L.hook) &&
+	    lc_read_u64(t, st->addr + (uint64_t)l->L.hook.off, &th->hook) == 0)
+		symbolize(t, th->hook, &th->hook_name);
+	th->hookmask = rd_int_or(ctx, st->addr, l->L.hookmask, 0);
+	th->basehookcount = rd_int_or(ctx, st->addr, l->L.basehookcount, 0);
+	th->hookcount = rd_int_or(ctx, st->addr, l->L.hookcount, 0);
+	th->allowhook = rd_int_or(ctx, st->addr, l->L.allowhook, 0);
+
+	th->openupval = count_openupval(ctx, st, th);
+	if (LC_HAS(l->L.tbclist) &&
+	    lc_lua_read_stkid(ctx, st->addr, l->L.tbclist, st->stack, &v) == 0 &&
+	    v != st->stack)
+		th->tbclist = v;
+}
