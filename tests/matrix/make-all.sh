@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Build the Lua matrix and make the core of every cell of cells.txt.
 #
-#   tests/matrix/make-all.sh OUTROOT [PATTERN]
+#   tests/matrix/make-all.sh [--cells FILE] OUTROOT [PATTERN]
 #
 # Lua builds go to OUTROOT/BUILD/ (lchost, lua, liblua.a), sources to
 # OUTROOT/cache, each cell to OUTROOT/BUILD/SCENARIO/ (core, exe, truth.tsv,
 # info, log: see fixtures/make-core.sh).  PATTERN (an extended regex) keeps
 # only the cells whose "BUILD SCENARIO" line matches.  Cells run
 # ${LC_JOBS:-2} at a time; one line is printed per cell; the exit status is 1
-# if any cell failed.
+# if any cell failed.  --cells FILE takes the cells from FILE instead of
+# cells.txt (cells-post.txt: the post_* scenarios, checked by check-post.sh);
+# the per-cell lines then go to OUTROOT/make-all-NAME.log, NAME being FILE's
+# name without .txt.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -37,11 +40,17 @@ if [ "${1:-}" = --cell ]; then
 	exit 0
 fi
 
-[ $# -ge 1 ] || { echo "usage: $0 OUTROOT [PATTERN]" >&2; exit 64; }
+cellfile=$here/cells.txt log=make-all.log
+if [ "${1:-}" = --cells ]; then
+	[ $# -ge 2 ] && [ -f "$2" ] || { echo "make-all: no cell file ${2:-}" >&2; exit 64; }
+	cellfile=$2 log=make-all-$(basename "$2" .txt).log
+	shift 2
+fi
+[ $# -ge 1 ] || { echo "usage: $0 [--cells FILE] OUTROOT [PATTERN]" >&2; exit 64; }
 mkdir -p "$1"
 root=$(cd "$1" && pwd)
 pattern=${2:-.}
-cells=$(grep -v '^#' "$here/cells.txt" | grep -E -- "$pattern" || true)
+cells=$(grep -v '^#' "$cellfile" | grep -E -- "$pattern" || true)
 [ -n "$cells" ] || { echo "make-all: no cell matches $pattern" >&2; exit 1; }
 
 t0=$SECONDS
@@ -52,7 +61,7 @@ echo "make-all: builds ready ($((SECONDS - t0))s)"
 for b in $(echo "$cells" | awk '{print $1}' | sort -u); do mkdir -p "$root/$b"; done
 n=$(echo "$cells" | wc -l)
 rc=0
-echo "$cells" | xargs -P "${LC_JOBS:-2}" -L 1 "$0" --cell "$root" | tee "$root/make-all.log" || rc=1
-failed=$(grep -c ^FAIL "$root/make-all.log" || true)
+echo "$cells" | xargs -P "${LC_JOBS:-2}" -L 1 "$0" --cell "$root" | tee "$root/$log" || rc=1
+failed=$(grep -c ^FAIL "$root/$log" || true)
 echo "make-all: $((n - failed)) cells made, $failed failed ($((SECONDS - t0))s)"
 exit $rc
