@@ -27,6 +27,7 @@
 #define ST_YIELD	1	/* LUA_YIELD in every version */
 
 #define SCAN_CHUNK	(1u << 20)	/* bytes per pread; stays in cache */
+#define SCAN_OVERLAP	256		/* > offset of lua_State.l_G */
 /* The walk lets go of the core pages it touched once it has touched this
  * many distinct 2 MiB windows of the mapping (a fault maps at most that
  * much: a PMD over a large folio of the page cache): at most 64 MiB of
@@ -254,9 +255,43 @@ static int scan_words(const uint64_t *w, size_t nw, uint64_t addr, uint64_t k,
 	return 0;
 }
 
+/* Objects in buf that may be lua_States: a thread tag in the GC header
+ * and an aligned, non-null l_G.  Only words whose fields lie inside the
+ * nw + extra words of buf are looked at (buf overlaps the next chunk). */
+static int scan_threads(const uint8_t *buf, size_t n, size_t avail,
+			uint64_t addr, uint32_t tt_off, uint32_t lg_off,
+			uint64_t lo, uint64_t hi, uint64_t **th, size_t *nth,
+			size_t *cap)
+{
+	for (size_t off = 0; off < n; off += 8) {
+		uint64_t lg;
+
+		if (off + lg_off + 8 > avail || off + tt_off >= avail)
+			break;
+		if ((buf[off + tt_off] & 0x3f) != TAG_THREAD)
+			continue;
+		memcpy(&lg, buf + off + lg_off, 8);
+		if (!lg || (lg & 7) || lg < lo || lg >= hi)
+			continue;
+		if (push_u64(th, nth, cap, addr + off) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 struct lc_error *lc_vm_scan(struct lc_lua_ctx *ctx, uint64_t **ret,
 			    size_t *nret)
 {
+	return lc_vm_scan_threads(ctx, ret, nret, NULL, NULL);
+}
+
+struct lc_error *lc_vm_scan_threads(struct lc_lua_ctx *ctx, uint64_t **ret,
+				    size_t *nret, uint64_t **threads,
+				    size_t *nthreads)
+{
+	uint64_t *th = NULL;
+	size_t nth = 0, tcap = 0;
+	uint64_t lo = UINT64_MAX, hi = 0;
 	const struct lc_layout *l = lc_lua_layout(ctx);
 	struct lc_target *t = lc_lua_target(ctx);
 	uint64_t *hits = NULL, *vms = NULL;
@@ -268,8 +303,20 @@ struct lc_error *lc_vm_scan(struct lc_lua_ctx *ctx, uint64_t **ret,
 
 	*ret = NULL;
 	*nret = 0;
+	if (threads) {
+		*threads = NULL;
+		*nthreads = 0;
+	}
 	if (t->read_cb || t->core_fd < 0 || !t->core_elf)
 		return NULL;
+	/* l_G of a thread points into writable memory. */
+	for (size_t i = 0; i < t->ncore_segs; i++)
+		if (t->core_segs[i].writable) {
+			if (t->core_segs[i].start < lo)
+				lo = t->core_segs[i].start;
+			if (t->core_segs[i].end > hi)
+				hi = t->core_segs[i].end;
+		}
 	if (!LC_HAS(l->G.mainthread) || !LC_HAS(l->G.gcstate) ||
 	    l->lg_g_minus_l <= 0)
 		return lc_error_create(LC_ERR_UNSUPPORTED,
@@ -278,7 +325,7 @@ struct lc_error *lc_vm_scan(struct lc_lua_ctx *ctx, uint64_t **ret,
 	if (!raw)
 		return lc_error_create(LC_ERR_FORMAT,
 			"cannot scan for Lua VMs: no file image of the core");
-	buf = malloc(SCAN_CHUNK);
+	buf = malloc(SCAN_CHUNK + SCAN_OVERLAP);
 	if (!buf)
 		return &lc_error_nomem;
 	moff = (uint64_t)l->G.mainthread.off;
@@ -297,13 +344,25 @@ struct lc_error *lc_vm_scan(struct lc_lua_ctx *ctx, uint64_t **ret,
 		for (uint64_t done = 0; done < len;) {
 			size_t n = len - done > SCAN_CHUNK ? SCAN_CHUNK :
 				   (size_t)(len - done);
+			/* A little of the next chunk, so that an object
+			 * starting near the end is seen whole. */
+			size_t avail = len - done - n > SCAN_OVERLAP ?
+				       n + SCAN_OVERLAP : (size_t)(len - done);
 
 			errno = 0;
-			if (pread_full(t->core_fd, buf, n, foff + done) < 0) {
+			if (pread_full(t->core_fd, buf, avail, foff + done) < 0) {
 				err = lc_error_create(LC_ERR_OS,
 					"cannot read core '%s' at offset %" PRIu64 ": %s",
 					t->core_path ? t->core_path : "?",
 					foff + done, strerror(errno ? errno : EIO));
+				break;
+			}
+			if (threads &&
+			    scan_threads(buf, n, avail, s->start + done,
+					 (uint32_t)l->L.tt.off,
+					 (uint32_t)l->L.l_G.off, lo, hi, &th,
+					 &nth, &tcap) < 0) {
+				err = &lc_error_nomem;
 				break;
 			}
 			nhits = 0;
@@ -331,12 +390,17 @@ struct lc_error *lc_vm_scan(struct lc_lua_ctx *ctx, uint64_t **ret,
 	free(hits);
 	if (err) {
 		free(vms);
+		free(th);
 		return err;
 	}
 	if (nvms) {
 		qsort(vms, nvms, sizeof(*vms), cmp_u64);
 		*ret = vms;
 		*nret = nvms;
+	}
+	if (threads) {
+		*threads = th;
+		*nthreads = nth;
 	}
 	return NULL;
 }
@@ -641,8 +705,49 @@ void lc_vm_clear(struct lc_vm *vm)
 	vm->note = NULL;
 }
 
+/* Does a scanned thread candidate look alive?  Its GC link is NULL or
+ * leads to a Lua object header: a freed block has allocator links there
+ * (glibc mangles them, or they point into its arenas, whose "tag" byte is
+ * that of an aligned pointer). */
+static bool candidate_alive(struct lc_lua_ctx *ctx, uint64_t a)
+{
+	const struct lc_layout *l = lc_lua_layout(ctx);
+	struct lc_target *t = lc_lua_target(ctx);
+	uint64_t next;
+	uint8_t tt;
+
+	if (lc_read_u64(t, a + (uint64_t)l->Lx.next.off, &next) < 0)
+		return false;
+	if (!next)
+		return true;
+	if ((next & 7) || !lc_target_is_data(t, next, 16) ||
+	    lc_read_u8(t, next + (uint64_t)l->L.tt.off, &tt) < 0)
+		return false;
+	return (tt & 0x0f) >= 4 && (tt & 0x0f) <= 10;
+}
+
+static struct lc_error *decode_impl(struct lc_lua_ctx *ctx, uint64_t g,
+				    size_t max_objects, bool scanned,
+				    const uint64_t *cands, size_t ncands,
+				    struct lc_vm *vm);
+
 struct lc_error *lc_vm_decode_max(struct lc_lua_ctx *ctx, uint64_t g,
 				  size_t max_objects, struct lc_vm *vm)
+{
+	return decode_impl(ctx, g, max_objects, false, NULL, 0, vm);
+}
+
+struct lc_error *lc_vm_decode_scanned(struct lc_lua_ctx *ctx, uint64_t g,
+				      const uint64_t *cands, size_t ncands,
+				      struct lc_vm *vm)
+{
+	return decode_impl(ctx, g, LC_VM_MAX_OBJECTS, true, cands, ncands, vm);
+}
+
+static struct lc_error *decode_impl(struct lc_lua_ctx *ctx, uint64_t g,
+				    size_t max_objects, bool scanned,
+				    const uint64_t *cands, size_t ncands,
+				    struct lc_vm *vm)
 {
 	const struct lc_layout *l = lc_lua_layout(ctx);
 	struct lc_target *t = lc_lua_target(ctx);
@@ -691,15 +796,35 @@ struct lc_error *lc_vm_decode_max(struct lc_lua_ctx *ctx, uint64_t g,
 		return lc_error_create(LC_ERR_UNSUPPORTED,
 			"unexpected CommonHeader layout in %s",
 			l->module_path ? l->module_path : "the Lua module");
-	w.map = core_file_mapping(t, &w.map_size);
-	if (walk_list(&w, g, mainthread, l->Gx.rootgc, "rootgc", &o) < 0 ||
-	    walk_list(&w, g, mainthread, l->Gx.allgc, "allgc", &o) < 0 ||
-	    walk_list(&w, g, mainthread, l->Gx.finobj, "finobj", &o) < 0 ||
-	    walk_list(&w, g, mainthread, l->Gx.tobefnz, "tobefnz", &o) < 0 ||
-	    walk_list(&w, g, mainthread, l->Gx.fixedgc, "fixedgc", &o) < 0)
-		goto nomem;
-	if (w.map)
-		walker_release(&w);
+	if (scanned) {
+		/* Threads from the memory scan: those whose l_G is this VM
+		 * and that look alive; validated below like listed ones. */
+		for (size_t i = 0; i < ncands; i++) {
+			uint64_t lg;
+
+			if (cands[i] == mainthread ||
+			    lc_read_u64(t, cands[i] + (uint64_t)l->L.l_G.off,
+					&lg) < 0 || lg != g ||
+			    !candidate_alive(ctx, cands[i]))
+				continue;
+			struct lc_lstate cs;
+
+			if (lc_lua_state_read(ctx, cands[i], &cs) < 0)
+				continue;
+			if (push_u64(&o.threads, &o.n, &o.cap, cands[i]) < 0)
+				goto nomem;
+		}
+	} else {
+		w.map = core_file_mapping(t, &w.map_size);
+		if (walk_list(&w, g, mainthread, l->Gx.rootgc, "rootgc", &o) < 0 ||
+		    walk_list(&w, g, mainthread, l->Gx.allgc, "allgc", &o) < 0 ||
+		    walk_list(&w, g, mainthread, l->Gx.finobj, "finobj", &o) < 0 ||
+		    walk_list(&w, g, mainthread, l->Gx.tobefnz, "tobefnz", &o) < 0 ||
+		    walk_list(&w, g, mainthread, l->Gx.fixedgc, "fixedgc", &o) < 0)
+			goto nomem;
+		if (w.map)
+			walker_release(&w);
+	}
 
 	/* Main thread first, then the others oldest first (the lists are
 	 * newest first), each once. */

@@ -91,6 +91,14 @@
 struct lc_error *lc_vm_scan(struct lc_lua_ctx *ctx, uint64_t **ret,
 			    size_t *nret);
 
+/* lc_vm_scan, and in the same pass the objects that may be lua_States (a
+ * thread tag in their GC header, an l_G pointing into writable memory):
+ * *threads gets a malloc'd array of them (unvalidated), for
+ * lc_vm_decode_scanned.  threads may be NULL. */
+struct lc_error *lc_vm_scan_threads(struct lc_lua_ctx *ctx, uint64_t **ret,
+				    size_t *nret, uint64_t **threads,
+				    size_t *nthreads);
+
 /* Decode the VM whose global_State is at g: everything of struct lc_vm
  * but found_by, chain and the per-thread fields the report fills.  Its
  * threads are the main thread first, then every thread object on the GC
@@ -104,6 +112,14 @@ struct lc_error *lc_vm_scan(struct lc_lua_ctx *ctx, uint64_t **ret,
  * broken, cyclic or too long list gives vm->partial and vm->note. */
 struct lc_error *lc_vm_decode(struct lc_lua_ctx *ctx, uint64_t g,
 			      struct lc_vm *ret);
+/* Like lc_vm_decode, but the coroutines come from the candidates of
+ * lc_vm_scan_threads (those whose l_G is g, whose GC link looks alive and
+ * that validate) instead of a walk of the GC lists: the scan reads the
+ * core sequentially once for every VM, where the walk costs a random
+ * access per heap object (about 1 s per 10M objects). */
+struct lc_error *lc_vm_decode_scanned(struct lc_lua_ctx *ctx, uint64_t g,
+				      const uint64_t *cands, size_t ncands,
+				      struct lc_vm *ret);
 /* Same with another bound than LC_VM_MAX_OBJECTS (tests). */
 struct lc_error *lc_vm_decode_max(struct lc_lua_ctx *ctx, uint64_t g,
 				  size_t max_objects, struct lc_vm *ret);

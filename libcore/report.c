@@ -431,8 +431,17 @@ static void vm_free(struct lc_vm *vm)
 	lc_vm_clear(vm);
 }
 
+/* Thread candidates of the memory scan, when there was one: the VMs'
+ * coroutines come from them instead of a walk of every GC object. */
+struct scan_threads {
+	bool done;
+	uint64_t *cands;
+	size_t ncands;
+};
+
 static struct lc_vm *vm_add(struct lc_report *r, struct lc_lua_ctx *ctx,
-			    uint64_t g, const char *found_by)
+			    const struct scan_threads *sc, uint64_t g,
+			    const char *found_by)
 {
 	struct lc_vm *p, *vm;
 	struct lc_error *err;
@@ -446,7 +455,8 @@ static struct lc_vm *vm_add(struct lc_report *r, struct lc_lua_ctx *ctx,
 	r->vms = p;
 	vm = &r->vms[r->nvms++];
 	memset(vm, 0, sizeof(*vm));
-	err = lc_vm_decode(ctx, g, vm);
+	err = sc->done ? lc_vm_decode_scanned(ctx, g, sc->cands, sc->ncands, vm) :
+			 lc_vm_decode(ctx, g, vm);
 	vm->g = g;
 	vm->found_by = found_by;
 	if (err) {
@@ -540,13 +550,30 @@ static void build_vms(struct lc_target *t, struct lc_lua_ctx *ctx,
 		      const struct lc_report_options *opts, size_t max,
 		      struct lc_report *r)
 {
+	struct scan_threads sc = { 0 };
+	uint64_t *gs = NULL;
+	size_t ng = 0;
+
+	/* One sequential pass over the core's writable memory finds the VMs
+	 * idle on no thread and every object that may be a coroutine. */
+	if (!opts || !opts->no_scan) {
+		struct lc_error *err = lc_vm_scan_threads(ctx, &gs, &ng,
+							  &sc.cands, &sc.ncands);
+
+		if (err) {
+			add_warning(r, lc_error_message(err));
+			lc_error_destroy(err);
+		} else {
+			sc.done = !t->read_cb;
+		}
+	}
 	/* VMs with a state running on an OS thread. */
 	for (size_t i = 0; i < r->nthreads; i++)
 		for (size_t j = 0; j < r->threads[i].nstates; j++) {
 			struct lc_lstate st;
 
 			if (lc_lua_state_read(ctx, r->threads[i].states[j], &st) == 0)
-				vm_add(r, ctx, st.g, "thread");
+				vm_add(r, ctx, &sc, st.g, "thread");
 		}
 	/* States named on the command line. */
 	for (size_t i = 0; opts && i < opts->nstates; i++) {
@@ -554,7 +581,7 @@ static void build_vms(struct lc_target *t, struct lc_lua_ctx *ctx,
 		char *msg;
 
 		if (lc_lua_state_read(ctx, opts->states[i], &st) == 0) {
-			struct lc_vm *vm = vm_add(r, ctx, st.g, "state");
+			struct lc_vm *vm = vm_add(r, ctx, &sc, st.g, "state");
 			bool known = false;
 
 			for (size_t k = 0; vm && k < vm->nthreads; k++)
@@ -577,25 +604,16 @@ static void build_vms(struct lc_target *t, struct lc_lua_ctx *ctx,
 			r->partial = true;
 		}
 	}
-	/* VMs idle on no thread: only a memory scan finds them. */
-	if (!opts || !opts->no_scan) {
-		uint64_t *gs = NULL;
-		size_t ng = 0;
-		struct lc_error *err = lc_vm_scan(ctx, &gs, &ng);
+	/* VMs idle on no thread: only the memory scan finds them. */
+	for (size_t i = 0; i < ng; i++) {
+		size_t before = r->nvms;
 
-		if (err) {
-			add_warning(r, lc_error_message(err));
-			lc_error_destroy(err);
-		}
-		for (size_t i = 0; i < ng; i++) {
-			size_t before = r->nvms;
-
-			vm_add(r, ctx, gs[i], "scan");
-			if (r->nvms > before)
-				r->nvms_scanned++;
-		}
-		free(gs);
+		vm_add(r, ctx, &sc, gs[i], "scan");
+		if (r->nvms > before)
+			r->nvms_scanned++;
 	}
+	free(gs);
+	free(sc.cands);
 	if (opts && opts->vm) {
 		size_t out = 0;
 
