@@ -109,6 +109,9 @@ int lc_read_u8(struct lc_target *t, uint64_t addr, uint8_t *ret);
 /* Reads an unsigned integer of "size" (1, 2, 4, 8) bytes. */
 int lc_read_uint(struct lc_target *t, uint64_t addr, unsigned size,
 		 uint64_t *ret);
+/* Symbol name at addr in the target's modules, or NULL.  Borrowed from
+ * libdwfl: valid until the target is destroyed. */
+const char *lc_target_symbol(struct lc_target *t, uint64_t addr);
 /* True if [addr, addr+len) lies in a writable core segment (cheap
  * pre-check for pointer candidates).  Callback targets: always true. */
 bool lc_target_is_data(struct lc_target *t, uint64_t addr, size_t len);

@@ -151,8 +151,8 @@ int lc_lua_read_field(struct lc_lua_ctx *ctx, uint64_t base,
 	return lc_read_uint(ctx->t, base + (uint64_t)f.off, f.size, ret);
 }
 
-static int rd_sfield(struct lc_lua_ctx *ctx, uint64_t base,
-		     struct lc_field f, int64_t *ret)
+int lc_lua_read_sfield(struct lc_lua_ctx *ctx, uint64_t base,
+		       struct lc_field f, int64_t *ret)
 {
 	uint64_t v;
 
@@ -169,7 +169,7 @@ static int rd_int(struct lc_lua_ctx *ctx, uint64_t base, struct lc_field f,
 {
 	int64_t v;
 
-	if (rd_sfield(ctx, base, f, &v) < 0 || v < INT32_MIN || v > INT32_MAX)
+	if (lc_lua_read_sfield(ctx, base, f, &v) < 0 || v < INT32_MIN || v > INT32_MAX)
 		return -1;
 	*ret = (int)v;
 	return 0;
@@ -605,7 +605,7 @@ struct lc_error *lc_lua_walk(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 	const struct lc_layout *l = ctx->l;
 	struct lc_ci *cis = NULL;
 	size_t n = 0, cap = 0;
-	uint64_t ci = st->ci, prev_inner = 0;
+	uint64_t ci = st->ci;
 
 	*partial = false;
 	for (size_t steps = 0; ci != st->base_ci; steps++) {
@@ -653,8 +653,6 @@ struct lc_error *lc_lua_walk(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 				*partial = true;
 				break;
 			}
-			(void)prev_inner;
-			prev_inner = ci;
 			ci = prev;
 		}
 	}

@@ -68,6 +68,9 @@ int lc_lua_read_tvalue(struct lc_lua_ctx *ctx, uint64_t addr,
 /* Unsigned integer field of the struct at base (0 on success). */
 int lc_lua_read_field(struct lc_lua_ctx *ctx, uint64_t base,
 		      struct lc_field f, uint64_t *ret);
+/* The same, sign-extended from the field's size. */
+int lc_lua_read_sfield(struct lc_lua_ctx *ctx, uint64_t base,
+		       struct lc_field f, int64_t *ret);
 /* A StkId field (5.4.5+ StkIdRel offsets resolved against stack). */
 int lc_lua_read_stkid(struct lc_lua_ctx *ctx, uint64_t base, struct lc_field f,
 		      uint64_t stack, uint64_t *ret);

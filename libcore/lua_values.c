@@ -112,18 +112,6 @@ static int rd_s32(struct lc_lua_ctx *ctx, uint64_t addr, int *ret)
 	return 0;
 }
 
-static int rd_sfield(struct lc_lua_ctx *ctx, uint64_t base, struct lc_field f,
-		     int64_t *ret)
-{
-	uint64_t v;
-
-	if (lc_lua_read_field(ctx, base, f, &v) < 0)
-		return -1;
-	if (f.size < 8 && (v >> (f.size * 8 - 1)) & 1)
-		v |= ~0ull << (f.size * 8);
-	*ret = (int64_t)v;
-	return 0;
-}
 
 /* ---- escaping ---- */
 
@@ -558,7 +546,7 @@ static void dec_lclosure(struct lc_lua_ctx *ctx, uint64_t cl,
 	if (rd_ptr(ctx, cl, l->cl.p.off, &p) < 0 ||
 	    !gc_check(ctx, p, l->major == 504 ? 10 : 9) ||
 	    rd_ptr(ctx, p, l->p.source.off, &src) < 0 ||
-	    rd_sfield(ctx, p, l->p.linedefined, &line) < 0) {
+	    lc_lua_read_sfield(ctx, p, l->p.linedefined, &line) < 0) {
 		v->partial = true;
 		set_textf(v, "function: 0x%" PRIx64, cl);
 		return;

@@ -44,18 +44,6 @@
 
 /* ---- small readers ---- */
 
-static int rd_s64(struct lc_lua_ctx *ctx, uint64_t base, struct lc_field f,
-		  int64_t *ret)
-{
-	uint64_t v;
-
-	if (lc_lua_read_field(ctx, base, f, &v) < 0)
-		return -1;
-	if (f.size < 8 && (v >> (f.size * 8 - 1)) & 1)
-		v |= ~0ull << (f.size * 8);
-	*ret = (int64_t)v;
-	return 0;
-}
 
 /* An int-sized field, or "dflt" when absent or unreadable. */
 static int rd_int_or(struct lc_lua_ctx *ctx, uint64_t base, struct lc_field f,
@@ -63,7 +51,7 @@ static int rd_int_or(struct lc_lua_ctx *ctx, uint64_t base, struct lc_field f,
 {
 	int64_t v;
 
-	if (!LC_HAS(f) || rd_s64(ctx, base, f, &v) < 0 || v < INT32_MIN ||
+	if (!LC_HAS(f) || lc_lua_read_sfield(ctx, base, f, &v) < 0 || v < INT32_MIN ||
 	    v > INT32_MAX)
 		return dflt;
 	return (int)v;
@@ -639,15 +627,15 @@ static void decode_gc(struct lc_lua_ctx *ctx, uint64_t g, struct lc_vm *vm,
 	int64_t v;
 	int kind;
 
-	if (rd_s64(ctx, g, l->Gx.totalbytes, &v) == 0)
+	if (lc_lua_read_sfield(ctx, g, l->Gx.totalbytes, &v) == 0)
 		vm->totalbytes = v;
-	if (LC_HAS(l->Gx.GCdebt) && rd_s64(ctx, g, l->Gx.GCdebt, &v) == 0)
+	if (LC_HAS(l->Gx.GCdebt) && lc_lua_read_sfield(ctx, g, l->Gx.GCdebt, &v) == 0)
 		vm->gcdebt = v;
 	if (LC_HAS(l->Gx.GCestimate) &&
-	    rd_s64(ctx, g, l->Gx.GCestimate, &v) == 0)
+	    lc_lua_read_sfield(ctx, g, l->Gx.GCestimate, &v) == 0)
 		vm->gcestimate = v;
 	else if (LC_HAS(l->Gx.estimate) &&
-		 rd_s64(ctx, g, l->Gx.estimate, &v) == 0)
+		 lc_lua_read_sfield(ctx, g, l->Gx.estimate, &v) == 0)
 		vm->gcestimate = v;
 	/* lstate.h gettotalbytes (5.2+); 5.1 counts totalbytes itself. */
 	vm->memory = vm->totalbytes + (l->major >= 502 ? vm->gcdebt : 0);
@@ -1015,20 +1003,6 @@ static long count_openupval(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 	return n;
 }
 
-static void symbolize(struct lc_target *t, uint64_t addr, char **ret)
-{
-	Dwfl_Module *mod;
-	const char *name;
-
-	*ret = NULL;
-	if (!t->dwfl || !addr)
-		return;
-	mod = dwfl_addrmodule(t->dwfl, addr);
-	if (!mod)
-		return;
-	name = dwfl_module_addrname(mod, addr);
-	*ret = lc_strdup_or_null(name);
-}
 
 void lc_luathread_decode(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 			 struct lc_luathread *th)
@@ -1113,7 +1087,7 @@ void lc_luathread_decode(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 
 		th->errorjmp_status = -1;
 		if (LC_HAS(l->lj.status) &&
-		    rd_s64(ctx, th->errorjmp, l->lj.status, &s) == 0)
+		    lc_lua_read_sfield(ctx, th->errorjmp, l->lj.status, &s) == 0)
 			th->errorjmp_status = (int)s;
 		th->errorjmp_suspicious = !th->is_main &&
 			(st->status == ST_YIELD || !active);
@@ -1122,7 +1096,7 @@ void lc_luathread_decode(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 	/* Hooks. */
 	if (LC_HAS(l->L.hook) &&
 	    lc_read_u64(t, st->addr + (uint64_t)l->L.hook.off, &th->hook) == 0)
-		symbolize(t, th->hook, &th->hook_name);
+		th->hook_name = lc_strdup_or_null(lc_target_symbol(t, th->hook));
 	th->hookmask = rd_int_or(ctx, st->addr, l->L.hookmask, 0);
 	th->basehookcount = rd_int_or(ctx, st->addr, l->L.basehookcount, 0);
 	th->hookcount = rd_int_or(ctx, st->addr, l->L.hookcount, 0);

@@ -80,20 +80,6 @@ static int cmp_chain(const void *a, const void *b)
 	       x->first_frame > y->first_frame;
 }
 
-static void symbolize_cfunc(struct lc_target *t, uint64_t addr, char **ret)
-{
-	Dwfl_Module *mod;
-	const char *name;
-
-	*ret = NULL;
-	if (!t->dwfl || !addr)
-		return;
-	mod = dwfl_addrmodule(t->dwfl, addr);
-	if (!mod)
-		return;
-	name = dwfl_module_addrname(mod, addr);
-	*ret = lc_strdup_or_null(name);
-}
 
 /* Push the frame of cis[j] (and, 5.1, the lost tail calls it hides). */
 static void push_lua_frame(struct lc_target *t, struct lc_lua_ctx *ctx,
@@ -108,7 +94,7 @@ static void push_lua_frame(struct lc_target *t, struct lc_lua_ctx *ctx,
 	lc_lua_frame(ctx, st, cis, n, j, f);
 	f->unplaced = unplaced;
 	if (f->cfunc)
-		symbolize_cfunc(t, f->cfunc, &f->function);
+		f->function = lc_strdup_or_null(lc_target_symbol(t, f->cfunc));
 	if (locals && cis[j].is_lua) {
 		struct lc_error *err = lc_lua_frame_vars(ctx, st, cis, n, j,
 							 &f->vars, &f->nvars);

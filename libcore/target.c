@@ -144,6 +144,15 @@ bool lc_target_is_data(struct lc_target *t, uint64_t addr, size_t len)
 	return s && s->writable && len <= s->end - addr;
 }
 
+const char *lc_target_symbol(struct lc_target *t, uint64_t addr)
+{
+	Dwfl_Module *mod;
+
+	if (!t->dwfl || !addr || !(mod = dwfl_addrmodule(t->dwfl, addr)))
+		return NULL;
+	return dwfl_module_addrname(mod, addr);
+}
+
 struct lc_error *lc_target_read(struct lc_target *t, uint64_t addr,
 				void *buf, size_t len)
 {

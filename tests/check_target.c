@@ -326,8 +326,10 @@ static void build_old(struct image *im, const struct lc_layout *l)
 		put64(im, slot, CL);
 		/* 5.1 LUA_TFUNCTION; 5.3 a collectable Lua closure. */
 		put(im, slot, l->tv.tt, l->major == 501 ? 6 : 0x46);
+		/* CIST_LUA: bit 0 in 5.2, bit 1 in 5.3. */
 		if (LC_HAS(l->ci.callstatus))
-			put(im, cis[i], l->ci.callstatus, 1u << 1); /* CIST_LUA */
+			put(im, cis[i], l->ci.callstatus,
+			    l->major == 502 ? 1u << 0 : 1u << 1);
 		/* 5.1: the running frame's own savedpc is stale (pc 250);
 		 * L->savedpc (pc 200) must win. */
 		int pc = l->major == 501 && i == 3 ? 250 : (i - 1) * 100;
@@ -349,7 +351,7 @@ static void build_old(struct image *im, const struct lc_layout *l)
 		memcpy(im->bytes + (LI - BASE) + pc * 4, &line, 4);
 	}
 	put(im, P, l->p.source, SRC);
-	if (l->major == 501) {
+	if (l->major <= 502) {
 		put(im, SRC, l->ts.len, 6);
 	} else {
 		put(im, SRC, l->ts.tt, 0x04);
@@ -415,6 +417,19 @@ START_TEST(test_walk_and_lines_51)
 }
 END_TEST
 
+/* Debian bookworm has no liblua5.2 debug info: 5.2 comes from the
+ * matrix's own -O0 build of 5.2.4 (tests/run-matrix.sh, run first). */
+START_TEST(test_walk_and_lines_52)
+{
+	const char *b = getenv("top_builddir");
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/fixtures/out/src-5.2.4-O0/lchost",
+		 b ? b : ".");
+	check_old(path, 502);
+}
+END_TEST
+
 START_TEST(test_walk_and_lines_53)
 {
 	check_old("/usr/lib/x86_64-linux-gnu/liblua5.3.so.0", 503);
@@ -434,6 +449,7 @@ int main(void)
 	tcase_add_test(tc, test_walk_cycle_is_partial);
 	tcase_add_test(tc, test_state_validation);
 	tcase_add_test(tc, test_walk_and_lines_51);
+	tcase_add_test(tc, test_walk_and_lines_52);
 	tcase_add_test(tc, test_walk_and_lines_53);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
