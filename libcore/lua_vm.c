@@ -822,8 +822,10 @@ static struct lc_error *decode_impl(struct lc_lua_ctx *ctx, uint64_t g,
 	if (!vm->threads || !sorted || !seen)
 		goto nomem;
 	lc_luathread_decode(ctx, &st, &vm->threads[vm->nthreads++]);
-	memcpy(sorted, o.threads, o.n * sizeof(*sorted));
-	qsort(sorted, o.n, sizeof(*sorted), cmp_u64);
+	if (o.n) {	/* o.threads is NULL when there is none */
+		memcpy(sorted, o.threads, o.n * sizeof(*sorted));
+		qsort(sorted, o.n, sizeof(*sorted), cmp_u64);
+	}
 	for (size_t i = o.n; i-- > 0;) {
 		uint64_t a = o.threads[i];
 		uint64_t *p = bsearch(&a, sorted, o.n, sizeof(*sorted),
