@@ -82,6 +82,8 @@ struct lc_target {
 	int signo, si_code;
 	uint64_t fault_addr;
 	bool have_siginfo;
+	bool truncated;		/* the file ends before its segments do */
+	bool notes_missing;	/* ... before its notes (gdb writes them last) */
 	char fname[17];		/* NT_PRPSINFO pr_fname */
 	char *exe_build_id;	/* of the executable given, hex */
 	char *core_build_id;	/* of the main program in the core, hex */

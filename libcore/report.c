@@ -712,6 +712,17 @@ struct lc_error *lc_report_create(struct lc_target *t,
 	r->si_code = t->si_code;
 	r->fault_addr = t->fault_addr;
 
+	if (t->truncated) {
+		char *msg;
+
+		if (asprintf(&msg, "the core %s is truncated (%zu bytes): memory past its end is missing%s",
+			     t->core_path ? t->core_path : "", t->core_size,
+			     t->notes_missing ? ", and so are its notes: threads, registers, signal and the list of mapped files" : "") >= 0) {
+			add_warning(r, msg);
+			free(msg);
+		}
+		r->partial = true;
+	}
 	r->exe_build_id = lc_strdup_or_null(t->exe_build_id);
 	r->core_build_id = lc_strdup_or_null(t->core_build_id);
 	r->build_id_mismatch = t->build_id_mismatch;

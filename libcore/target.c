@@ -376,6 +376,8 @@ static void normalize_segments(struct lc_segment *segs, size_t *n)
 {
 	size_t out = 0;
 
+	if (*n == 0)
+		return;		/* segs may be NULL */
 	qsort(segs, *n, sizeof(*segs), seg_cmp);
 	for (size_t i = 0; i < *n; i++) {
 		if (out && segs[i].start < segs[out - 1].end) {
@@ -461,6 +463,13 @@ struct lc_error *lc_target_open_core(const char *core_path,
 
 		if (!ph)
 			continue;
+		/* A core cut short (disk full, size limits): say what is
+		 * missing rather than guess. */
+		if (ph->p_offset + ph->p_filesz > size) {
+			t->truncated = true;
+			if (ph->p_type == PT_NOTE)
+				t->notes_missing = true;
+		}
 		if (ph->p_type == PT_NOTE) {
 			err = read_notes(t, ph);
 			if (err)
