@@ -37,6 +37,17 @@ expect 2 "not a core" -- "$(type -P true)"
 if [ -f "$out/deb-5.4/crash/core" ] && [ -f "$out/src-5.4.7-O2/lchost" ]; then
 	expect 1 "is not the program in this core" -- "$out/deb-5.4/crash/core" "$out/src-5.4.7-O2/lchost"
 	expect 0 "crashed: SIGSEGV" -- "$out/deb-5.4/crash/core" "$out/deb-5.4/crash/exe"
+	# Truncated cores: the kernel writes notes first, gdb last.
+	c=$out/deb-5.4/crash/core
+	head -c $(($(stat -c %s "$c") * 60 / 100)) "$c" > "$tmp/cut-kernel"
+	if grep -q '^core_by=kernel' "$out/deb-5.4/crash/info"; then
+		expect 1 "is truncated .*memory past its end is missing" -- "$tmp/cut-kernel" "$out/deb-5.4/crash/exe"
+	else	# made by gdb here (core_pattern): its notes are at the end
+		expect 2 "so are its notes" -- "$tmp/cut-kernel" "$out/deb-5.4/crash/exe"
+	fi
+	c=$out/deb-5.4/deep_recursion/core
+	head -c $(($(stat -c %s "$c") * 99 / 100)) "$c" > "$tmp/cut-gcore"
+	expect 2 "so are its notes" -- "$tmp/cut-gcore" "$out/deb-5.4/deep_recursion/exe"
 else
 	echo "FAIL: no fixture cores in $out (tests/run-matrix.sh makes them)"
 	fail=$((fail + 1))
