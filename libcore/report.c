@@ -145,6 +145,38 @@ static void native_to_frame(const struct lc_native_frame *nf, struct lc_frame *f
 	f->currentline = -1;
 }
 
+/* The calls inlined at the machine frame (innermost first), then the
+ * machine frame itself. */
+static int push_native(const struct lc_native_frame *n, struct out *o)
+{
+	struct lc_frame *f;
+
+	for (size_t k = 0; k < n->ninl; k++) {
+		if (!(f = out_push(o)))
+			return -1;
+		native_to_frame(n, f);
+		f->inlined = true;
+		free(f->function);
+		free(f->file);
+		f->function = lc_strdup_or_null(n->inl[k].function);
+		f->file = lc_strdup_or_null(n->inl[k].file);
+		f->line = n->inl[k].line;
+	}
+	if (!(f = out_push(o)))
+		return -1;
+	native_to_frame(n, f);
+	return 0;
+}
+
+/* The state to emit from: the current one, or the next that still has
+ * frames (another VM's frames may come next). */
+static size_t next_live(const struct chain_state *cs, size_t ncs, size_t cur)
+{
+	while (cur < ncs && cs[cur].next >= cs[cur].ncis)
+		cur++;
+	return cur;
+}
+
 static void frame_free(struct lc_frame *f);
 
 static void build_thread(struct lc_target *t, struct lc_lua_ctx *ctx,
@@ -246,7 +278,6 @@ static void build_thread(struct lc_target *t, struct lc_lua_ctx *ctx,
 	for (size_t i = 0; i < nnf && !o.nomem; i++) {
 		struct lc_native_frame *n = &nf[i];
 		struct chain_state *c;
-		struct lc_frame *f;
 		size_t live;
 
 		/* A frame whose DWARF names the state it runs moves us to that
@@ -262,10 +293,7 @@ static void build_thread(struct lc_target *t, struct lc_lua_ctx *ctx,
 				while (cs[cur].next < cs[cur].ncis)
 					emit_ci(t, ctx, &cs[cur], &o, true);
 		}
-		/* The state to emit from: the current one, or the next that
-		 * still has frames (another VM's frames may come next). */
-		for (live = cur; live < ncs && cs[live].next >= cs[live].ncis;)
-			live++;
+		live = next_live(cs, ncs, cur);
 		c = live < ncs ? &cs[live] : NULL;
 
 		/* A C function whose own frame is gone (a tail call in
@@ -276,27 +304,10 @@ static void build_thread(struct lc_target *t, struct lc_lua_ctx *ctx,
 			cur = live;
 			emit_ci(t, ctx, c, &o, false);
 		}
-		for (size_t k = 0; k < n->ninl; k++) {
-			f = out_push(&o);
-			if (!f)
-				break;
-			f->kind = LC_FRAME_NATIVE;
-			f->pc = n->pc;
-			f->inlined = true;
-			f->function = lc_strdup_or_null(n->inl[k].function);
-			f->module = lc_strdup_or_null(n->module);
-			f->file = lc_strdup_or_null(n->inl[k].file);
-			f->line = n->inl[k].line;
-			f->namewhat = "";
-			f->currentline = -1;
-		}
-		f = out_push(&o);
-		if (!f)
+		if (push_native(n, &o) < 0)
 			break;
-		native_to_frame(n, f);
 
-		for (live = cur; live < ncs && cs[live].next >= cs[live].ncis;)
-			live++;
+		live = next_live(cs, ncs, cur);
 		c = live < ncs ? &cs[live] : NULL;
 		if (c && !c->cis[c->next].is_lua && c->cis[c->next].cfunc &&
 		    n->func_start == c->cis[c->next].cfunc) {
@@ -616,67 +627,80 @@ static void build_vms(struct lc_target *t, struct lc_lua_ctx *ctx,
 		}
 	}
 
-	/* Which OS thread runs which state, the resume chains, and the
-	 * errorJmp buffers' places. */
+	/* The states running on OS threads, each thread's outermost first,
+	 * with their VMs: read once for all the VMs below. */
+	struct running {
+		size_t thread;
+		uint64_t addr, g;
+	} *run = NULL;
+	size_t nrun = 0;
+
+	for (size_t i = 0; i < r->nthreads; i++) {
+		const struct lc_thread *th = &r->threads[i];
+
+		for (size_t j = th->nstates; j-- > 0;) {
+			struct lc_lstate st;
+			struct running *p;
+
+			if (lc_lua_state_read(ctx, th->states[j], &st) < 0)
+				continue;
+			p = realloc(run, (nrun + 1) * sizeof(*p));
+			if (!p)
+				break;
+			run = p;
+			run[nrun++] = (struct running){ i, st.addr, st.g };
+		}
+	}
+
+	/* Per VM: its resume chain on each OS thread (the innermost state
+	 * there runs, the others resumed it: "normal"), where errorJmp
+	 * buffers lie, and every lua_State's frames. */
 	for (size_t v = 0; v < r->nvms; v++) {
 		struct lc_vm *vm = &r->vms[v];
 
-		for (size_t k = 0; k < vm->nthreads; k++) {
-			struct lc_luathread *lt = &vm->threads[k];
+		for (size_t a = 0; a < nrun; a++) {
+			const struct lc_thread *th = &r->threads[run[a].thread];
+			struct lc_luathread *lt = NULL;
+			uint64_t *p, lo, hi;
+			bool last = true;
 
-			for (size_t i = 0; i < r->nthreads; i++) {
-				const struct lc_thread *th = &r->threads[i];
-				uint64_t lo, hi;
-				size_t pos = SIZE_MAX, innermost = SIZE_MAX;
-
-				for (size_t j = 0; j < th->nstates; j++) {
-					struct lc_lstate st;
-
-					if (th->states[j] == lt->addr)
-						pos = j;
-					if (innermost == SIZE_MAX &&
-					    lc_lua_state_read(ctx, th->states[j], &st) == 0 &&
-					    st.g == vm->g)
-						innermost = j;
+			if (run[a].g != vm->g)
+				continue;
+			for (size_t b = a + 1; b < nrun; b++)
+				if (run[b].thread == run[a].thread &&
+				    run[b].g == vm->g)
+					last = false;
+			p = realloc(vm->chain, (vm->nchain + 1) * sizeof(*p));
+			if (!p)
+				break;
+			vm->chain = p;
+			vm->chain[vm->nchain++] = run[a].addr;
+			for (size_t k = 0; k < vm->nthreads; k++)
+				if (vm->threads[k].addr == run[a].addr)
+					lt = &vm->threads[k];
+			if (!lt)
+				continue;
+			lt->os_tid = th->tid;
+			lt->status = last ? "running" : "normal";
+			for (size_t b = a; b-- > 0;)
+				if (run[b].thread == run[a].thread &&
+				    run[b].g == vm->g) {
+					lt->resumed_by = run[b].addr;
+					break;
 				}
-				if (pos == SIZE_MAX)
-					continue;
-				lt->os_tid = th->tid;
-				lt->status = pos == innermost ? "running" : "normal";
-				stack_range(th, &lo, &hi);
-				lt->errorjmp_on_stack = lt->errorjmp &&
-					lt->errorjmp >= lo && lt->errorjmp < hi;
-			}
-			luathread_frames(t, ctx, opts, max, lt);
-			if (lt->partial)
+			stack_range(th, &lo, &hi);
+			lt->errorjmp_on_stack = lt->errorjmp &&
+				lt->errorjmp >= lo && lt->errorjmp < hi;
+		}
+		for (size_t k = 0; k < vm->nthreads; k++) {
+			luathread_frames(t, ctx, opts, max, &vm->threads[k]);
+			if (vm->threads[k].partial)
 				vm->partial = true;
 		}
-		/* Chain: this VM's states on its OS thread, outermost
-		 * (the main thread) first. */
-		for (size_t i = 0; i < r->nthreads; i++) {
-			const struct lc_thread *th = &r->threads[i];
-
-			for (size_t j = th->nstates; j-- > 0;) {
-				struct lc_lstate st;
-				uint64_t *p;
-
-				if (lc_lua_state_read(ctx, th->states[j], &st) < 0 ||
-				    st.g != vm->g)
-					continue;
-				p = realloc(vm->chain, (vm->nchain + 1) * sizeof(*p));
-				if (!p)
-					break;
-				vm->chain = p;
-				vm->chain[vm->nchain++] = st.addr;
-			}
-		}
-		for (size_t c = 1; c < vm->nchain; c++)
-			for (size_t k = 0; k < vm->nthreads; k++)
-				if (vm->threads[k].addr == vm->chain[c])
-					vm->threads[k].resumed_by = vm->chain[c - 1];
 		if (vm->partial)
 			r->partial = true;
 	}
+	free(run);
 }
 
 /* --no-native: keep the Lua frames only. */
