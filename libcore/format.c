@@ -80,7 +80,8 @@ static void print_lua_frame(const struct lc_frame *f, const char *indent,
 	}
 }
 
-static void print_luathread(const struct lc_luathread *lt, FILE *out)
+static void print_luathread(const struct lc_luathread *lt,
+			    bool state_frames, FILE *out)
 {
 	fprintf(out, "  lua_State 0x%" PRIx64 " %s %s", lt->addr,
 		lt->is_main ? "main" : "coroutine",
@@ -118,7 +119,7 @@ static void print_luathread(const struct lc_luathread *lt, FILE *out)
 	fputc('\n', out);
 	/* A state running on an OS thread has its frames in that thread's
 	 * mixed stack above. */
-	if (lt->os_tid && lt->nframes)
+	if (lt->os_tid && lt->nframes && !state_frames)
 		fprintf(out, "    %zu Lua frames: see Thread %d\n", lt->nframes,
 			lt->os_tid);
 	else
@@ -140,12 +141,27 @@ static void print_luathread(const struct lc_luathread *lt, FILE *out)
 		fprintf(out, "    note: %s\n", lt->note);
 }
 
-static void print_vms(const struct lc_report *r, FILE *out)
+static const struct lc_luathread *vm_state(const struct lc_vm *vm,
+					    uint64_t addr)
 {
-	fprintf(out, "\nVMs: %zu (%zu found only by scanning memory)\n",
-		r->nvms, r->nvms_scanned);
+	for (size_t k = 0; k < vm->nthreads; k++)
+		if (vm->threads[k].addr == addr)
+			return &vm->threads[k];
+	return NULL;
+}
+
+static void print_vms(const struct lc_report *r,
+		      const struct lc_text_options *o, FILE *out)
+{
+	if (!o->state)
+		fprintf(out, "\nVMs: %zu (%zu found only by scanning memory)\n",
+			r->nvms, r->nvms_scanned);
 	for (size_t i = 0; i < r->nvms; i++) {
 		const struct lc_vm *vm = &r->vms[i];
+		const struct lc_luathread *only = NULL;
+
+		if (o->state && !(only = vm_state(vm, o->state)))
+			continue;
 
 		fprintf(out, "\nVM 0x%" PRIx64 " (found by %s): %" PRId64
 			" bytes in use, gc %s (%s), debt %" PRId64
@@ -171,11 +187,13 @@ static void print_vms(const struct lc_report *r, FILE *out)
 		if (vm->note)
 			fprintf(out, "  note: %s\n", vm->note);
 		for (size_t k = 0; k < vm->nthreads; k++)
-			print_luathread(&vm->threads[k], out);
+			if (!only || &vm->threads[k] == only)
+				print_luathread(&vm->threads[k],
+						o->state_frames, out);
 	}
 }
 
-void lc_report_print_text(const struct lc_report *r, FILE *out)
+static void print_header(const struct lc_report *r, FILE *out)
 {
 	if (r->core)
 		fprintf(out, "core: %s\n", r->core);
@@ -202,9 +220,10 @@ void lc_report_print_text(const struct lc_report *r, FILE *out)
 		fputc('\n', out);
 	}
 	fprintf(out, "threads: %zu\n", r->nthreads);
-	for (size_t i = 0; i < r->nwarnings; i++)
-		fprintf(out, "warning: %s\n", r->warnings[i]);
+}
 
+static void print_threads(const struct lc_report *r, FILE *out)
+{
 	for (size_t i = 0; i < r->nthreads; i++) {
 		const struct lc_thread *th = &r->threads[i];
 		unsigned level = 0;
@@ -240,8 +259,27 @@ void lc_report_print_text(const struct lc_report *r, FILE *out)
 		if (th->note)
 			fprintf(out, "note: %s\n", th->note);
 	}
-	if (r->nvms)
-		print_vms(r, out);
+}
+
+void lc_report_print_text_parts(const struct lc_report *r,
+				const struct lc_text_options *o, FILE *out)
+{
+	if (o->parts & LC_TEXT_HEADER)
+		print_header(r, out);
+	if (o->parts & LC_TEXT_WARNINGS)
+		for (size_t i = 0; i < r->nwarnings; i++)
+			fprintf(out, "warning: %s\n", r->warnings[i]);
+	if (o->parts & LC_TEXT_THREADS)
+		print_threads(r, out);
+	if ((o->parts & LC_TEXT_VMS) && r->nvms)
+		print_vms(r, o, out);
+}
+
+void lc_report_print_text(const struct lc_report *r, FILE *out)
+{
+	struct lc_text_options o = { .parts = LC_TEXT_ALL };
+
+	lc_report_print_text_parts(r, &o, out);
 }
 
 static void json_str(FILE *out, const char *s)
@@ -609,4 +647,49 @@ void lc_report_print_json(const struct lc_report *r, FILE *out)
 		json_vm(out, r, &r->vms[i]);
 	}
 	fputs("]}\n", out);
+}
+
+/* lua-value: the value as a TValue shows it, then what it holds. */
+void lc_object_print_text(const struct lc_object *o, FILE *out)
+{
+	const struct lc_value *v = &o->value;
+
+	fputs(v->text ? v->text : "?", out);
+	if (strcmp(v->type, "table") == 0) {
+		fprintf(out, " (array %" PRId64 ", hash %" PRId64, v->len,
+			v->hsize);
+		if (v->metatable)
+			fprintf(out, ", metatable 0x%" PRIx64, v->metatable);
+		fputc(')', out);
+	} else if (strcmp(v->type, "string") == 0 ||
+		   strcmp(v->type, "userdata") == 0) {
+		fprintf(out, " (%s %" PRId64, *v->type == 's' ? "length" :
+			"size", v->len);
+		if (v->metatable)
+			fprintf(out, ", metatable 0x%" PRIx64, v->metatable);
+		fputc(')', out);
+	}
+	if (v->partial)
+		fputs(" (partial)", out);
+	fputc('\n', out);
+	if (o->full && v->text && strcmp(o->full, v->text) != 0)
+		fprintf(out, "  %s\n", o->full);
+	for (size_t i = 0; i < o->nentries; i++) {
+		const struct lc_entry *e = &o->entries[i];
+		bool plain = strcmp(e->key.type, "number") == 0;
+
+		fprintf(out, "  [%s] = %s%s\n", e->key.text ? e->key.text : "?",
+			e->value.text ? e->value.text : "?",
+			e->value.partial || (!plain && e->key.partial) ?
+			" (partial)" : "");
+	}
+	if (o->more)
+		fprintf(out, "  ... %zu more entries\n", o->more);
+	for (size_t i = 0; i < o->nupvalues; i++) {
+		const struct lc_var *u = &o->upvalues[i];
+
+		fprintf(out, "  upvalue %s = %s%s\n", u->name ? u->name : "?",
+			u->value.text ? u->value.text : "?",
+			u->value.partial ? " (partial)" : "");
+	}
 }

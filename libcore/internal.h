@@ -55,6 +55,22 @@ struct lc_target_thread {
 	int signo;		/* pr_cursig */
 	uint64_t regs[17];	/* DWARF x86_64 numbering, from pr_reg */
 	bool have_regs;
+	char *name;		/* callback targets: as the debugger names it */
+	/* Callback targets: the machine frames a debugger unwound. */
+	struct lc_frame_regs *frames;
+	size_t nframes;
+};
+
+/* Callback targets read whole pages through the callback and keep the
+ * last LC_CACHE_PAGES of them until lc_target_invalidate. */
+#define LC_PAGE_SIZE	4096
+#define LC_CACHE_PAGES	256
+
+struct lc_page {
+	uint64_t addr;		/* page address */
+	bool valid;		/* data holds the page */
+	bool bad;		/* the whole page could not be read */
+	uint8_t data[LC_PAGE_SIZE];
 };
 
 struct lc_layout;
@@ -62,6 +78,7 @@ struct lc_layout;
 struct lc_target {
 	lc_read_fn *read_cb;	/* callback targets; NULL for cores */
 	void *read_arg;
+	struct lc_page *cache;	/* LC_CACHE_PAGES, direct-mapped */
 
 	/* Core memory first, then the modules' file-backed segments for what
 	 * the core does not hold (text, rodata).  Each array sorted by start. */

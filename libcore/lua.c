@@ -272,12 +272,9 @@ static int node_read(struct lc_lua_ctx *ctx, uint64_t node,
 	return 0;
 }
 
-typedef bool node_fn(struct lc_lua_ctx *ctx, const struct lc_tvalue *key,
-		     const struct lc_tvalue *val, void *arg);
-
 /* Visit the hash part of a table in node order (lua_next's order for
  * string keys).  Stops when fn returns false or *budget runs out. */
-static void table_scan(struct lc_lua_ctx *ctx, uint64_t tbl, node_fn *fn,
+void lc_lua_table_scan(struct lc_lua_ctx *ctx, uint64_t tbl, lc_node_fn *fn,
 		       void *arg, size_t *budget)
 {
 	const struct lc_layout *l = ctx->l;
@@ -383,7 +380,7 @@ static bool gn_module_fn(struct lc_lua_ctx *ctx, const struct lc_tvalue *k,
 	if (!mod)
 		return true;
 	sub.mod = mod;
-	table_scan(ctx, v->value, gn_field_fn, &sub, sc->budget);
+	lc_lua_table_scan(ctx, v->value, gn_field_fn, &sub, sc->budget);
 	free(mod);
 	return true;
 }
@@ -409,11 +406,11 @@ static void gnames_build(struct lc_lua_ctx *ctx, uint64_t g)
 	    lc_lua_read_tvalue(ctx, g + (uint64_t)l->G.l_registry.off, &reg) < 0 ||
 	    base_type(l, reg.tag) != 5)
 		return;
-	table_scan(ctx, reg.value, find_key_fn, &fk, &budget);
+	lc_lua_table_scan(ctx, reg.value, find_key_fn, &fk, &budget);
 	if (!fk.found || base_type(l, fk.val.tag) != 5)
 		return;
 	struct gn_scan sc = { .g = g, .budget = &budget };
-	table_scan(ctx, fk.val.value, gn_module_fn, &sc, &budget);
+	lc_lua_table_scan(ctx, fk.val.value, gn_module_fn, &sc, &budget);
 }
 
 static const char *global_name(struct lc_lua_ctx *ctx, uint64_t g,

@@ -79,6 +79,12 @@ int lc_lua_read_stkid(struct lc_lua_ctx *ctx, uint64_t base, struct lc_field f,
  * *truncated whether fewer bytes were copied.  Both may be NULL. */
 char *lc_lua_read_string(struct lc_lua_ctx *ctx, uint64_t ts, uint64_t *lenp,
 			 bool *truncated);
+/* Visit the used nodes of a table's hash part in node order; fn returns
+ * false to stop.  At most *budget nodes are read (decremented). */
+typedef bool lc_node_fn(struct lc_lua_ctx *ctx, const struct lc_tvalue *key,
+			const struct lc_tvalue *val, void *arg);
+void lc_lua_table_scan(struct lc_lua_ctx *ctx, uint64_t tbl, lc_node_fn *fn,
+		       void *arg, size_t *budget);
 /* The Proto at proto as a names view (code, constants, locals, upvalue
  * names); owned by ctx, NULL if unreadable. */
 const struct lc_proto_view *lc_lua_proto_view(struct lc_lua_ctx *ctx,

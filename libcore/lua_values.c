@@ -1088,3 +1088,197 @@ void lc_slots_free(struct lc_slot *slots, size_t n)
 		lc_value_deinit(&slots[i].value);
 	free(slots);
 }
+
+/* ---- single objects (lc_object_create) ---- */
+
+#define LC_OBJECT_ENTRIES	100	/* default table entries shown */
+#define LC_OBJECT_NODE_READS	(1u << 20)
+
+struct elist {
+	struct lc_object *o;
+	size_t max;
+	bool nomem;
+};
+
+static struct lc_entry *epush(struct elist *el)
+{
+	struct lc_object *o = el->o;
+	struct lc_entry *p;
+
+	if (o->nentries >= el->max) {
+		o->more++;
+		return NULL;
+	}
+	p = realloc(o->entries, (o->nentries + 1) * sizeof(*p));
+	if (!p) {
+		el->nomem = true;
+		return NULL;
+	}
+	o->entries = p;
+	p = &o->entries[o->nentries++];
+	value_init(&p->key);
+	value_init(&p->value);
+	return p;
+}
+
+static bool entry_fn(struct lc_lua_ctx *ctx, const struct lc_tvalue *k,
+		     const struct lc_tvalue *v, void *arg)
+{
+	struct lc_entry *e = epush(arg);
+
+	if (e) {
+		lc_lua_value_tv(ctx, k, &e->key);
+		lc_lua_value_tv(ctx, v, &e->value);
+	}
+	return !((struct elist *)arg)->nomem;
+}
+
+static void table_entries(struct lc_lua_ctx *ctx, struct elist *el)
+{
+	const struct lc_layout *l = lc_lua_layout(ctx);
+	const struct lc_value *tv = &el->o->value;
+	uint64_t array;
+	size_t budget = LC_OBJECT_NODE_READS;
+
+	if (tv->len > 0 && rd_ptr(ctx, tv->addr, l->tab.array.off, &array) == 0) {
+		for (int64_t i = 0; i < tv->len && !el->nomem; i++) {
+			struct lc_value v;
+			struct lc_entry *e;
+
+			lc_lua_value(ctx, array + (uint64_t)i * l->sz_tvalue, &v);
+			if (strcmp(v.type, "nil") == 0) {
+				lc_value_deinit(&v);
+				continue;
+			}
+			e = epush(el);
+			if (!e) {
+				lc_value_deinit(&v);
+				if (el->nomem)
+					break;
+				continue;
+			}
+			e->key.type = "number";
+			set_textf(&e->key, "%" PRId64, i + 1);
+			e->value = v;
+		}
+	}
+	if (tv->hsize > 0 && !el->nomem)
+		lc_lua_table_scan(ctx, tv->addr, entry_fn, el, &budget);
+}
+
+static void closure_upvalues(struct lc_lua_ctx *ctx, struct lc_object *o)
+{
+	const struct lc_layout *l = lc_lua_layout(ctx);
+	const struct lc_proto_view *pv;
+	uint64_t cl = o->value.addr, p;
+	struct vlist vl = { 0 };
+
+	if (!LC_HAS(l->cl.p) || rd_ptr(ctx, cl, l->cl.p.off, &p) < 0 ||
+	    !(pv = lc_lua_proto_view(ctx, p)))
+		return;
+	for (int k = 0; k < pv->nupvalnames && k < LC_MAX_UPVALS; k++) {
+		struct lc_var *var = vpush(&vl, "upvalue",
+					   pv->upvalnames ? pv->upvalnames[k] :
+					   NULL, k + 1);
+		uint64_t uv, vp;
+
+		if (!var)
+			break;
+		if (!LC_HAS(l->uv.v) ||
+		    rd_ptr(ctx, cl, l->cl.p.off + 8 + 8 * k, &uv) < 0 ||
+		    !ptr_ok(uv) || rd_ptr(ctx, uv, l->uv.v.off, &vp) < 0)
+			unreadable(&var->value, "no UpVal");
+		else
+			lc_lua_value(ctx, vp, &var->value);
+	}
+	o->upvalues = vl.v;
+	o->nupvalues = vl.n;
+}
+
+static void full_string(struct lc_lua_ctx *ctx, struct lc_object *o)
+{
+	struct lc_strbuf sb = { 0 };
+	struct sread r;
+
+	if (str_read(ctx, o->value.addr, -1, LC_VALUE_STR_MAX, &r) < 0 ||
+	    !r.buf) {
+		free(r.buf);
+		return;
+	}
+	lc_strbuf_append(&sb, "\"", 1);
+	esc_append(&sb, r.buf, r.n, true, SIZE_MAX);
+	lc_strbuf_append(&sb, r.n < r.len ? "\"..." : "\"", r.n < r.len ? 4 : 1);
+	o->full = lc_strbuf_steal(&sb);
+	free(r.buf);
+}
+
+struct lc_error *lc_object_create(struct lc_target *t,
+				  enum lc_object_kind kind, uint64_t addr,
+				  size_t max_entries, struct lc_object **ret)
+{
+	struct lc_lua_ctx *ctx;
+	struct lc_object *o;
+	struct lc_error *err = lc_lua_ctx_create(t, &ctx);
+	const struct lc_layout *l;
+
+	if (err) {
+		/* Owned by the target: copy it. */
+		return lc_error_create(lc_error_code(err), "%s",
+				       lc_error_message(err));
+	}
+	l = lc_lua_layout(ctx);
+	o = calloc(1, sizeof(*o));
+	if (!o) {
+		lc_lua_ctx_destroy(ctx);
+		return &lc_error_nomem;
+	}
+	if (kind == LC_OBJECT_TVALUE) {
+		lc_lua_value(ctx, addr, &o->value);
+	} else {
+		uint8_t tt;
+		struct lc_tvalue tv = { .value = addr };
+
+		if (!ptr_ok(addr) || !LC_HAS(l->L.tt) ||
+		    lc_read_u8(t, addr + (uint64_t)l->L.tt.off, &tt) < 0) {
+			unreadable(&o->value, "no GC object header");
+		} else {
+			/* A TValue's tag for this object: 5.1 the type; 5.2+
+			 * the variant with BIT_ISCOLLECTABLE. */
+			tv.tag = l->major == 501 ? tt : (tt | 0x40u);
+			lc_lua_value_tv(ctx, &tv, &o->value);
+		}
+	}
+	if (strcmp(o->value.type, "table") == 0) {
+		struct elist el = {
+			.o = o,
+			.max = max_entries ? max_entries : LC_OBJECT_ENTRIES,
+		};
+
+		table_entries(ctx, &el);
+		if (el.nomem)
+			o->value.partial = true;
+	} else if (strcmp(o->value.type, "function") == 0 && o->value.text &&
+		   strncmp(o->value.text, "function: [C]", 13) != 0) {
+		closure_upvalues(ctx, o);
+	} else if (strcmp(o->value.type, "string") == 0) {
+		full_string(ctx, o);
+	}
+	lc_lua_ctx_destroy(ctx);
+	*ret = o;
+	return NULL;
+}
+
+void lc_object_destroy(struct lc_object *o)
+{
+	if (!o)
+		return;
+	lc_value_deinit(&o->value);
+	free(o->full);
+	for (size_t i = 0; i < o->nentries; i++) {
+		lc_value_deinit(&o->entries[i].key);
+		lc_value_deinit(&o->entries[i].value);
+	}
+	free(o->entries);
+	lc_vars_free(o->upvalues, o->nupvalues);
+	free(o);
+}

@@ -71,6 +71,46 @@ struct lc_error *lc_target_create_callback(lc_read_fn *read, void *arg,
 struct lc_error *lc_target_add_module(struct lc_target *t, const char *path,
 				      uint64_t bias);
 
+/* The same, with the load address given as where one of the file's
+ * sections (".text", say) is mapped: what a debugger lists. */
+struct lc_error *lc_target_add_module_section(struct lc_target *t,
+					      const char *path,
+					      const char *section,
+					      uint64_t addr);
+
+/* One machine frame as a debugger unwound it (callback targets). */
+struct lc_frame_regs {
+	uint64_t pc;		/* the pc, or a caller's return address */
+	bool activation;	/* pc is exact: the innermost frame or one
+				   interrupted by a signal */
+	uint32_t regmask;	/* bit r set: regs[r] is known */
+	uint64_t regs[17];	/* DWARF x86_64 numbering, rip = 16 */
+};
+
+/* Add a thread to a callback target with its machine frames, innermost
+ * first (copied).  Of a frame that is not an activation only the
+ * registers a call preserves (rbx, rbp, rsp, r12-r15, rip) are used, as
+ * libdwfl's unwinder knows them.  name may be NULL; signo is the signal
+ * the thread stopped with, 0 if none.  Threads are reported in the order
+ * they are added; the first is the crashed one when the target's signal
+ * (lc_target_set_signal) is a fatal one. */
+struct lc_error *lc_target_add_thread(struct lc_target *t, int tid,
+				      const char *name, int signo,
+				      const struct lc_frame_regs *frames,
+				      size_t nframes);
+
+/* What a report says of a callback target's process.  Strings are
+ * copied; NULL leaves a field unset. */
+struct lc_error *lc_target_set_process(struct lc_target *t, int pid,
+				       const char *executable,
+				       const char *core);
+void lc_target_set_signal(struct lc_target *t, int signo, int si_code,
+			  uint64_t fault_addr);
+
+/* Forget the pages a callback target cached: call it whenever the
+ * process may have run since the last read. */
+void lc_target_invalidate(struct lc_target *t);
+
 void lc_target_destroy(struct lc_target *t);
 
 /* Ranged read; fails with LC_ERR_FAULT naming the first unreadable
@@ -263,6 +303,7 @@ struct lc_report_options {
 	size_t nstates;
 	bool no_native;		/* Lua frames only */
 	bool no_scan;		/* skip the memory scan for idle VMs */
+	bool no_vms;		/* threads only: no VM and coroutine list */
 };
 
 /* Decode every thread of the target.  A report with partial results is
@@ -274,8 +315,69 @@ void lc_report_destroy(struct lc_report *r);
 
 /* Human text, grep-friendly. */
 void lc_report_print_text(const struct lc_report *r, FILE *out);
+
+/* Parts of the text report, for front ends that show one at a time (the
+ * gdb commands).  Each part is printed exactly as in the whole report. */
+enum lc_text_part {
+	LC_TEXT_HEADER = 1,	/* core, executable, pid, signal, lua, ... */
+	LC_TEXT_WARNINGS = 2,
+	LC_TEXT_THREADS = 4,	/* every thread's mixed backtrace */
+	LC_TEXT_VMS = 8,	/* every VM and its lua_States */
+	LC_TEXT_ALL = 15,
+};
+
+struct lc_text_options {
+	unsigned parts;		/* LC_TEXT_* bits */
+	/* LC_TEXT_VMS: only the VM holding this lua_State, with only this
+	 * state under it; 0 = all. */
+	uint64_t state;
+	/* List a state's Lua frames under it even when they are also shown
+	 * in its OS thread's backtrace. */
+	bool state_frames;
+};
+
+void lc_report_print_text_parts(const struct lc_report *r,
+				const struct lc_text_options *o, FILE *out);
 /* One JSON document, format "luacore-inspect/0". */
 void lc_report_print_json(const struct lc_report *r, FILE *out);
+
+/* ---- single objects (gdb's lua-value) --------------------------------- */
+
+/* What an address given to lc_object_create points to. */
+enum lc_object_kind {
+	LC_OBJECT_TVALUE,	/* a TValue, or a StkId (5.4 StackValue) */
+	LC_OBJECT_GC,		/* a GC object: Table, TString, Closure,
+				   Udata or lua_State; its header's tag
+				   says which */
+};
+
+/* A table entry: key and value. */
+struct lc_entry {
+	struct lc_value key;
+	struct lc_value value;
+};
+
+struct lc_object {
+	struct lc_value value;	/* as a TValue holding it displays */
+	char *full;		/* strings: the bytes escaped and quoted,
+				   at most 4096 of them; else NULL */
+	struct lc_entry *entries; /* tables: array part, then hash part */
+	size_t nentries;
+	size_t more;		/* entries left out past the maximum */
+	struct lc_var *upvalues; /* Lua closures, named as the Proto names
+				    them */
+	size_t nupvalues;
+};
+
+/* Decode the object at addr; tables list at most max_entries entries
+ * (0: 100).  Errors: LC_ERR_UNSUPPORTED (no Lua layout), LC_ERR_NOMEM;
+ * an unreadable or invalid object is a value of type "?" marked
+ * partial, not an error. */
+struct lc_error *lc_object_create(struct lc_target *t,
+				  enum lc_object_kind kind, uint64_t addr,
+				  size_t max_entries, struct lc_object **ret);
+void lc_object_destroy(struct lc_object *o);
+void lc_object_print_text(const struct lc_object *o, FILE *out);
 
 #ifdef __cplusplus
 }

@@ -401,8 +401,8 @@ static int thread_cb(Dwfl_Thread *thread, void *arg)
 	if (!p)
 		return DWARF_CB_ABORT;
 	t->threads = p;
+	memset(&t->threads[t->nthreads], 0, sizeof(*t->threads));
 	t->threads[t->nthreads].tid = tid;
-	t->threads[t->nthreads].signo = 0;
 	t->nthreads++;
 	return DWARF_CB_OK;
 }
@@ -803,13 +803,15 @@ struct lc_error *lc_report_create(struct lc_target *t,
 		th->tid = t->threads[i].tid;
 		th->signo = t->threads[i].signo;
 		th->crashed = i == 0 && fatal_signal(r->signo);
-		if (th->tid == t->pid && t->fname[0])
+		if (t->threads[i].name)
+			th->name = strdup(t->threads[i].name);
+		else if (th->tid == t->pid && t->fname[0])
 			th->name = strdup(t->fname);
 		build_thread(t, ctx, opts, max, th);
 		if (th->partial)
 			r->partial = true;
 	}
-	if (ctx)
+	if (ctx && !(opts && opts->no_vms))
 		build_vms(t, ctx, opts, max, r);
 	/* After build_vms: it finds errorJmp buffers by the native frames'
 	 * stack pointers. */

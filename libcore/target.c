@@ -74,6 +74,57 @@ static int seg_push(struct lc_segment **segs, size_t *n, size_t *cap,
 	return 0;
 }
 
+/* The cached page holding addr, read whole through the callback on a
+ * miss; NULL if that page cannot be read whole. */
+static const struct lc_page *cache_page(struct lc_target *t, uint64_t addr)
+{
+	uint64_t pa = addr & ~(uint64_t)(LC_PAGE_SIZE - 1);
+	struct lc_page *p;
+
+	if (!t->cache) {
+		t->cache = calloc(LC_CACHE_PAGES, sizeof(*t->cache));
+		if (!t->cache)
+			return NULL;
+	}
+	p = &t->cache[(pa / LC_PAGE_SIZE) % LC_CACHE_PAGES];
+	if (!p->valid || p->addr != pa) {
+		p->addr = pa;
+		p->valid = true;
+		p->bad = t->read_cb(t->read_arg, pa, p->data, LC_PAGE_SIZE) != 0;
+	}
+	return p->bad ? NULL : p;
+}
+
+/* Serve [addr, addr+len) from whole cached pages; -1 if one of them is
+ * not readable whole (the caller then asks for the exact bytes). */
+static int cache_read(struct lc_target *t, uint64_t addr, uint8_t *out,
+		      size_t len)
+{
+	if (len > 2 * LC_PAGE_SIZE || addr + len < addr)
+		return -1;
+	while (len) {
+		const struct lc_page *p = cache_page(t, addr);
+		size_t off = (size_t)(addr - (p ? p->addr : 0));
+		size_t n = LC_PAGE_SIZE - off;
+
+		if (!p)
+			return -1;
+		if (n > len)
+			n = len;
+		memcpy(out, p->data + off, n);
+		out += n;
+		addr += n;
+		len -= n;
+	}
+	return 0;
+}
+
+void lc_target_invalidate(struct lc_target *t)
+{
+	if (t && t->cache)
+		memset(t->cache, 0, LC_CACHE_PAGES * sizeof(*t->cache));
+}
+
 int lc_read(struct lc_target *t, uint64_t addr, void *buf, size_t len)
 {
 	uint8_t *out = buf;
@@ -81,7 +132,8 @@ int lc_read(struct lc_target *t, uint64_t addr, void *buf, size_t len)
 	/* Callback targets read everything through the callback; what it
 	 * cannot serve may still be file-backed text or rodata of a module
 	 * added with lc_target_add_module. */
-	if (t->read_cb && t->read_cb(t->read_arg, addr, buf, len) == 0)
+	if (t->read_cb && (cache_read(t, addr, buf, len) == 0 ||
+			   t->read_cb(t->read_arg, addr, buf, len) == 0))
 		return 0;
 	while (len) {
 		const struct lc_segment *s;
@@ -293,6 +345,7 @@ static struct lc_error *read_notes(struct lc_target *t, const GElf_Phdr *ph)
 				t->threads = p;
 				cap = ncap;
 			}
+			memset(&t->threads[t->nthreads], 0, sizeof(*t->threads));
 			t->threads[t->nthreads].tid = st.pr_pid;
 			t->threads[t->nthreads].signo = st.pr_cursig;
 			regs_from_prstatus(&st, &t->threads[t->nthreads]);
@@ -572,10 +625,136 @@ struct lc_error *lc_target_add_module(struct lc_target *t, const char *path,
 	return NULL;
 }
 
+struct lc_error *lc_target_add_module_section(struct lc_target *t,
+					      const char *path,
+					      const char *section,
+					      uint64_t addr)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *elf;
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	struct lc_error *err = NULL;
+	bool found = false;
+	uint64_t bias = 0;
+
+	if (fd < 0)
+		return lc_error_create(LC_ERR_OS, "cannot open '%s': %s", path,
+				       strerror(errno));
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0) {
+		err = lc_error_create(LC_ERR_FORMAT, "'%s' is not an ELF file: %s",
+				      path, elf_errmsg(-1));
+		goto out;
+	}
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (name && strcmp(name, section) == 0 &&
+		    (sh.sh_flags & SHF_ALLOC)) {
+			bias = addr - sh.sh_addr;
+			found = true;
+			break;
+		}
+	}
+	if (!found)
+		err = lc_error_create(LC_ERR_NOT_FOUND,
+				      "'%s' has no loaded section %s", path,
+				      section);
+out:
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	if (err)
+		return err;
+	return lc_target_add_module(t, path, bias);
+}
+
+struct lc_error *lc_target_add_thread(struct lc_target *t, int tid,
+				      const char *name, int signo,
+				      const struct lc_frame_regs *frames,
+				      size_t nframes)
+{
+	struct lc_target_thread *th;
+	void *p;
+
+	if (!t->read_cb)
+		return lc_error_create(LC_ERR_INVALID,
+				       "threads are added to callback targets only");
+	if (nframes > 100000)
+		return lc_error_create(LC_ERR_INVALID, "%zu frames", nframes);
+	p = realloc(t->threads, (t->nthreads + 1) * sizeof(*t->threads));
+	if (!p)
+		return &lc_error_nomem;
+	t->threads = p;
+	th = &t->threads[t->nthreads];
+	memset(th, 0, sizeof(*th));
+	th->tid = tid;
+	th->signo = signo;
+	th->name = lc_strdup_or_null(name);
+	if (nframes) {
+		th->frames = malloc(nframes * sizeof(*frames));
+		if (!th->frames || (name && !th->name)) {
+			free(th->frames);
+			free(th->name);
+			return &lc_error_nomem;
+		}
+		memcpy(th->frames, frames, nframes * sizeof(*frames));
+		th->nframes = nframes;
+		/* The crash context shows the innermost frame's registers. */
+		for (unsigned r = 0; r < 17; r++)
+			th->regs[r] = frames[0].regs[r];
+		th->have_regs = (frames[0].regmask & 0x1ffff) == 0x1ffff;
+	}
+	t->nthreads++;
+	return NULL;
+}
+
+struct lc_error *lc_target_set_process(struct lc_target *t, int pid,
+				       const char *executable,
+				       const char *core)
+{
+	char *e = lc_strdup_or_null(executable), *c = lc_strdup_or_null(core);
+
+	if ((executable && !e) || (core && !c)) {
+		free(e);
+		free(c);
+		return &lc_error_nomem;
+	}
+	t->pid = pid;
+	if (executable) {
+		free(t->exe_path);
+		t->exe_path = e;
+	}
+	if (core) {
+		free(t->core_path);
+		t->core_path = c;
+	}
+	return NULL;
+}
+
+void lc_target_set_signal(struct lc_target *t, int signo, int si_code,
+			  uint64_t fault_addr)
+{
+	t->signo = signo;
+	t->si_code = si_code;
+	t->fault_addr = fault_addr;
+	t->have_siginfo = signo != 0;
+}
+
 void lc_target_destroy(struct lc_target *t)
 {
 	if (!t)
 		return;
+	for (size_t i = 0; i < t->nthreads; i++) {
+		free(t->threads[i].frames);
+		free(t->threads[i].name);
+	}
+	free(t->cache);
 	lc_layout_destroy(t->layout);
 	lc_error_destroy(t->layout_err);
 	if (t->dwfl)

@@ -60,6 +60,44 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 	return DWARF_CB_OK;
 }
 
+/* Registers a call preserves (x86_64 SysV): rbx, rbp, rsp, r12-r15 and
+ * the return address.  libdwfl knows no others in a caller's frame. */
+#define LC_CALLEE_SAVED	((1u << 3) | (1u << 6) | (1u << 7) | (1u << 12) | \
+			 (1u << 13) | (1u << 14) | (1u << 15) | (1u << 16))
+
+/* The frames a debugger gave for thread tid of a callback target. */
+static int given_frames(struct lc_target *t, int tid, struct collect *c)
+{
+	const struct lc_target_thread *th = NULL;
+
+	for (size_t i = 0; i < t->nthreads; i++)
+		if (t->threads[i].tid == tid) {
+			th = &t->threads[i];
+			break;
+		}
+	if (!th || !th->nframes)
+		return 0;
+	c->cap = th->nframes < c->max ? th->nframes : c->max;
+	c->truncated = th->nframes > c->max;
+	c->frames = calloc(c->cap ? c->cap : 1, sizeof(*c->frames));
+	if (!c->frames)
+		return -1;
+	for (size_t i = 0; i < c->cap; i++) {
+		const struct lc_frame_regs *g = &th->frames[i];
+		struct lc_native_frame *f = &c->frames[c->n++];
+
+		f->pc = g->pc;
+		f->activation = g->activation;
+		f->regmask = g->regmask & ((1u << LC_NREGS) - 1);
+		if (!g->activation)
+			f->regmask &= LC_CALLEE_SAVED;
+		for (unsigned r = 0; r < LC_NREGS; r++)
+			if (f->regmask & (1u << r))
+				f->regs[r] = g->regs[r];
+	}
+	return 0;
+}
+
 /* ---- a small DWARF expression evaluator, enough for variable
  * locations at -O0 and -O2 (registers, frame base, CFA, derefs). */
 
@@ -463,30 +501,39 @@ struct lc_error *lc_unwind_thread(struct lc_target *t, struct lc_lua_ctx *ctx,
 				  bool *partial, char **why)
 {
 	struct collect c = { .max = max };
-	int r;
 
 	*partial = false;
 	*why = NULL;
-	if (!t->dwfl || !t->dwfl_attached) {
+	if (t->read_cb) {
+		if (given_frames(t, tid, &c) < 0) {
+			lc_native_frames_free(c.frames, c.n);
+			return &lc_error_nomem;
+		}
+		if (c.truncated) {
+			*partial = true;
+			*why = strdup("native stack truncated at the frame limit");
+		}
+	} else if (!t->dwfl || !t->dwfl_attached) {
 		*partial = true;
 		*why = strdup("native unwinding unavailable (dwfl_core_file_attach failed)");
 		*ret = NULL;
 		*nret = 0;
 		return NULL;
-	}
-	r = dwfl_getthread_frames(t->dwfl, tid, frame_cb, &c);
-	if (c.nomem) {
-		lc_native_frames_free(c.frames, c.n);
-		return &lc_error_nomem;
-	}
-	if (c.truncated) {
-		*partial = true;
-		*why = strdup("native stack truncated at the frame limit");
-	} else if (r != 0 && c.n <= 1) {
-		*partial = true;
-		if (asprintf(why, "native unwinding stopped: %s",
-			     dwfl_errmsg(-1)) < 0)
-			*why = NULL;
+	} else {
+		int r = dwfl_getthread_frames(t->dwfl, tid, frame_cb, &c);
+		if (c.nomem) {
+			lc_native_frames_free(c.frames, c.n);
+			return &lc_error_nomem;
+		}
+		if (c.truncated) {
+			*partial = true;
+			*why = strdup("native stack truncated at the frame limit");
+		} else if (r != 0 && c.n <= 1) {
+			*partial = true;
+			if (asprintf(why, "native unwinding stopped: %s",
+				     dwfl_errmsg(-1)) < 0)
+				*why = NULL;
+		}
 	}
 	for (size_t i = 0; i < c.n; i++) {
 		struct lc_native_frame *f = &c.frames[i];
@@ -497,7 +544,9 @@ struct lc_error *lc_unwind_thread(struct lc_target *t, struct lc_lua_ctx *ctx,
 
 		if (i + 1 < c.n && (c.frames[i + 1].regmask & (1u << LC_REG_SP)))
 			caller_sp = c.frames[i + 1].regs[LC_REG_SP];
-		symbolize(t->dwfl, f, pc_adj, &mod);
+		mod = NULL;
+		if (t->dwfl)
+			symbolize(t->dwfl, f, pc_adj, &mod);
 		if (!ctx)
 			continue;
 		/* On x86_64 a frame's CFA is its caller's stack pointer. */

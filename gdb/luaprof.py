@@ -1,0 +1,685 @@
+# luaprof.py: the Lua side of a process inside gdb, through libluacore.
+#
+# Load with "gdb -x luaprof.py", "source luaprof.py" in a session, or
+# gdb's auto-load once installed (see doc/luacore-gdb.md).  Commands:
+#   lua-bt [-a] [-full] [THREAD...]   mixed C+Lua backtrace
+#   lua-states                        every VM and coroutine
+#   lua-vm [L]                        one lua_State's and its VM's internals
+#   lua-stack [L] [-residue N]        a lua_State's data stack
+#   lua-value [-tvalue|-gc] EXPR      one Lua value
+#
+# This file holds no Lua decoder.  gdb unwinds the native frames and
+# serves memory; libluacore, the library luacore-inspect uses, reads the
+# Lua structures with layouts from the DWARF of the files gdb loaded, and
+# formats the text, so both tools print the same lines for the same core.
+
+import ctypes
+import ctypes.util
+import os
+import re
+
+import gdb
+
+# "make install" writes the library directory here.
+_INSTALLED_LIBDIR = None
+# gdb defines __file__ only while it sources the script.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+# ---- the library -----------------------------------------------------
+
+
+class _FrameRegs(ctypes.Structure):
+    _fields_ = [
+        ("pc", ctypes.c_uint64),
+        ("activation", ctypes.c_bool),
+        ("regmask", ctypes.c_uint32),
+        ("regs", ctypes.c_uint64 * 17),
+    ]
+
+
+class _ReportOptions(ctypes.Structure):
+    _fields_ = [
+        ("max_frames", ctypes.c_int),
+        ("locals", ctypes.c_bool),
+        ("stack", ctypes.c_bool),
+        ("residue", ctypes.c_int),
+        ("tid", ctypes.c_int),
+        ("vm", ctypes.c_uint64),
+        ("states", ctypes.POINTER(ctypes.c_uint64)),
+        ("nstates", ctypes.c_size_t),
+        ("no_native", ctypes.c_bool),
+        ("no_scan", ctypes.c_bool),
+        ("no_vms", ctypes.c_bool),
+    ]
+
+
+class _TextOptions(ctypes.Structure):
+    _fields_ = [
+        ("parts", ctypes.c_uint),
+        ("state", ctypes.c_uint64),
+        ("state_frames", ctypes.c_bool),
+    ]
+
+
+# The leading members of struct lc_thread and struct lc_report (luacore.h),
+# enough to learn which lua_States run on a thread.
+class _Thread(ctypes.Structure):
+    _fields_ = [
+        ("tid", ctypes.c_int),
+        ("name", ctypes.c_char_p),
+        ("signo", ctypes.c_int),
+        ("crashed", ctypes.c_bool),
+        ("frames", ctypes.c_void_p),
+        ("nframes", ctypes.c_size_t),
+        ("states", ctypes.POINTER(ctypes.c_uint64)),
+        ("nstates", ctypes.c_size_t),
+    ]
+
+
+class _Report(ctypes.Structure):
+    _fields_ = [
+        ("core", ctypes.c_char_p),
+        ("executable", ctypes.c_char_p),
+        ("pid", ctypes.c_int),
+        ("signo", ctypes.c_int),
+        ("si_code", ctypes.c_int),
+        ("fault_addr", ctypes.c_uint64),
+        ("lua_version", ctypes.c_char_p),
+        ("lua_module", ctypes.c_char_p),
+        ("threads", ctypes.POINTER(_Thread)),
+        ("nthreads", ctypes.c_size_t),
+    ]
+
+
+LC_TEXT_HEADER, LC_TEXT_WARNINGS, LC_TEXT_THREADS, LC_TEXT_VMS = 1, 2, 4, 8
+LC_OBJECT_TVALUE, LC_OBJECT_GC = 0, 1
+
+_READ_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_uint64,
+                            ctypes.c_void_p, ctypes.c_size_t)
+
+_lib = None
+_libc = None
+_lib_error = None
+
+
+def _candidates():
+    env = os.environ.get("LUACORE_LIB")
+    if env:
+        return [env]
+    paths = [os.path.join(_HERE, "..", "libcore", ".libs", "libluacore.so")]
+    if _INSTALLED_LIBDIR:
+        paths.append(os.path.join(_INSTALLED_LIBDIR, "libluacore.so.0"))
+    found = ctypes.util.find_library("luacore")
+    if found:
+        paths.append(found)
+    return paths
+
+
+def _declare(lib):
+    vp, u64, sz, cp = ctypes.c_void_p, ctypes.c_uint64, ctypes.c_size_t, \
+        ctypes.c_char_p
+    sigs = {
+        "lc_error_message": (cp, [vp]),
+        "lc_error_destroy": (None, [vp]),
+        "lc_target_create_callback": (vp, [_READ_FN, vp,
+                                           ctypes.POINTER(vp)]),
+        "lc_target_add_module_section": (vp, [vp, cp, cp, u64]),
+        "lc_target_add_thread": (vp, [vp, ctypes.c_int, cp, ctypes.c_int,
+                                      ctypes.POINTER(_FrameRegs), sz]),
+        "lc_target_set_process": (vp, [vp, ctypes.c_int, cp, cp]),
+        "lc_target_set_signal": (None, [vp, ctypes.c_int, ctypes.c_int,
+                                        u64]),
+        "lc_target_destroy": (None, [vp]),
+        "lc_report_create": (vp, [vp, ctypes.POINTER(_ReportOptions),
+                                  ctypes.POINTER(ctypes.POINTER(_Report))]),
+        "lc_report_destroy": (None, [ctypes.POINTER(_Report)]),
+        "lc_report_print_text_parts": (None, [ctypes.POINTER(_Report),
+                                              ctypes.POINTER(_TextOptions),
+                                              vp]),
+        "lc_object_create": (vp, [vp, ctypes.c_int, u64, sz,
+                                  ctypes.POINTER(vp)]),
+        "lc_object_destroy": (None, [vp]),
+        "lc_object_print_text": (None, [vp, vp]),
+    }
+    for name, (res, args) in sigs.items():
+        fn = getattr(lib, name)
+        fn.restype = res
+        fn.argtypes = args
+
+
+def _library():
+    """libluacore, loaded once; a gdb.GdbError says what was tried."""
+    global _lib, _libc, _lib_error
+    if _lib:
+        return _lib
+    tried = []
+    for path in _candidates():
+        try:
+            lib = ctypes.CDLL(path)
+            _declare(lib)
+        except (OSError, AttributeError) as e:
+            tried.append("%s (%s)" % (path, e))
+            continue
+        _libc = ctypes.CDLL(None)
+        _libc.open_memstream.restype = ctypes.c_void_p
+        _libc.open_memstream.argtypes = [ctypes.POINTER(ctypes.c_void_p),
+                                         ctypes.POINTER(ctypes.c_size_t)]
+        _libc.fclose.argtypes = [ctypes.c_void_p]
+        _libc.free.argtypes = [ctypes.c_void_p]
+        _lib = lib
+        return lib
+    _lib_error = ("luacore: cannot load libluacore; tried: %s.  Build it "
+                  "(make), install it, or set LUACORE_LIB to the path of "
+                  "libluacore.so." % "; ".join(tried))
+    raise gdb.GdbError(_lib_error)
+
+
+def _check(err):
+    if err:
+        msg = _lib.lc_error_message(err).decode(errors="replace")
+        _lib.lc_error_destroy(err)
+        raise gdb.GdbError("luacore: " + msg)
+
+
+def _capture(fn):
+    """Run fn(FILE *) and return what it wrote."""
+    buf = ctypes.c_void_p()
+    size = ctypes.c_size_t()
+    f = _libc.open_memstream(ctypes.byref(buf), ctypes.byref(size))
+    if not f:
+        raise gdb.GdbError("luacore: open_memstream failed")
+    try:
+        fn(f)
+    finally:
+        _libc.fclose(f)
+    text = ctypes.string_at(buf.value, size.value) if buf.value else b""
+    _libc.free(buf)
+    return text.decode(errors="replace")
+
+# ---- what gdb knows about the process --------------------------------
+
+
+_SECTION_RE = re.compile(
+    r"^\s*0x([0-9a-f]+) - 0x[0-9a-f]+ is (\S+)(?: in (.*))?$")
+
+
+def _info_files():
+    """(executable, core, [(path, section, address)]) from "info files"."""
+    text = gdb.execute("info files", to_string=True)
+    exe = core = None
+    mods = {}
+    block = None
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("Local core dump file:"):
+            block = "core"
+        elif line.startswith("Local exec file:"):
+            block = "exec"
+        m = re.match(r"^\s*`(.*)', file type", line)
+        if m and block == "core" and core is None:
+            core = m.group(1)
+        elif m and block == "exec" and exe is None:
+            exe = m.group(1)
+        m = _SECTION_RE.match(line)
+        if not m or block != "exec" or m.group(2) != ".text":
+            continue
+        path = m.group(3) or exe
+        if path and os.path.isfile(path) and path not in mods:
+            mods[path] = int(m.group(1), 16)
+    if not mods:
+        # No exec target: the program's objfiles have no text sections
+        # listed (an attach without symbols); fall back on the objfiles.
+        for obj in gdb.objfiles():
+            if obj.filename and os.path.isfile(obj.filename):
+                mods.setdefault(obj.filename, None)
+    return exe, core, [(p, ".text", a) for p, a in mods.items()
+                       if a is not None]
+
+
+_REG_NAMES = ["rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp",
+              "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rip"]
+
+
+def _frame_regs(frame, activation):
+    fr = _FrameRegs()
+    fr.pc = frame.pc()
+    fr.activation = activation
+    mask = 0
+    for i, name in enumerate(_REG_NAMES):
+        try:
+            v = frame.read_register(name)
+            if v.is_optimized_out:
+                continue
+            fr.regs[i] = int(v) & 0xffffffffffffffff
+            mask |= 1 << i
+        except (gdb.error, ValueError):
+            continue
+    fr.regmask = mask
+    return fr
+
+
+def _thread_frames(limit):
+    """The selected thread's machine frames as gdb unwinds them: inline
+    frames are left to libluacore, which expands them from the DWARF."""
+    out = []
+    frame = gdb.newest_frame()
+    prev_sigtramp = False
+    level = 0
+    while frame is not None and len(out) < limit:
+        if frame.type() != gdb.INLINE_FRAME:
+            out.append(_frame_regs(frame, level == 0 or prev_sigtramp))
+            prev_sigtramp = frame.type() == gdb.SIGTRAMP_FRAME
+        level += 1
+        try:
+            frame = frame.older()
+        except gdb.error:
+            break
+    return out
+
+
+def _is_core():
+    return "Local core dump file:" in gdb.execute("info target",
+                                                  to_string=True)
+
+
+def _siginfo():
+    """(signo, code, address) of the selected thread, or None."""
+    try:
+        si = gdb.parse_and_eval("$_siginfo")
+        signo = int(si["si_signo"])
+        code = int(si["si_code"])
+        addr = 0
+        if signo in (4, 7, 8, 11):   # SIGILL, SIGBUS, SIGFPE, SIGSEGV
+            addr = int(si["_sifields"]["_sigfault"]["si_addr"])
+        return signo, code, addr & 0xffffffffffffffff
+    except (gdb.error, RuntimeError, ValueError):
+        return None
+
+
+class _Session:
+    """One command's target: libluacore reading through gdb."""
+
+    def __init__(self, threads=None, limit=512):
+        lib = _library()
+        self.inferior = gdb.selected_inferior()
+        if self.inferior.pid == 0 and not _is_core():
+            raise gdb.GdbError("luacore: no process or core file; run, "
+                               "attach or open a core first")
+        self._read = _READ_FN(self._read_memory)
+        self.t = ctypes.c_void_p()
+        _check(lib.lc_target_create_callback(self._read, None,
+                                             ctypes.byref(self.t)))
+        try:
+            self._setup(lib, threads, limit)
+        except Exception:
+            lib.lc_target_destroy(self.t)
+            raise
+
+    def _read_memory(self, arg, addr, buf, n):
+        try:
+            data = self.inferior.read_memory(addr, n)
+            ctypes.memmove(buf, bytes(data), n)
+            return 0
+        except Exception:
+            return -1
+
+    def _setup(self, lib, threads, limit):
+        exe, core, mods = _info_files()
+        for path, section, addr in mods:
+            err = lib.lc_target_add_module_section(
+                self.t, path.encode(), section.encode(), addr)
+            if err:
+                lib.lc_error_destroy(err)   # a module libdw cannot read
+        _check(lib.lc_target_set_process(
+            self.t, self.inferior.pid or 0,
+            exe.encode() if exe else None, core.encode() if core else None))
+        core_target = core is not None
+        selected = gdb.selected_thread()
+        frame = gdb.selected_frame() if selected else None
+        all_threads = sorted(self.inferior.threads(), key=lambda t: t.num)
+        if threads is None:
+            threads = all_threads
+        try:
+            for th in threads:
+                th.switch()
+                si = _siginfo()
+                if th.num == all_threads[0].num and si and si[0]:
+                    # A breakpoint or single step is not a crash.
+                    if core_target or si[0] != 5:
+                        lib.lc_target_set_signal(self.t, *si)
+                frames = _thread_frames(limit)
+                arr = (_FrameRegs * max(len(frames), 1))(*frames)
+                name = th.name
+                _check(lib.lc_target_add_thread(
+                    self.t, th.ptid[1] or th.ptid[0],
+                    name.encode() if name else None,
+                    si[0] if si else 0, arr, len(frames)))
+        finally:
+            if selected is not None and selected.is_valid():
+                selected.switch()
+                if frame is not None and frame.is_valid():
+                    frame.select()
+
+    def report(self, **kw):
+        opts = _ReportOptions()
+        states = kw.pop("states", None)
+        for k, v in kw.items():
+            setattr(opts, k, v)
+        if states:
+            arr = (ctypes.c_uint64 * len(states))(*states)
+            opts.states = arr
+            opts.nstates = len(states)
+        r = ctypes.POINTER(_Report)()
+        _check(_lib.lc_report_create(self.t, ctypes.byref(opts),
+                                     ctypes.byref(r)))
+        return r
+
+    def text(self, r, parts, state=0, state_frames=False):
+        o = _TextOptions(parts, state, state_frames)
+        return _capture(lambda f: _lib.lc_report_print_text_parts(
+            r, ctypes.byref(o), f))
+
+    def close(self):
+        _lib.lc_target_destroy(self.t)
+        self.t = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def _write(text):
+    gdb.write(text)
+    if text and not text.endswith("\n"):
+        gdb.write("\n")
+
+
+def _u64(value):
+    return int(value) & 0xffffffffffffffff
+
+
+def _frame_L():
+    """The selected frame's own L, if it has a readable one."""
+    try:
+        v = gdb.selected_frame().read_var("L")
+    except (gdb.error, ValueError, RuntimeError):
+        return 0
+    if v.is_optimized_out:
+        return 0
+    try:
+        return _u64(v)
+    except gdb.error:
+        return 0
+
+
+def _parse_state(args):
+    """The lua_State an argument names, else the selected frame's L, else
+    the innermost lua_State running on the selected thread."""
+    if args:
+        try:
+            return _u64(gdb.parse_and_eval(args))
+        except gdb.error as e:
+            raise gdb.GdbError("luacore: cannot evaluate '%s': %s"
+                               % (args, e))
+    L = _frame_L()
+    if L:
+        return L
+    th = gdb.selected_thread()
+    if th is None:
+        raise gdb.GdbError("luacore: no thread selected")
+    with _Session([th]) as s:
+        r = s.report(no_vms=True)
+        try:
+            for i in range(r.contents.nthreads):
+                t = r.contents.threads[i]
+                if t.nstates:
+                    return t.states[0]
+        finally:
+            _lib.lc_report_destroy(r)
+    raise gdb.GdbError("luacore: no lua_State in the selected frame or "
+                       "running on this thread; give one: lua-vm EXPR")
+
+
+def _split(arg):
+    return gdb.string_to_argv(arg) if arg else []
+
+# ---- commands --------------------------------------------------------
+
+
+class LuaBt(gdb.Command):
+    """Mixed C+Lua backtrace.
+
+Usage: lua-bt [-a] [-full] [THREAD...]
+
+Shows the selected thread's native frames, as gdb unwinds them, with the
+Lua frames each luaV_execute runs spliced in after it, and every Lua C
+function after its native frame.  Lua frames read "lua: SOURCE:LINE: in
+function 'NAME'", as Lua's own traceback words them.
+  -a         every thread (as "thread apply all bt")
+  -full      also the locals, varargs and upvalues of each Lua frame
+  THREAD...  these gdb thread numbers"""
+
+    def __init__(self):
+        super().__init__("lua-bt", gdb.COMMAND_STACK)
+
+    def complete(self, text, word):
+        return [o for o in ("-a", "-full") if o.startswith(word or "")]
+
+    def invoke(self, arg, from_tty):
+        argv = _split(arg)
+        full = "-full" in argv
+        every = "-a" in argv or "all" in argv
+        nums = [a for a in argv if a not in ("-a", "-full", "all")]
+        inf = gdb.selected_inferior()
+        if every:
+            threads = None
+        elif nums:
+            by_num = {t.num: t for t in inf.threads()}
+            threads = []
+            for n in nums:
+                if not n.isdigit() or int(n) not in by_num:
+                    raise gdb.GdbError("luacore: no thread %s; see "
+                                       "\"info threads\"" % n)
+                threads.append(by_num[int(n)])
+        else:
+            th = gdb.selected_thread()
+            if th is None:
+                raise gdb.GdbError("luacore: no thread selected")
+            threads = [th]
+        with _Session(threads) as s:
+            r = s.report(no_vms=True, no_scan=True, locals=full)
+            try:
+                _write(s.text(r, LC_TEXT_WARNINGS | LC_TEXT_THREADS))
+            finally:
+                _lib.lc_report_destroy(r)
+
+
+class LuaStates(gdb.Command):
+    """Every Lua VM and coroutine of the process.
+
+Usage: lua-states
+
+For each VM (global_State): memory in use and the collector's state; its
+resume chain; then each lua_State: main thread or coroutine, status
+(running, normal, suspended, dead, idle, error), the OS thread running it
+and who resumed it.  VMs are those running on a thread; luacore-inspect
+also finds idle ones by scanning a core's memory."""
+
+    def __init__(self):
+        super().__init__("lua-states", gdb.COMMAND_DATA, gdb.COMPLETE_NONE)
+
+    def invoke(self, arg, from_tty):
+        if arg.strip():
+            raise gdb.GdbError("luacore: lua-states takes no argument")
+        with _Session() as s:
+            r = s.report(no_scan=True)
+            try:
+                _write(s.text(r, LC_TEXT_WARNINGS | LC_TEXT_VMS))
+            finally:
+                _lib.lc_report_destroy(r)
+
+
+def _state_report(L, stack=False, residue=16):
+    with _Session() as s:
+        r = s.report(no_scan=True, states=[L], stack=stack, residue=residue)
+        try:
+            text = s.text(r, LC_TEXT_WARNINGS | LC_TEXT_VMS, state=L,
+                          state_frames=stack)
+        finally:
+            _lib.lc_report_destroy(r)
+    if "lua_State 0x%x " % L not in text:
+        raise gdb.GdbError("luacore: 0x%x is not a lua_State of this "
+                           "process's Lua VM" % L)
+    return text
+
+
+class LuaVm(gdb.Command):
+    """Internals of one lua_State and of its VM.
+
+Usage: lua-vm [L]
+
+L is any expression giving a lua_State *.  Without it: the selected
+frame's variable L, else the innermost lua_State running on the selected
+thread.  Shows the VM's memory, GC state, debt, estimate and parameters,
+then the state's status, C calls and non-yieldable depth (nCcalls as
+stored), errorJmp, hook, stack size, top, CallInfos and open upvalues."""
+
+    def __init__(self):
+        super().__init__("lua-vm", gdb.COMMAND_DATA, gdb.COMPLETE_EXPRESSION)
+
+    def invoke(self, arg, from_tty):
+        _write(_state_report(_parse_state(arg.strip())))
+
+
+class LuaStack(gdb.Command):
+    """The data stack of a lua_State.
+
+Usage: lua-stack [L] [-residue N]
+
+Every slot from the stack's base to top, each with the Lua frame owning
+it (lua#K as in the frame list) and "function" for a frame's function
+slot; then up to N stale slots above top ("residue", default 16): values
+already popped that the VM has not overwritten.  L as for lua-vm."""
+
+    def __init__(self):
+        super().__init__("lua-stack", gdb.COMMAND_DATA,
+                         gdb.COMPLETE_EXPRESSION)
+
+    def invoke(self, arg, from_tty):
+        argv = _split(arg)
+        residue = 16
+        if "-residue" in argv:
+            i = argv.index("-residue")
+            if i + 1 >= len(argv) or not argv[i + 1].isdigit():
+                raise gdb.GdbError("luacore: -residue needs a number")
+            residue = int(argv[i + 1])
+            del argv[i:i + 2]
+        _write(_state_report(_parse_state(" ".join(argv)), stack=True,
+                             residue=residue))
+
+
+_TVALUE_TYPES = ("TValue", "lua_TValue", "StackValue", "TValuefields")
+_GC_TYPES = ("lua_State", "Table", "TString", "Closure", "LClosure",
+             "CClosure", "Udata", "GCObject", "GCUnion", "GCheader")
+
+
+def _kind_of(value):
+    """(kind, address) of a gdb.Value naming a Lua object."""
+    t = value.type.strip_typedefs()
+    if t.code == gdb.TYPE_CODE_PTR:
+        target = t.target()
+        name = target.name or target.strip_typedefs().tag or ""
+        addr = _u64(value)
+    elif value.address is not None:
+        name = value.type.name or t.tag or ""
+        addr = _u64(value.address)
+    else:
+        return None, _u64(value)
+    # The typedef's own name first (StkId, TValue), then the struct tag.
+    names = {name, target.strip_typedefs().tag if t.code ==
+             gdb.TYPE_CODE_PTR else t.tag}
+    if value.type.name == "StkId":
+        return LC_OBJECT_TVALUE, addr
+    if names & set(_TVALUE_TYPES):
+        return LC_OBJECT_TVALUE, addr
+    if names & set(_GC_TYPES):
+        return LC_OBJECT_GC, addr
+    return None, addr
+
+
+class LuaValue(gdb.Command):
+    """Decode one Lua value.
+
+Usage: lua-value [-tvalue|-gc] [-n N] EXPR
+
+EXPR is a TValue *, StkId, lua_State *, Table *, TString *, Closure *
+(LClosure *, CClosure *) or Udata *, or an object of those types.  Shows
+the value as Lua's tostring would, then: a table's entries (array part,
+then hash part; at most N, default 100), a string's bytes, a Lua
+closure's upvalues, a lua_State's internals as lua-vm shows them.  For an
+integer or a void *, say what it points to: -tvalue or -gc (any GC
+object, its header tells the type)."""
+
+    def __init__(self):
+        super().__init__("lua-value", gdb.COMMAND_DATA,
+                         gdb.COMPLETE_EXPRESSION)
+
+    def invoke(self, arg, from_tty):
+        argv = _split(arg)
+        kind = None
+        limit = 100
+        while argv and argv[0].startswith("-"):
+            a = argv.pop(0)
+            if a == "-tvalue":
+                kind = LC_OBJECT_TVALUE
+            elif a == "-gc":
+                kind = LC_OBJECT_GC
+            elif a == "-n" and argv and argv[0].isdigit():
+                limit = int(argv.pop(0))
+            elif a == "--":
+                break
+            else:
+                raise gdb.GdbError("luacore: unknown option %s" % a)
+        expr = " ".join(argv)
+        if not expr:
+            raise gdb.GdbError("luacore: lua-value needs an expression")
+        try:
+            value = gdb.parse_and_eval(expr)
+        except gdb.error as e:
+            raise gdb.GdbError("luacore: cannot evaluate '%s': %s"
+                               % (expr, e))
+        guessed, addr = _kind_of(value)
+        if kind is None:
+            kind = guessed
+        if kind is None:
+            raise gdb.GdbError(
+                "luacore: '%s' is of type %s, not a Lua object; cast it or "
+                "say -tvalue or -gc" % (expr, value.type))
+        with _Session([]) as s:
+            o = ctypes.c_void_p()
+            _check(_lib.lc_object_create(s.t, kind, addr, limit,
+                                         ctypes.byref(o)))
+            try:
+                text = _capture(lambda f: _lib.lc_object_print_text(o, f))
+            finally:
+                _lib.lc_object_destroy(o)
+        _write(text)
+        if text.startswith("thread: "):
+            _write(_state_report(addr if kind == LC_OBJECT_GC else
+                                 int(text.split()[1], 16)))
+
+
+def _register():
+    LuaBt()
+    LuaStates()
+    LuaVm()
+    LuaStack()
+    LuaValue()
+
+
+# Loading twice (gdb -x, then auto-load) registers the commands once.
+if not getattr(gdb, "_luacore_loaded", False):
+    gdb._luacore_loaded = True
+    _register()

@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""Compare the Lua frames of "lua-bt -a" (gdb) with luacore-inspect's on
+the same core.
+
+usage: compare_bt.py GDB_OUTPUT INSPECT_OUTPUT
+
+Per OS thread, the Lua frame lines ("lua: ...") must be the same, in the
+same order, each after a native frame of the same function.  Native
+frames themselves may differ: gdb stops at main, libdwfl goes on to
+_start.  Prints a one-line summary; exit 0 if equal, 1 if not."""
+import re
+import sys
+
+THREAD = re.compile(r"^Thread (\d+)")
+NATIVE = re.compile(r"^#\d+\s+(?:0x[0-9a-f]+|\[inlined\])\s+in (\S+) \(\)")
+
+
+def lua_frames(path):
+    threads = {}
+    cur = None
+    after = None
+    with open(path, errors="replace") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            m = THREAD.match(line)
+            if m:
+                cur = threads.setdefault(int(m.group(1)), [])
+                after = None
+                continue
+            if line.startswith("VMs: "):
+                cur = None
+                continue
+            if cur is None:
+                continue
+            m = NATIVE.match(line)
+            if m:
+                after = m.group(1)
+                continue
+            s = line.strip()
+            if s.startswith("lua: "):
+                cur.append("%s | after %s" % (s, after))
+    return threads
+
+
+def main():
+    g = lua_frames(sys.argv[1])
+    i = lua_frames(sys.argv[2])
+    ng = sum(len(v) for v in g.values())
+    ni = sum(len(v) for v in i.values())
+    ok = True
+    for tid in sorted(set(g) | set(i)):
+        a, b = g.get(tid), i.get(tid)
+        if a is None or b is None:
+            print("thread %d only in %s" % (tid, "gdb" if b is None
+                                            else "luacore-inspect"))
+            ok = False
+            continue
+        if a != b:
+            ok = False
+            print("thread %d differs:" % tid)
+            for k in range(max(len(a), len(b))):
+                x = a[k] if k < len(a) else "(none)"
+                y = b[k] if k < len(b) else "(none)"
+                mark = "  " if x == y else "! "
+                print("  %sgdb:     %s" % (mark, x))
+                if x != y:
+                    print("  %sinspect: %s" % (mark, y))
+    if ni == 0:
+        print("no Lua frame in luacore-inspect's report: nothing compared")
+        ok = False
+    print("%s: %d threads, %d Lua frames (gdb %d)" %
+          ("equal" if ok else "DIFFERENT", len(i), ni, ng))
+    return 0 if ok else 1
+
+
+sys.exit(main())
