@@ -61,15 +61,47 @@ class _TextOptions(ctypes.Structure):
     ]
 
 
-# The leading members of struct lc_thread and struct lc_report (luacore.h),
-# enough to learn which lua_States run on a thread.
+# struct lc_frame, and the leading members of struct lc_thread and struct
+# lc_report (luacore.h): enough to learn which lua_State a frame runs.
+LC_FRAME_NATIVE, LC_FRAME_LUA = 0, 1
+
+
+class _Frame(ctypes.Structure):
+    _fields_ = [
+        ("kind", ctypes.c_int),
+        ("pc", ctypes.c_uint64),
+        ("sp", ctypes.c_uint64),
+        ("function", ctypes.c_char_p),
+        ("module", ctypes.c_char_p),
+        ("file", ctypes.c_char_p),
+        ("line", ctypes.c_int),
+        ("inlined", ctypes.c_bool),
+        ("what", ctypes.c_char_p),
+        ("source", ctypes.c_char_p),
+        ("short_src", ctypes.c_char_p),
+        ("currentline", ctypes.c_int),
+        ("linedefined", ctypes.c_int),
+        ("name", ctypes.c_char_p),
+        ("namewhat", ctypes.c_char_p),
+        ("global_name", ctypes.c_char_p),
+        ("istailcall", ctypes.c_bool),
+        ("state", ctypes.c_uint64),
+        ("ci", ctypes.c_uint64),
+        ("cfunc", ctypes.c_uint64),
+        ("unplaced", ctypes.c_bool),
+        ("partial", ctypes.c_bool),
+        ("vars", ctypes.c_void_p),
+        ("nvars", ctypes.c_size_t),
+    ]
+
+
 class _Thread(ctypes.Structure):
     _fields_ = [
         ("tid", ctypes.c_int),
         ("name", ctypes.c_char_p),
         ("signo", ctypes.c_int),
         ("crashed", ctypes.c_bool),
-        ("frames", ctypes.c_void_p),
+        ("frames", ctypes.POINTER(_Frame)),
         ("nframes", ctypes.c_size_t),
         ("states", ctypes.POINTER(ctypes.c_uint64)),
         ("nstates", ctypes.c_size_t),
@@ -416,7 +448,7 @@ def _frame_L():
 
 def _parse_state(args):
     """The lua_State an argument names, else the selected frame's L, else
-    the innermost lua_State running on the selected thread."""
+    the one whose Lua frames follow the selected frame in lua-bt."""
     if args:
         try:
             return _u64(gdb.parse_and_eval(args))
@@ -429,17 +461,43 @@ def _parse_state(args):
     th = gdb.selected_thread()
     if th is None:
         raise gdb.GdbError("luacore: no thread selected")
+    frame = gdb.selected_frame()
+    while frame.type() == gdb.INLINE_FRAME and frame.older() is not None:
+        frame = frame.older()
+    pc = frame.pc()
+    try:
+        sp = _u64(frame.read_register("rsp"))
+    except gdb.error:
+        sp = 0
     with _Session([th]) as s:
         r = s.report(no_vms=True)
         try:
-            for i in range(r.contents.nthreads):
-                t = r.contents.threads[i]
-                if t.nstates:
-                    return t.states[0]
+            L = _state_at(r, pc, sp)
         finally:
             _lib.lc_report_destroy(r)
+    if L:
+        return L
     raise gdb.GdbError("luacore: no lua_State in the selected frame or "
                        "running on this thread; give one: lua-vm EXPR")
+
+
+def _state_at(r, pc, sp):
+    """The lua_State whose Lua frames follow the machine frame (pc, sp) in
+    the report's one thread (those it runs or that called it); else the
+    innermost state running on the thread."""
+    if not r.contents.nthreads:
+        return 0
+    t = r.contents.threads[0]
+    frames = [t.frames[i] for i in range(t.nframes)]
+    for i, f in enumerate(frames):
+        if (f.kind != LC_FRAME_NATIVE or f.inlined or f.pc != pc or
+                (sp and f.sp and f.sp != sp)):
+            continue
+        for g in frames[i + 1:]:
+            if g.kind == LC_FRAME_LUA and g.state:
+                return g.state
+        break
+    return t.states[0] if t.nstates else 0
 
 
 def _split(arg):
@@ -541,8 +599,10 @@ class LuaVm(gdb.Command):
 Usage: lua-vm [L]
 
 L is any expression giving a lua_State *.  Without it: the selected
-frame's variable L, else the innermost lua_State running on the selected
-thread.  Shows the VM's memory, GC state, debt, estimate and parameters,
+frame's variable L if gdb can read it, else the lua_State whose Lua
+frames lua-bt shows next after the selected frame (a luaV_execute's own,
+even where its L is <optimized out>), else the innermost one running on
+the selected thread.  Shows the VM's memory, GC state, debt, estimate and parameters,
 then the state's status, C calls and non-yieldable depth (nCcalls as
 stored), errorJmp, hook, stack size, top, CallInfos and open upvalues."""
 

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# gdb on live processes: under every Lua build, gdb starts lchost on
+# fixtures/scenarios/live_probe.lua and stops at a breakpoint in a C
+# function called from Lua three coroutines deep.  There:
+#  - lua-bt's Lua frames must equal the truth the script wrote just
+#    before (source and current line of every frame, innermost first);
+#  - in the innermost luaV_execute frame, and in the next one out (whose
+#    L is <optimized out> at -O2), lua-vm must name the lua_State that
+#    frame runs, as the script printed it with tostring;
+#  - "continue" must let the program finish with its normal output.
+set -uo pipefail
+top_srcdir=${top_srcdir:-.}
+top_builddir=${top_builddir:-.}
+out=${LUACORE_MATRIX_DIR:-$top_builddir/fixtures/out}
+luaprof=$top_srcdir/gdb/luaprof.py
+export LUACORE_LIB=$top_builddir/libcore/.libs/libluacore.so
+export LC_TRUTH_LUA=$top_srcdir/fixtures/lua/truth.lua
+script=$(cd "$top_srcdir/fixtures/scenarios" && pwd)/live_probe.lua
+builds="deb-5.1 deb-5.3 deb-5.4 src-5.2.4-O0 src-5.2.4-O2 src-5.4.7-O0 src-5.4.7-O2"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+"$top_srcdir/fixtures/build-lua.sh" "$out" $builds >/dev/null || {
+	echo "FAIL: fixtures/build-lua.sh"; exit 1; }
+
+status=0
+optimized=0
+for b in $builds; do
+	d=$tmp/$b
+	mkdir -p "$d"
+	cat >"$d/cmds.gdb" <<EOG
+set pagination off
+set confirm off
+break lchost_probe_point
+run
+python open("$d/bt.txt", "w").write(gdb.execute("lua-bt", to_string=True))
+frame function luaV_execute
+python open("$d/args3.txt", "w").write(gdb.execute("info args", to_string=True))
+python open("$d/vm3.txt", "w").write(gdb.execute("lua-vm", to_string=True))
+python
+f, n = gdb.newest_frame(), 0
+while f is not None:
+    if f.name() == "luaV_execute":
+        n += 1
+        if n == 2:
+            f.select()
+            break
+    f = f.older()
+end
+python open("$d/args2.txt", "w").write(gdb.execute("info args", to_string=True))
+python open("$d/vm2.txt", "w").write(gdb.execute("lua-vm", to_string=True))
+continue
+EOG
+	LC_TRUTH=$d/truth.tsv timeout 120 gdb -nx -batch -x "$luaprof" \
+		-x "$d/cmds.gdb" --args "$out/$b/lchost" "$script" \
+		>"$d/gdb.out" 2>&1 </dev/null
+	fail=
+	if ! res=$(python3 "$top_srcdir/tests/gdb/compare_truth.py" "$d/bt.txt" "$d/truth.tsv" 2>&1); then
+		fail="lua-bt: $res"
+	fi
+	read -r _ main co1 co2 co3 < <(grep -a '^states' "$d/gdb.out" | tr '\t' ' ' | sed 's/thread: //g')
+	if [ -z "${co3:-}" ]; then
+		fail="$fail; the script printed no states"
+	else
+		grep -q "lua_State $co3 " "$d/vm3.txt" ||
+			fail="$fail; lua-vm in co3's luaV_execute does not name $co3: $(grep -o 'lua_State 0x[0-9a-f]*' "$d/vm3.txt")"
+		grep -q "lua_State $co2 " "$d/vm2.txt" ||
+			fail="$fail; lua-vm in co2's luaV_execute does not name $co2: $(grep -o 'lua_State 0x[0-9a-f]*' "$d/vm2.txt")"
+	fi
+	grep -q '^live_probe done: 8$' "$d/gdb.out" ||
+		fail="$fail; no normal output after continue"
+	grep -q 'exited normally' "$d/gdb.out" ||
+		fail="$fail; the program did not exit normally"
+	if grep -q '^luacore: \|Python Exception' "$d/gdb.out"; then
+		fail="$fail; $(grep -m1 '^luacore: \|Python Exception' "$d/gdb.out")"
+	fi
+	opt=""
+	if grep -q '^L = <optimized out>' "$d/args3.txt" "$d/args2.txt"; then
+		opt=", L <optimized out> in a luaV_execute frame"
+		optimized=$((optimized + 1))
+	fi
+	if [ -n "$fail" ]; then
+		echo "FAIL $b: ${fail#; }"
+		sed 's/^/    /' "$d/gdb.out" | tail -40
+		status=1
+	else
+		echo "PASS $b: $res; lua-vm right in both frames$opt; finished normally"
+	fi
+done
+# The optimized-out case must have been met, or the test did not test it.
+if [ "$optimized" -eq 0 ]; then
+	echo "FAIL: no build had L <optimized out> in luaV_execute"
+	status=1
+fi
+exit "$status"
