@@ -7,6 +7,9 @@
 #  - in the innermost luaV_execute frame, and in the next one out (whose
 #    L is <optimized out> at -O2), lua-vm must name the lua_State that
 #    frame runs, as the script printed it with tostring;
+#  - lua-value, given the slots lua-stack lists, must show the script's
+#    table {10, 20, x = "y"} and string, and "lua-value L" decode L
+#    where gdb can read it;
 #  - "continue" must let the program finish with its normal output.
 set -uo pipefail
 top_srcdir=${top_srcdir:-.}
@@ -25,6 +28,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 status=0
 optimized=0
+typed=0
 for b in $builds; do
 	d=$tmp/$b
 	mkdir -p "$d"
@@ -34,7 +38,27 @@ set confirm off
 break lchost_probe_point
 run
 python open("$d/bt.txt", "w").write(gdb.execute("lua-bt", to_string=True))
+python
+import re
+st = gdb.execute("lua-stack", to_string=True)
+open("$d/stack.txt", "w").write(st)
+out = ""
+for line in st.splitlines():
+    m = re.match(r"\s*\[\s*\d+\] (0x[0-9a-f]+) .*(table: (0x[0-9a-f]+)|\"tab\\\\there\")$", line)
+    if m and "residue" not in line:
+        out += gdb.execute("lua-value -tvalue " + m.group(1), to_string=True)
+        if m.group(3):
+            out += gdb.execute("lua-value -gc " + m.group(3), to_string=True)
+open("$d/value.txt", "w").write(out)
+end
 frame function luaV_execute
+python
+try:
+    v = gdb.execute("lua-value L", to_string=True)
+except gdb.error as e:
+    v = "error: %s\n" % e
+open("$d/valueL.txt", "w").write(v)
+end
 python open("$d/args3.txt", "w").write(gdb.execute("info args", to_string=True))
 python open("$d/vm3.txt", "w").write(gdb.execute("lua-vm", to_string=True))
 python
@@ -67,7 +91,22 @@ EOG
 		grep -q "lua_State $co2 " "$d/vm2.txt" ||
 			fail="$fail; lua-vm in co2's luaV_execute does not name $co2: $(grep -o 'lua_State 0x[0-9a-f]*' "$d/vm2.txt")"
 	fi
-	grep -q '^live_probe done: 8$' "$d/gdb.out" ||
+	tab=$(grep -a '^table' "$d/gdb.out" | sed 's/.*table: //')
+	for want in "table: $tab (array 2, hash 1)" '  [1] = 10' '  [2] = 20' \
+		'  ["x"] = "y"' '"tab\there" (length 8)'; do
+		n=$(grep -cxF "$want" "$d/value.txt")
+		case $want in '"tab'*) need=1 ;; *) need=2 ;; esac
+		[ "$n" -eq "$need" ] ||
+			fail="$fail; lua-value: '$want' $n times, not $need"
+	done
+	# Where gdb can read L, lua-value L decodes that lua_State.
+	if ! grep -q '^error: .*optimized out' "$d/valueL.txt"; then
+		grep -q "^thread: ${co3:-?} (status 0)" "$d/valueL.txt" &&
+			grep -q "lua_State ${co3:-?} coroutine running" "$d/valueL.txt" ||
+			fail="$fail; lua-value L: $(head -1 "$d/valueL.txt")"
+		typed=$((typed + 1))
+	fi
+	grep -q '^live_probe done: 10$' "$d/gdb.out" ||
 		fail="$fail; no normal output after continue"
 	grep -q 'exited normally' "$d/gdb.out" ||
 		fail="$fail; the program did not exit normally"
@@ -88,6 +127,10 @@ EOG
 	fi
 done
 # The optimized-out case must have been met, or the test did not test it.
+if [ "$typed" -eq 0 ]; then
+	echo "FAIL: no build could read L: lua-value L was not tested"
+	status=1
+fi
 if [ "$optimized" -eq 0 ]; then
 	echo "FAIL: no build had L <optimized out> in luaV_execute"
 	status=1
