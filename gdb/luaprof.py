@@ -314,6 +314,10 @@ def _is_core():
                                                   to_string=True)
 
 
+# SIGQUIT SIGILL SIGABRT SIGBUS SIGFPE SIGSEGV SIGXCPU SIGXFSZ SIGSYS
+_FATAL = (3, 4, 6, 7, 8, 11, 24, 25, 31)
+
+
 def _siginfo():
     """(signo, code, address) of the selected thread, or None."""
     try:
@@ -328,15 +332,19 @@ def _siginfo():
         return None
 
 
+def _need_target():
+    if gdb.selected_inferior().pid == 0 and not _is_core():
+        raise gdb.GdbError("luacore: no process or core file; run, "
+                           "attach or open a core first")
+
+
 class _Session:
     """One command's target: libluacore reading through gdb."""
 
     def __init__(self, threads=None, limit=512):
         lib = _library()
+        _need_target()
         self.inferior = gdb.selected_inferior()
-        if self.inferior.pid == 0 and not _is_core():
-            raise gdb.GdbError("luacore: no process or core file; run, "
-                               "attach or open a core first")
         self._read = _READ_FN(self._read_memory)
         self.t = ctypes.c_void_p()
         _check(lib.lc_target_create_callback(self._read, None,
@@ -371,26 +379,40 @@ class _Session:
         all_threads = sorted(self.inferior.threads(), key=lambda t: t.num)
         if threads is None:
             threads = all_threads
+        got = []
         try:
             for th in threads:
                 th.switch()
-                si = _siginfo()
-                if th.num == all_threads[0].num and si and si[0]:
-                    # A breakpoint or single step is not a crash.
-                    if core_target or si[0] != 5:
-                        lib.lc_target_set_signal(self.t, *si)
-                frames = _thread_frames(limit)
-                arr = (_FrameRegs * max(len(frames), 1))(*frames)
-                name = th.name
-                _check(lib.lc_target_add_thread(
-                    self.t, th.ptid[1] or th.ptid[0],
-                    name.encode() if name else None,
-                    si[0] if si else 0, arr, len(frames)))
+                got.append((th, _siginfo(), _thread_frames(limit)))
         finally:
             if selected is not None and selected.is_valid():
                 selected.switch()
                 if frame is not None and frame.is_valid():
                     frame.select()
+        # The crashed thread goes first: in a core, gdb's thread 1 (the
+        # kernel writes the faulting thread first); in a live process,
+        # the first that stopped with a fatal signal.  A breakpoint,
+        # single step or ^C is not a crash.
+        crashed = None
+        for k, (th, si, _) in enumerate(got):
+            if not si or not si[0]:
+                continue
+            if core_target and th.num == all_threads[0].num:
+                crashed = k
+                break
+            if not core_target and si[0] in _FATAL:
+                crashed = k
+                break
+        if crashed is not None:
+            lib.lc_target_set_signal(self.t, *got[crashed][1])
+            got.insert(0, got.pop(crashed))
+        for th, si, frames in got:
+            arr = (_FrameRegs * max(len(frames), 1))(*frames)
+            name = th.name
+            _check(lib.lc_target_add_thread(
+                self.t, th.ptid[1] or th.ptid[0],
+                name.encode() if name else None,
+                si[0] if si else 0, arr, len(frames)))
 
     def report(self, **kw):
         opts = _ReportOptions()
@@ -523,9 +545,17 @@ function 'NAME'", as Lua's own traceback words them.
         super().__init__("lua-bt", gdb.COMMAND_STACK)
 
     def complete(self, text, word):
-        return [o for o in ("-a", "-full") if o.startswith(word or "")]
+        # gdb breaks words at '-': complete the whole last token, and
+        # return what follows "word" in it.
+        tok = text.split()[-1] if text and not text[-1].isspace() else ""
+        word = word or ""
+        if not tok.endswith(word):
+            return []
+        return [o[len(tok) - len(word):] for o in ("-a", "-full")
+                if o.startswith(tok)]
 
     def invoke(self, arg, from_tty):
+        _need_target()
         argv = _split(arg)
         full = "-full" in argv
         every = "-a" in argv or "all" in argv
@@ -610,6 +640,7 @@ stored), errorJmp, hook, stack size, top, CallInfos and open upvalues."""
         super().__init__("lua-vm", gdb.COMMAND_DATA, gdb.COMPLETE_EXPRESSION)
 
     def invoke(self, arg, from_tty):
+        _need_target()
         _write(_state_report(_parse_state(arg.strip())))
 
 
@@ -628,6 +659,7 @@ already popped that the VM has not overwritten.  L as for lua-vm."""
                          gdb.COMPLETE_EXPRESSION)
 
     def invoke(self, arg, from_tty):
+        _need_target()
         argv = _split(arg)
         residue = 16
         if "-residue" in argv:
@@ -648,6 +680,11 @@ _GC_TYPES = ("lua_State", "Table", "TString", "Closure", "LClosure",
 def _kind_of(value):
     """(kind, address) of a gdb.Value naming a Lua object."""
     t = value.type.strip_typedefs()
+    if (value.type.name == "StkIdRel" or t.tag == "StkIdRel" or
+            (t.code == gdb.TYPE_CODE_UNION and value.type.name == "StkIdRel")):
+        # 5.4.5+: a union of the pointer and an offset; outside a stack
+        # reallocation it holds the pointer.
+        return LC_OBJECT_TVALUE, _u64(value["p"])
     if t.code == gdb.TYPE_CODE_PTR:
         target = t.target()
         name = target.name or target.strip_typedefs().tag or ""

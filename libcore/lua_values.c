@@ -1240,7 +1240,11 @@ struct lc_error *lc_object_create(struct lc_target *t,
 
 		if (!ptr_ok(addr) || !LC_HAS(l->L.tt) ||
 		    lc_read_u8(t, addr + (uint64_t)l->L.tt.off, &tt) < 0) {
-			unreadable(&o->value, "no GC object header");
+			value_init(&o->value);
+			o->value.type = "?";
+			o->value.partial = true;
+			set_textf(&o->value, "? (unreadable at 0x%" PRIx64 ")",
+				  addr);
 		} else {
 			/* A TValue's tag for this object: 5.1 the type; 5.2+
 			 * the variant with BIT_ISCOLLECTABLE. */

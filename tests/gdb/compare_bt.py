@@ -2,7 +2,7 @@
 """Compare the Lua frames of "lua-bt -a" (gdb) with luacore-inspect's on
 the same core.
 
-usage: compare_bt.py GDB_OUTPUT INSPECT_OUTPUT
+usage: compare_bt.py [--vars] GDB_OUTPUT INSPECT_OUTPUT
 
 Per OS thread, the Lua frame lines ("lua: ...") must be the same, in the
 same order, each after a native frame of the same function.  Native
@@ -12,10 +12,11 @@ import re
 import sys
 
 THREAD = re.compile(r"^Thread (\d+)")
+VAR = re.compile(r"^\s+(local|vararg|upvalue) ")
 NATIVE = re.compile(r"^#\d+\s+(?:0x[0-9a-f]+|\[inlined\])\s+in (\S+) \(\)")
 
 
-def lua_frames(path):
+def lua_frames(path, with_vars=False):
     threads = {}
     cur = None
     after = None
@@ -39,14 +40,21 @@ def lua_frames(path):
             s = line.strip()
             if s.startswith("lua: "):
                 cur.append("%s | after %s" % (s, after))
+            elif with_vars and VAR.match(line):
+                cur.append("    " + s)
     return threads
 
 
 def main():
-    g = lua_frames(sys.argv[1])
-    i = lua_frames(sys.argv[2])
-    ng = sum(len(v) for v in g.values())
-    ni = sum(len(v) for v in i.values())
+    args = sys.argv[1:]
+    with_vars = args[0] == "--vars"
+    if with_vars:
+        args = args[1:]
+    g = lua_frames(args[0], with_vars)
+    i = lua_frames(args[1], with_vars)
+    ng = sum(1 for v in g.values() for x in v if x.startswith("lua: "))
+    ni = sum(1 for v in i.values() for x in v if x.startswith("lua: "))
+    nv = sum(1 for v in i.values() for x in v if not x.startswith("lua: "))
     ok = True
     for tid in sorted(set(g) | set(i)):
         a, b = g.get(tid), i.get(tid)
@@ -68,8 +76,9 @@ def main():
     if ni == 0:
         print("no Lua frame in luacore-inspect's report: nothing compared")
         ok = False
-    print("%s: %d threads, %d Lua frames (gdb %d)" %
-          ("equal" if ok else "DIFFERENT", len(i), ni, ng))
+    print("%s: %d threads, %d Lua frames (gdb %d)%s" %
+          ("equal" if ok else "DIFFERENT", len(i), ni, ng,
+           ", %d variables" % nv if with_vars else ""))
     return 0 if ok else 1
 
 

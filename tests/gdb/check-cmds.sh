@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# One core: lua-states, lua-vm and lua-stack for every lua_State, and
+# lua-bt -a -full, against luacore-inspect's report of the same core.
+# usage: check-cmds.sh CELL_DIR  (needs LUACORE_INSPECT, LUAPROF,
+# LUACORE_LIB in the environment)
+set -uo pipefail
+cell=$1
+here=$(cd "$(dirname "$0")" && pwd)
+d=$cell/gdb-cmds
+rm -rf "$d"
+mkdir -p "$d"
+"$LUACORE_INSPECT" --no-scan "$cell/core" "$cell/exe" >"$d/inspect.txt" 2>/dev/null
+"$LUACORE_INSPECT" --no-scan --stack --residue 8 "$cell/core" "$cell/exe" \
+	>"$d/inspect-stack.txt" 2>/dev/null
+"$LUACORE_INSPECT" --no-scan --locals "$cell/core" "$cell/exe" \
+	>"$d/inspect-locals.txt" 2>/dev/null
+cat >"$d/cmds.gdb" <<EOG
+python
+import re
+def run(cmd, path):
+    try:
+        text = gdb.execute(cmd, to_string=True)
+    except gdb.error as e:
+        text = "error: %s\n" % e
+    open("$d/" + path, "w").write(text)
+    return text
+states = run("lua-states", "states.txt")
+for addr in re.findall(r"^  lua_State (0x[0-9a-f]+) ", states, re.M):
+    run("lua-vm " + addr, "vm-%s.txt" % addr)
+    run("lua-stack " + addr + " -residue 8", "stack-%s.txt" % addr)
+run("lua-bt -a -full", "bt-full.txt")
+end
+EOG
+timeout 300 gdb -nx -batch -x "$LUAPROF" -x "$d/cmds.gdb" "$cell/exe" "$cell/core" \
+	>"$d/gdb.out" 2>&1 </dev/null
+fail=
+res1=$(python3 "$here/compare_cmds.py" "$d") || fail=1
+res2=$(python3 "$here/compare_bt.py" --vars "$d/bt-full.txt" "$d/inspect-locals.txt") || fail=1
+if [ -z "$fail" ]; then
+	echo "PASS $cell: ${res1##*$'\n'}; lua-bt -full ${res2##*$'\n'}"
+else
+	echo "FAIL $cell:"
+	printf '%s\n%s\n' "$res1" "$res2" | sed 's/^/    /'
+	exit 1
+fi
