@@ -161,6 +161,8 @@ def _declare(lib):
         "lc_target_set_process": (vp, [vp, ctypes.c_int, cp, cp]),
         "lc_target_set_signal": (None, [vp, ctypes.c_int, ctypes.c_int,
                                         u64]),
+        "lc_target_set_caching": (None, [vp, ctypes.c_bool]),
+        "lc_target_add_region": (vp, [vp, u64, u64, ctypes.c_bool]),
         "lc_target_destroy": (None, [vp]),
         "lc_report_create": (vp, [vp, ctypes.POINTER(_ReportOptions),
                                   ctypes.POINTER(ctypes.POINTER(_Report))]),
@@ -268,6 +270,43 @@ def _info_files():
                        if a is not None]
 
 
+_CORE_SECTION_RE = re.compile(
+    r"^\s*\[\d+\]\s+0x([0-9a-f]+)->0x([0-9a-f]+) at 0x[0-9a-f]+: "
+    r"(load\S*) (.*)$")
+_MAPPING_RE = re.compile(
+    r"^\s*0x([0-9a-f]+)\s+0x([0-9a-f]+)\s+0x[0-9a-f]+\s+0x[0-9a-f]+"
+    r"\s+([r-][w-][x-][ps])\b")
+
+
+def _regions(core_target):
+    """[(start, end, writable)] of the process's memory: a core's load
+    sections, or a process's mappings; [] if gdb cannot tell."""
+    out = []
+    try:
+        if core_target:
+            text = gdb.execute("maint info sections", to_string=True)
+            block = False
+            for line in text.splitlines():
+                if line.startswith("Core file:"):
+                    block = True
+                elif line and not line[0].isspace():
+                    block = False
+                m = _CORE_SECTION_RE.match(line) if block else None
+                if m:
+                    out.append((int(m.group(1), 16), int(m.group(2), 16),
+                                "READONLY" not in m.group(4).split()))
+        else:
+            text = gdb.execute("info proc mappings", to_string=True)
+            for line in text.splitlines():
+                m = _MAPPING_RE.match(line)
+                if m:
+                    out.append((int(m.group(1), 16), int(m.group(2), 16),
+                                m.group(3)[1] == "w"))
+    except gdb.error:
+        return []
+    return out
+
+
 _REG_NAMES = ["rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp",
               "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rip"]
 
@@ -349,6 +388,8 @@ class _Session:
         self.t = ctypes.c_void_p()
         _check(lib.lc_target_create_callback(self._read, None,
                                              ctypes.byref(self.t)))
+        # Every read is a Python call into gdb: read whole pages.
+        lib.lc_target_set_caching(self.t, True)
         try:
             self._setup(lib, threads, limit)
         except Exception:
@@ -374,6 +415,10 @@ class _Session:
             self.t, self.inferior.pid or 0,
             exe.encode() if exe else None, core.encode() if core else None))
         core_target = core is not None
+        for start, end, writable in _regions(core_target):
+            err = lib.lc_target_add_region(self.t, start, end, writable)
+            if err:
+                lib.lc_error_destroy(err)
         selected = gdb.selected_thread()
         frame = gdb.selected_frame() if selected else None
         all_threads = sorted(self.inferior.threads(), key=lambda t: t.num)
@@ -592,8 +637,9 @@ Usage: lua-states
 For each VM (global_State): memory in use and the collector's state; its
 resume chain; then each lua_State: main thread or coroutine, status
 (running, normal, suspended, dead, idle, error), the OS thread running it
-and who resumed it.  VMs are those running on a thread; luacore-inspect
-also finds idle ones by scanning a core's memory."""
+and who resumed it.  VMs idle on no thread are found, as luacore-inspect
+finds them, by scanning the process's writable memory (the core's load
+sections or the process's mappings, as gdb lists them)."""
 
     def __init__(self):
         super().__init__("lua-states", gdb.COMMAND_DATA, gdb.COMPLETE_NONE)
@@ -602,7 +648,7 @@ also finds idle ones by scanning a core's memory."""
         if arg.strip():
             raise gdb.GdbError("luacore: lua-states takes no argument")
         with _Session() as s:
-            r = s.report(no_scan=True)
+            r = s.report()
             try:
                 _write(s.text(r, LC_TEXT_WARNINGS | LC_TEXT_VMS))
             finally:

@@ -78,6 +78,7 @@ struct lc_layout;
 struct lc_target {
 	lc_read_fn *read_cb;	/* callback targets; NULL for cores */
 	void *read_arg;
+	bool caching;		/* lc_target_set_caching */
 	struct lc_page *cache;	/* LC_CACHE_PAGES, direct-mapped */
 
 	/* Core memory first, then the modules' file-backed segments for what
@@ -86,6 +87,10 @@ struct lc_target {
 	size_t ncore_segs;
 	struct lc_segment *file_segs;
 	size_t nfile_segs;
+	/* Callback targets: the mappings a debugger listed (data NULL),
+	 * sorted by start; what the scan for idle VMs reads. */
+	struct lc_segment *regions;
+	size_t nregions;
 
 	Dwfl *dwfl;
 	bool dwfl_attached;	/* dwfl_core_file_attach succeeded */

@@ -1218,8 +1218,11 @@ struct lc_error *lc_object_create(struct lc_target *t,
 {
 	struct lc_lua_ctx *ctx;
 	struct lc_object *o;
-	struct lc_error *err = lc_lua_ctx_create(t, &ctx);
+	struct lc_error *err;
 	const struct lc_layout *l;
+
+	lc_target_invalidate(t);
+	err = lc_lua_ctx_create(t, &ctx);
 
 	if (err) {
 		/* Owned by the target: copy it. */

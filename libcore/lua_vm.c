@@ -151,6 +151,13 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static int cmp_luathread(const void *a, const void *b)
+{
+	const struct lc_luathread *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
 static int push_u64(uint64_t **v, size_t *n, size_t *cap, uint64_t x)
 {
 	if (*n == *cap) {
@@ -295,22 +302,28 @@ struct lc_error *lc_vm_scan_threads(struct lc_lua_ctx *ctx, uint64_t **ret,
 		*threads = NULL;
 		*nthreads = 0;
 	}
-	if (t->read_cb || t->core_fd < 0 || !t->core_elf)
+	/* A core's segments, read from its file; or the regions a callback
+	 * target was given, read through the callback. */
+	const struct lc_segment *segs = t->read_cb ? t->regions : t->core_segs;
+	size_t nsegs = t->read_cb ? t->nregions : t->ncore_segs;
+
+	if (t->read_cb ? !t->nregions : (t->core_fd < 0 || !t->core_elf))
 		return NULL;
 	/* l_G of a thread points into writable memory. */
-	for (size_t i = 0; i < t->ncore_segs; i++)
-		if (t->core_segs[i].writable) {
-			if (t->core_segs[i].start < lo)
-				lo = t->core_segs[i].start;
-			if (t->core_segs[i].end > hi)
-				hi = t->core_segs[i].end;
+	for (size_t i = 0; i < nsegs; i++)
+		if (segs[i].writable) {
+			if (segs[i].start < lo)
+				lo = segs[i].start;
+			if (segs[i].end > hi)
+				hi = segs[i].end;
 		}
 	if (!LC_HAS(l->G.mainthread) || !LC_HAS(l->G.gcstate) ||
 	    l->lg_g_minus_l <= 0)
 		return lc_error_create(LC_ERR_UNSUPPORTED,
 			"cannot scan for Lua VMs: the layout of global_State or struct LG is unknown");
-	raw = (const uint8_t *)elf_rawfile(t->core_elf, &rawsize);
-	if (!raw)
+	raw = t->read_cb ? NULL :
+	      (const uint8_t *)elf_rawfile(t->core_elf, &rawsize);
+	if (!raw && !t->read_cb)
 		return lc_error_create(LC_ERR_FORMAT,
 			"cannot scan for Lua VMs: no file image of the core");
 	buf = malloc(SCAN_CHUNK + SCAN_OVERLAP);
@@ -319,16 +332,20 @@ struct lc_error *lc_vm_scan_threads(struct lc_lua_ctx *ctx, uint64_t **ret,
 	moff = (uint64_t)l->G.mainthread.off;
 	/* word at X == X - moff - delta  <=>  g = X - moff is a candidate. */
 	k = moff + (uint64_t)l->lg_g_minus_l;
-	for (size_t i = 0; i < t->ncore_segs && !err; i++) {
-		const struct lc_segment *s = &t->core_segs[i];
-		uint64_t foff, len;
+	for (size_t i = 0; i < nsegs && !err; i++) {
+		const struct lc_segment *s = &segs[i];
+		uint64_t foff = 0, len;
 
-		if (!s->writable || s->data < raw || s->data >= raw + rawsize)
+		if (!s->writable)
 			continue;
-		foff = (uint64_t)(s->data - raw);
 		len = s->end - s->start;
-		posix_fadvise(t->core_fd, (off_t)foff, (off_t)len,
-			      POSIX_FADV_SEQUENTIAL);
+		if (!t->read_cb) {
+			if (s->data < raw || s->data >= raw + rawsize)
+				continue;
+			foff = (uint64_t)(s->data - raw);
+			posix_fadvise(t->core_fd, (off_t)foff, (off_t)len,
+				      POSIX_FADV_SEQUENTIAL);
+		}
 		for (uint64_t done = 0; done < len;) {
 			size_t n = len - done > SCAN_CHUNK ? SCAN_CHUNK :
 				   (size_t)(len - done);
@@ -337,13 +354,30 @@ struct lc_error *lc_vm_scan_threads(struct lc_lua_ctx *ctx, uint64_t **ret,
 			size_t avail = len - done - n > SCAN_OVERLAP ?
 				       n + SCAN_OVERLAP : (size_t)(len - done);
 
-			errno = 0;
-			if (pread_full(t->core_fd, buf, avail, foff + done) < 0) {
-				err = lc_error_create(LC_ERR_OS,
-					"cannot read core '%s' at offset %" PRIu64 ": %s",
-					t->core_path ? t->core_path : "?",
-					foff + done, strerror(errno ? errno : EIO));
-				break;
+			if (t->read_cb) {
+				/* A region may have holes (a guard page, memory
+				 * the debugger cannot read): skip what fails. */
+				if (t->read_cb(t->read_arg, s->start + done, buf,
+					       avail) != 0) {
+					if (avail == n ||
+					    t->read_cb(t->read_arg, s->start + done,
+						       buf, n) != 0) {
+						done += n;
+						continue;
+					}
+					memset(buf + n, 0, avail - n);
+				}
+			} else {
+				errno = 0;
+				if (pread_full(t->core_fd, buf, avail,
+					       foff + done) < 0) {
+					err = lc_error_create(LC_ERR_OS,
+						"cannot read core '%s' at offset %" PRIu64 ": %s",
+						t->core_path ? t->core_path : "?",
+						foff + done,
+						strerror(errno ? errno : EIO));
+					break;
+				}
 			}
 			if (threads &&
 			    scan_threads(buf, n, avail, s->start + done,
@@ -814,8 +848,7 @@ static struct lc_error *decode_impl(struct lc_lua_ctx *ctx, uint64_t g,
 			walker_release(&w);
 	}
 
-	/* Main thread first, then the others oldest first (the lists are
-	 * newest first), each once. */
+	/* Main thread first, then the others each once. */
 	vm->threads = calloc(o.n + 1, sizeof(*vm->threads));
 	sorted = malloc((o.n + 1) * sizeof(*sorted));
 	seen = calloc(o.n + 1, sizeof(*seen));
@@ -848,6 +881,11 @@ static struct lc_error *decode_impl(struct lc_lua_ctx *ctx, uint64_t g,
 		}
 		lc_luathread_decode(ctx, &ts, &vm->threads[vm->nthreads++]);
 	}
+	/* Whatever found them (GC lists, memory scan), list them in one
+	 * order: by address. */
+	if (vm->nthreads > 2)
+		qsort(vm->threads + 1, vm->nthreads - 1, sizeof(*vm->threads),
+		      cmp_luathread);
 	if (nbad) {
 		o.partial = true;
 		note_add(&o, "%zu thread object%s on the GC lists do%s not validate as lua_State of this VM",

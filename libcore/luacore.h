@@ -107,8 +107,17 @@ struct lc_error *lc_target_set_process(struct lc_target *t, int pid,
 void lc_target_set_signal(struct lc_target *t, int signo, int si_code,
 			  uint64_t fault_addr);
 
-/* Forget the pages a callback target cached: call it whenever the
- * process may have run since the last read. */
+/* Tell a callback target where the process has memory, [start, end):
+ * with writable regions, reports scan them for idle VMs and coroutines
+ * as they scan a core's segments. */
+struct lc_error *lc_target_add_region(struct lc_target *t, uint64_t start,
+				      uint64_t end, bool writable);
+
+/* Let a callback target read whole pages and keep the last ones it read
+ * (off by default): far fewer callbacks when each is costly, as through
+ * a debugger.  Reports and objects start with a fresh cache; between
+ * other calls, lc_target_invalidate when the memory may have changed. */
+void lc_target_set_caching(struct lc_target *t, bool on);
 void lc_target_invalidate(struct lc_target *t);
 
 void lc_target_destroy(struct lc_target *t);
@@ -257,7 +266,8 @@ struct lc_vm {
 				   "emergency" ... */
 	int gcpause, gcstepmul, gcstepsize; /* -1 where absent */
 	int genminormul, genmajormul;	    /* 5.4; -1 where absent */
-	struct lc_luathread *threads;	/* main thread first */
+	struct lc_luathread *threads;	/* main thread first, then the
+					   coroutines by address */
 	size_t nthreads;
 	uint64_t *chain;	/* resume chain, main thread first, the
 				   running coroutine last */

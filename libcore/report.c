@@ -729,6 +729,7 @@ struct lc_error *lc_report_create(struct lc_target *t,
 
 	if (!r)
 		return &lc_error_nomem;
+	lc_target_invalidate(t);
 	r->core = lc_strdup_or_null(t->core_path);
 	r->executable = lc_strdup_or_null(t->exe_path);
 	r->pid = t->pid;

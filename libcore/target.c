@@ -119,6 +119,12 @@ static int cache_read(struct lc_target *t, uint64_t addr, uint8_t *out,
 	return 0;
 }
 
+void lc_target_set_caching(struct lc_target *t, bool on)
+{
+	t->caching = on;
+	lc_target_invalidate(t);
+}
+
 void lc_target_invalidate(struct lc_target *t)
 {
 	if (t && t->cache)
@@ -132,7 +138,7 @@ int lc_read(struct lc_target *t, uint64_t addr, void *buf, size_t len)
 	/* Callback targets read everything through the callback; what it
 	 * cannot serve may still be file-backed text or rodata of a module
 	 * added with lc_target_add_module. */
-	if (t->read_cb && (cache_read(t, addr, buf, len) == 0 ||
+	if (t->read_cb && ((t->caching && cache_read(t, addr, buf, len) == 0) ||
 			   t->read_cb(t->read_arg, addr, buf, len) == 0))
 		return 0;
 	while (len) {
@@ -190,9 +196,10 @@ bool lc_target_is_data(struct lc_target *t, uint64_t addr, size_t len)
 {
 	const struct lc_segment *s;
 
-	if (t->read_cb)
+	if (t->read_cb && !t->nregions)
 		return true;
-	s = seg_find(t->core_segs, t->ncore_segs, addr);
+	s = t->read_cb ? seg_find(t->regions, t->nregions, addr) :
+	    seg_find(t->core_segs, t->ncore_segs, addr);
 	return s && s->writable && len <= s->end - addr;
 }
 
@@ -436,7 +443,9 @@ static void normalize_segments(struct lc_segment *segs, size_t *n)
 		if (out && segs[i].start < segs[out - 1].end) {
 			if (segs[i].end <= segs[out - 1].end)
 				continue;
-			segs[i].data += segs[out - 1].end - segs[i].start;
+			if (segs[i].data)	/* regions have none */
+				segs[i].data += segs[out - 1].end -
+						segs[i].start;
 			segs[i].start = segs[out - 1].end;
 		}
 		segs[out++] = segs[i];
@@ -714,6 +723,26 @@ struct lc_error *lc_target_add_thread(struct lc_target *t, int tid,
 	return NULL;
 }
 
+struct lc_error *lc_target_add_region(struct lc_target *t, uint64_t start,
+				      uint64_t end, bool writable)
+{
+	size_t cap = t->nregions;
+	struct lc_segment r = { .start = start, .end = end,
+				.writable = writable };
+
+	if (!t->read_cb)
+		return lc_error_create(LC_ERR_INVALID,
+				       "regions are added to callback targets only");
+	if (end <= start)
+		return lc_error_create(LC_ERR_INVALID,
+				       "empty region 0x%" PRIx64 "-0x%" PRIx64,
+				       start, end);
+	if (seg_push(&t->regions, &t->nregions, &cap, r) < 0)
+		return &lc_error_nomem;
+	normalize_segments(t->regions, &t->nregions);
+	return NULL;
+}
+
 struct lc_error *lc_target_set_process(struct lc_target *t, int pid,
 				       const char *executable,
 				       const char *core)
@@ -755,6 +784,7 @@ void lc_target_destroy(struct lc_target *t)
 		free(t->threads[i].name);
 	}
 	free(t->cache);
+	free(t->regions);
 	lc_layout_destroy(t->layout);
 	lc_error_destroy(t->layout_err);
 	if (t->dwfl)

@@ -7,6 +7,9 @@
 #  - in the innermost luaV_execute frame, and in the next one out (whose
 #    L is <optimized out> at -O2), lua-vm must name the lua_State that
 #    frame runs, as the script printed it with tostring;
+#  - lua-states must list the running VM's four states with their
+#    statuses, and the three idle VMs the script made (found by scanning
+#    the process's mappings);
 #  - lua-value, given the slots lua-stack lists, must show the script's
 #    table {10, 20, x = "y"} and string, and "lua-value L" decode L
 #    where gdb can read it;
@@ -38,6 +41,7 @@ set confirm off
 break lchost_probe_point
 run
 python open("$d/bt.txt", "w").write(gdb.execute("lua-bt", to_string=True))
+python open("$d/states.txt", "w").write(gdb.execute("lua-states", to_string=True))
 python
 import re
 st = gdb.execute("lua-stack", to_string=True)
@@ -91,6 +95,19 @@ EOG
 		grep -q "lua_State $co2 " "$d/vm2.txt" ||
 			fail="$fail; lua-vm in co2's luaV_execute does not name $co2: $(grep -o 'lua_State 0x[0-9a-f]*' "$d/vm2.txt")"
 	fi
+	# lua-states: the four states of the running VM, and the three idle
+	# VMs found by scanning the process's mappings.
+	read -r _ i1 i2 i3 < <(grep -a '^idle' "$d/gdb.out" | tr '\t' ' ')
+	for want in "VMs: 4 (3 found only by scanning memory)" \
+		"  lua_State ${main:-?} main normal on thread" \
+		"  lua_State ${co1:-?} coroutine normal on thread" \
+		"  lua_State ${co2:-?} coroutine normal on thread" \
+		"  lua_State ${co3:-?} coroutine running on thread" \
+		"  lua_State ${i1:-?} main idle" "  lua_State ${i2:-?} main idle" \
+		"  lua_State ${i3:-?} main idle"; do
+		grep -qF -- "$want" "$d/states.txt" ||
+			fail="$fail; lua-states: no '$want'"
+	done
 	tab=$(grep -a '^table' "$d/gdb.out" | sed 's/.*table: //')
 	for want in "table: $tab (array 2, hash 1)" '  [1] = 10' '  [2] = 20' \
 		'  ["x"] = "y"' '"tab\there" (length 8)'; do
@@ -123,7 +140,7 @@ EOG
 		sed 's/^/    /' "$d/gdb.out" | tail -40
 		status=1
 	else
-		echo "PASS $b: $res; lua-vm right in both frames$opt; finished normally"
+		echo "PASS $b: $res; lua-states right (4 states, 3 idle VMs); lua-vm right in both frames$opt; lua-value right; finished normally"
 	fi
 done
 # The optimized-out case must have been met, or the test did not test it.

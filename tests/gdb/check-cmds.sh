@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# One core: lua-states, lua-vm and lua-stack for every lua_State, and
-# lua-bt -a -full, against luacore-inspect's report of the same core.
+# One core: lua-states, lua-vm and lua-stack for every lua_State of the
+# VMs running on a thread and of one idle VM, and lua-bt -a -full,
+# against luacore-inspect's report of the same core.
 # usage: check-cmds.sh CELL_DIR  (needs LUACORE_INSPECT, LUAPROF,
 # LUACORE_LIB in the environment)
 set -uo pipefail
@@ -9,8 +10,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 d=$cell/gdb-cmds
 rm -rf "$d"
 mkdir -p "$d"
-"$LUACORE_INSPECT" --no-scan "$cell/core" "$cell/exe" >"$d/inspect.txt" 2>/dev/null
-"$LUACORE_INSPECT" --no-scan --stack --residue 8 "$cell/core" "$cell/exe" \
+"$LUACORE_INSPECT" "$cell/core" "$cell/exe" >"$d/inspect.txt" 2>/dev/null
+"$LUACORE_INSPECT" --stack --residue 8 "$cell/core" "$cell/exe" \
 	>"$d/inspect-stack.txt" 2>/dev/null
 "$LUACORE_INSPECT" --no-scan --locals "$cell/core" "$cell/exe" \
 	>"$d/inspect-locals.txt" 2>/dev/null
@@ -25,9 +26,17 @@ def run(cmd, path):
     open("$d/" + path, "w").write(text)
     return text
 states = run("lua-states", "states.txt")
-for addr in re.findall(r"^  lua_State (0x[0-9a-f]+) ", states, re.M):
-    run("lua-vm " + addr, "vm-%s.txt" % addr)
-    run("lua-stack " + addr + " -residue 8", "stack-%s.txt" % addr)
+# lua-vm and lua-stack of the states of every VM found by a thread (the
+# others, idle, are the same code: one each of the first idle VM).
+idle = 0
+for vm in states.split("\nVM ")[1:]:
+    if "(found by thread)" not in vm.splitlines()[0]:
+        idle += 1
+        if idle > 1:
+            continue
+    for addr in re.findall(r"^  lua_State (0x[0-9a-f]+) ", vm, re.M):
+        run("lua-vm " + addr, "vm-%s.txt" % addr)
+        run("lua-stack " + addr + " -residue 8", "stack-%s.txt" % addr)
 run("lua-bt -a -full", "bt-full.txt")
 end
 EOG

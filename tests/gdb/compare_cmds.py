@@ -4,12 +4,16 @@ text report of the same core.
 
 usage: compare_cmds.py DIR
 
-DIR holds inspect.txt (luacore-inspect --no-scan), inspect-stack.txt
-(the same with --stack --residue 8), states.txt (lua-states), and per lua_State ADDR vm-ADDR.txt (lua-vm ADDR)
-and stack-ADDR.txt (lua-stack ADDR -residue 8).  lua-states must equal
-the report's VM part line for line; lua-vm must print the state's VM
-header and exactly its block from the report; lua-stack the same block
-with its Lua frames listed and the same slots.  Exit 0 if all equal."""
+DIR holds inspect.txt (luacore-inspect), inspect-stack.txt (the same with
+--stack --residue 8), states.txt (lua-states), and for some lua_States
+ADDR vm-ADDR.txt (lua-vm ADDR) and stack-ADDR.txt (lua-stack ADDR -residue
+8).  lua-states must equal the report's VM part line for line.  Every
+state of a VM found by a thread must have both files, and so must at
+least one state of a VM found by the scan if there is one.  lua-vm must
+print exactly the state's block from the report, under its VM's header
+(found "by state" for an idle VM: lua-vm does not scan); lua-stack the
+same block with its Lua frames listed and the same slots.  Exit 0 if all
+equal."""
 import os
 import re
 import sys
@@ -66,9 +70,18 @@ def main():
         print("lua-states differs from the report's VM part")
     ref = blocks(vm_part(inspect))
     ref_stack = blocks(vm_part(read(os.path.join(d, "inspect-stack.txt"))))
-    nvm = nstack = 0
+    nvm = nstack = nref = 0
+    idle_seen = not any("(found by scan)" in h[0] for h, _ in ref.values())
     for addr, (head, block) in sorted(ref.items()):
-        vm = read(os.path.join(d, "vm-%s.txt" % addr))
+        path = os.path.join(d, "vm-%s.txt" % addr)
+        if "(found by thread)" not in head[0]:
+            if not os.path.exists(path):
+                continue
+            idle_seen = True
+            head = [head[0].replace("(found by scan)", "(found by state)")] \
+                + head[1:]
+        nref += 1
+        vm = read(path)
         b = blocks(vm).get(addr)
         if not b or b[0] != head or b[1] != block:
             ok = False
@@ -86,9 +99,12 @@ def main():
                   (addr, len(slots)))
         else:
             nstack += 1
-    print("%s: lua-states %s; lua-vm %d/%d; lua-stack %d/%d" %
+    if not idle_seen:
+        ok = False
+        print("no lua-vm of an idle VM's state")
+    print("%s: lua-states %s (%d states); lua-vm %d/%d; lua-stack %d/%d" %
           ("equal" if ok else "DIFFERENT", "equal" if want == got else
-           "DIFFERENT", nvm, len(ref), nstack, len(ref)))
+           "DIFFERENT", len(ref), nvm, nref, nstack, nref))
     return 0 if ok else 1
 
 
