@@ -237,6 +237,18 @@ _SECTION_RE = re.compile(
     r"^\s*0x([0-9a-f]+) - 0x[0-9a-f]+ is (\S+)(?: in (.*))?$")
 
 
+def _local_path(path):
+    """A file gdb loaded, as this machine can open it, or None.  gdb names
+    a file it reads through a remote target "target:PATH"; libluacore
+    needs it here: the same path is used (right for a gdbserver on this
+    machine; for another machine, "set sysroot" to a local copy)."""
+    if not path:
+        return None
+    if path.startswith("target:"):
+        path = path[len("target:"):]
+    return path if os.path.isfile(path) else None
+
+
 def _info_files():
     """(executable, core, [(path, section, address)]) from "info files"."""
     text = gdb.execute("info files", to_string=True)
@@ -253,19 +265,19 @@ def _info_files():
         if m and block == "core" and core is None:
             core = m.group(1)
         elif m and block == "exec" and exe is None:
-            exe = m.group(1)
+            exe = _local_path(m.group(1)) or m.group(1)
         m = _SECTION_RE.match(line)
         if not m or block != "exec" or m.group(2) != ".text":
             continue
-        path = m.group(3) or exe
-        if path and os.path.isfile(path) and path not in mods:
+        path = _local_path(m.group(3) or exe)
+        if path and path not in mods:
             mods[path] = int(m.group(1), 16)
     if not mods:
         # No exec target: the program's objfiles have no text sections
         # listed (an attach without symbols); fall back on the objfiles.
         for obj in gdb.objfiles():
-            if obj.filename and os.path.isfile(obj.filename):
-                mods.setdefault(obj.filename, None)
+            if _local_path(obj.filename):
+                mods.setdefault(_local_path(obj.filename), None)
     return exe, core, [(p, ".text", a) for p, a in mods.items()
                        if a is not None]
 

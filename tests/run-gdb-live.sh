@@ -14,6 +14,7 @@
 #    table {10, 20, x = "y"} and string, and "lua-value L" decode L
 #    where gdb can read it;
 #  - "continue" must let the program finish with its normal output.
+# Then once more under gdbserver, as a remote target.
 set -uo pipefail
 top_srcdir=${top_srcdir:-.}
 top_builddir=${top_builddir:-.}
@@ -143,6 +144,30 @@ EOG
 		echo "PASS $b: $res; lua-states right (4 states, 3 idle VMs); lua-vm right in both frames$opt; lua-value right; finished normally"
 	fi
 done
+# A remote target: the same program under gdbserver (through a pipe),
+# where gdb names the files it loaded "target:PATH".
+d=$tmp/remote
+mkdir -p "$d"
+LC_TRUTH=$d/truth.tsv timeout 120 gdb -nx -batch -x "$luaprof" \
+	-ex "target remote | exec gdbserver - $out/deb-5.4/lchost $script" \
+	-ex 'break lchost_probe_point' -ex 'continue' \
+	-ex "python open('$d/bt.txt', 'w').write(gdb.execute('lua-bt', to_string=True))" \
+	-ex "python open('$d/states.txt', 'w').write(gdb.execute('lua-states', to_string=True))" \
+	-ex 'continue' "$out/deb-5.4/lchost" >"$d/gdb.out" 2>&1 </dev/null
+fail=
+res=$(python3 "$top_srcdir/tests/gdb/compare_truth.py" "$d/bt.txt" "$d/truth.tsv" 2>&1) ||
+	fail="lua-bt: $res"
+grep -qF "VMs: 4 (3 found only by scanning memory)" "$d/states.txt" ||
+	fail="$fail; lua-states: $(grep '^VMs' "$d/states.txt")"
+grep -q '^live_probe done: 10$' "$d/gdb.out" || fail="$fail; no normal output"
+if [ -n "$fail" ]; then
+	echo "FAIL remote (gdbserver, deb-5.4): ${fail#; }"
+	sed 's/^/    /' "$d/gdb.out" | tail -30
+	status=1
+else
+	echo "PASS remote (gdbserver, deb-5.4): $res; lua-states found the 3 idle VMs; finished normally"
+fi
+
 # The optimized-out case must have been met, or the test did not test it.
 if [ "$typed" -eq 0 ]; then
 	echo "FAIL: no build could read L: lua-value L was not tested"
