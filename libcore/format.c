@@ -683,8 +683,9 @@ void lc_object_print_text(const struct lc_object *o, FILE *out)
 			e->value.partial || (!plain && e->key.partial) ?
 			" (partial)" : "");
 	}
-	if (o->more)
-		fprintf(out, "  ... %zu more entries\n", o->more);
+	if (o->more || o->more_bounded)
+		fprintf(out, "  ... %s%zu more entries\n",
+			o->more_bounded ? "at least " : "", o->more);
 	for (size_t i = 0; i < o->nupvalues; i++) {
 		const struct lc_var *u = &o->upvalues[i];
 

@@ -1097,6 +1097,7 @@ void lc_slots_free(struct lc_slot *slots, size_t n)
 struct elist {
 	struct lc_object *o;
 	size_t max;
+	size_t budget;		/* array slots and nodes still to read */
 	bool nomem;
 };
 
@@ -1138,10 +1139,10 @@ static void table_entries(struct lc_lua_ctx *ctx, struct elist *el)
 	const struct lc_layout *l = lc_lua_layout(ctx);
 	const struct lc_value *tv = &el->o->value;
 	uint64_t array;
-	size_t budget = LC_OBJECT_NODE_READS;
 
 	if (tv->len > 0 && rd_ptr(ctx, tv->addr, l->tab.array.off, &array) == 0) {
-		for (int64_t i = 0; i < tv->len && !el->nomem; i++) {
+		for (int64_t i = 0; i < tv->len && !el->nomem && el->budget;
+		     i++, el->budget--) {
 			struct lc_value v;
 			struct lc_entry *e;
 
@@ -1163,7 +1164,9 @@ static void table_entries(struct lc_lua_ctx *ctx, struct elist *el)
 		}
 	}
 	if (tv->hsize > 0 && !el->nomem)
-		lc_lua_table_scan(ctx, tv->addr, entry_fn, el, &budget);
+		lc_lua_table_scan(ctx, tv->addr, entry_fn, el, &el->budget);
+	if (!el->budget)
+		el->o->more_bounded = true;
 }
 
 static void closure_upvalues(struct lc_lua_ctx *ctx, struct lc_object *o)
@@ -1259,6 +1262,7 @@ struct lc_error *lc_object_create(struct lc_target *t,
 		struct elist el = {
 			.o = o,
 			.max = max_entries ? max_entries : LC_OBJECT_ENTRIES,
+			.budget = LC_OBJECT_NODE_READS,
 		};
 
 		table_entries(ctx, &el);

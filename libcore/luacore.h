@@ -374,13 +374,16 @@ struct lc_object {
 	struct lc_entry *entries; /* tables: array part, then hash part */
 	size_t nentries;
 	size_t more;		/* entries left out past the maximum */
+	bool more_bounded;	/* counting stopped at 2^20 slots and nodes
+				   read: "more" is a lower bound */
 	struct lc_var *upvalues; /* Lua closures, named as the Proto names
 				    them */
 	size_t nupvalues;
 };
 
 /* Decode the object at addr; tables list at most max_entries entries
- * (0: 100).  Errors: LC_ERR_UNSUPPORTED (no Lua layout), LC_ERR_NOMEM;
+ * (0: 100), counting the others among the first 2^20 array slots and
+ * hash nodes.  Errors: LC_ERR_UNSUPPORTED (no Lua layout), LC_ERR_NOMEM;
  * an unreadable or invalid object is a value of type "?" marked
  * partial, not an error. */
 struct lc_error *lc_object_create(struct lc_target *t,

@@ -1456,6 +1456,190 @@ static void frame_vars_old(int major)
 START_TEST(test_frame_51) { frame_vars_old(501); } END_TEST
 START_TEST(test_frame_53) { frame_vars_old(503); } END_TEST
 
+/* ---- single objects (lc_object_create) ---- */
+
+/* A number TValue's tag and payload: 5.1 has only doubles. */
+static void set_num(struct env *e, uint64_t addr, bool integer, double d)
+{
+	if (e->major == 501)
+		set_tv(e, addr, tag(e, FLT), dbl(d));
+	else if (integer)
+		set_tv(e, addr, tag(e, INT), (uint64_t)(int64_t)d);
+	else
+		set_tv(e, addr, tag(e, FLT), dbl(d));
+}
+
+/* {10, nil, "s"; x = true, [7] = 1.5} with 4 hash nodes. */
+static uint64_t mktable_full(struct env *e)
+{
+	const struct lc_layout *l = e->l;
+	uint64_t h = mktable(e, 3, 2, false, 0, 0);
+	uint64_t arr = obj(e, 3 * l->sz_tvalue);
+	uint64_t node = obj(e, 4 * l->sz_node);
+	uint64_t n0 = node, n2 = node + 2 * l->sz_node;
+
+	put(e, h, l->tab.array, arr);
+	put(e, h, l->tab.node, node);
+	putn(e, h + (uint64_t)e->tab_lastfree, node + 4 * l->sz_node, 8);
+	set_num(e, arr, true, 10);
+	set_tv(e, arr + 2 * l->sz_tvalue, tag(e, SHRSTR), mkstr(e, "s"));
+	/* Keys: TValue i_key (5.1-5.3) or key_tt/key_val (5.4). */
+	putn(e, n0 + (uint64_t)l->node.key_val.off, mkstr(e, "x"), 8);
+	put(e, n0, l->node.key_tt, tag(e, SHRSTR));
+	set_tv(e, n0 + (uint64_t)l->node.val.off, tag(e, BOOL_T), 1);
+	putn(e, n2 + (uint64_t)l->node.key_val.off,
+	     e->major == 501 ? dbl(7) : 7, 8);
+	put(e, n2, l->node.key_tt, tag(e, e->major == 501 ? FLT : INT));
+	set_num(e, n2 + (uint64_t)l->node.val.off, false, 1.5);
+	return h;
+}
+
+static void check_entry(const struct lc_object *o, size_t i, const char *k,
+			const char *v)
+{
+	ck_assert_uint_lt(i, o->nentries);
+	ck_assert_str_eq(o->entries[i].key.text, k);
+	ck_assert_str_eq(o->entries[i].value.text, v);
+}
+
+static void check_objects(int major)
+{
+	struct env *e = env_open(major);
+	const struct lc_layout *l = e->l;
+	struct lc_object *o;
+	uint64_t h = mktable_full(e), tv = obj(e, 16), s;
+
+	/* Through the GC pointer and through a TValue: the same. */
+	set_tv(e, tv, tag(e, TABLE), h);
+	for (int k = 0; k < 2; k++) {
+		ck_assert_ptr_null(lc_object_create(e->t, k ? LC_OBJECT_TVALUE :
+						    LC_OBJECT_GC, k ? tv : h,
+						    0, &o));
+		ck_assert_str_eq(o->value.type, "table");
+		ck_assert_int_eq(o->value.len, 3);
+		ck_assert_int_eq(o->value.hsize, 4);
+		ck_assert_uint_eq(o->nentries, 4);
+		check_entry(o, 0, "1", "10");
+		check_entry(o, 1, "3", "\"s\"");
+		check_entry(o, 2, "\"x\"", "true");
+		check_entry(o, 3, "7", "1.5");
+		ck_assert_uint_eq(o->more, 0);
+		ck_assert(!o->more_bounded);
+		lc_object_destroy(o);
+	}
+	/* At most 2: the others are counted. */
+	ck_assert_ptr_null(lc_object_create(e->t, LC_OBJECT_GC, h, 2, &o));
+	ck_assert_uint_eq(o->nentries, 2);
+	ck_assert_uint_eq(o->more, 2);
+	lc_object_destroy(o);
+
+	/* An array size of 2^31-1 (5.1's int) or 2^32-1 (unsigned) whose
+	 * array is unreadable: a bounded walk, "more" a lower bound. */
+	put(e, h, l->tab.sizearray, major == 501 ? 0x7fffffff : 0xffffffff);
+	put(e, h, l->tab.array, 0x10);
+	ck_assert_ptr_null(lc_object_create(e->t, LC_OBJECT_GC, h, 5, &o));
+	ck_assert_uint_eq(o->nentries, 5);
+	ck_assert_str_eq(o->entries[0].value.type, "?");
+	ck_assert(o->more_bounded);
+	ck_assert_uint_gt(o->more, 1000);
+	lc_object_destroy(o);
+
+	/* A string: its full bytes, escaped; a Lua closure: its upvalues
+	 * (none named in this Proto); garbage: "unreadable at". */
+	s = mkstr(e, "a\tb");
+	ck_assert_ptr_null(lc_object_create(e->t, LC_OBJECT_GC, s, 0, &o));
+	ck_assert_str_eq(o->value.type, "string");
+	ck_assert_str_eq(o->full, "\"a\\tb\"");
+	lc_object_destroy(o);
+	ck_assert_ptr_null(lc_object_create(e->t, LC_OBJECT_GC, 0x10, 0, &o));
+	ck_assert_str_eq(o->value.type, "?");
+	ck_assert_str_eq(o->value.text, "? (unreadable at 0x10)");
+	ck_assert(o->value.partial);
+	lc_object_destroy(o);
+	env_close(e);
+}
+
+START_TEST(test_objects_51) { check_objects(501); } END_TEST
+START_TEST(test_objects_53) { check_objects(503); } END_TEST
+START_TEST(test_objects_54) { check_objects(504); } END_TEST
+
+/* ---- the page cache of callback targets ---- */
+
+struct counted {
+	uint8_t page[2 * LC_PAGE_SIZE];	/* at CACHE_BASE */
+	uint64_t lo, hi;		/* the readable part */
+	int calls;
+};
+
+#define CACHE_BASE	0x200000ull
+
+static int counted_read(void *arg, uint64_t addr, void *buf, size_t len)
+{
+	struct counted *c = arg;
+
+	c->calls++;
+	if (addr < c->lo || addr > c->hi || len > c->hi - addr)
+		return -1;
+	memcpy(buf, c->page + (addr - CACHE_BASE), len);
+	return 0;
+}
+
+START_TEST(test_callback_cache)
+{
+	struct counted c = { .lo = CACHE_BASE,
+			     .hi = CACHE_BASE + 2 * LC_PAGE_SIZE };
+	struct lc_target *t;
+	uint64_t v;
+
+	ck_assert_ptr_null(lc_target_create_callback(counted_read, &c, &t));
+	c.page[8] = 1;
+	/* Off by default: every read is a callback, and sees changes. */
+	ck_assert_ptr_null(lc_target_read(t, CACHE_BASE + 8, &v, 8));
+	ck_assert_uint_eq(v, 1);
+	c.page[8] = 2;
+	ck_assert_ptr_null(lc_target_read(t, CACHE_BASE + 8, &v, 8));
+	ck_assert_uint_eq(v, 2);
+	ck_assert_int_eq(c.calls, 2);
+
+	/* On: one callback per page, stale until invalidated. */
+	lc_target_set_caching(t, true);
+	c.calls = 0;
+	for (int i = 0; i < 100; i++)
+		ck_assert_ptr_null(lc_target_read(t, CACHE_BASE + 8 * (uint64_t)i,
+						  &v, 8));
+	ck_assert_int_eq(c.calls, 1);
+	c.page[8] = 3;
+	ck_assert_ptr_null(lc_target_read(t, CACHE_BASE + 8, &v, 8));
+	ck_assert_uint_eq(v, 2);
+	lc_target_invalidate(t);
+	ck_assert_ptr_null(lc_target_read(t, CACHE_BASE + 8, &v, 8));
+	ck_assert_uint_eq(v, 3);
+	/* Across two pages. */
+	c.page[LC_PAGE_SIZE] = 4;
+	ck_assert_ptr_null(lc_target_read(t, CACHE_BASE + LC_PAGE_SIZE - 4,
+					  &v, 8));
+	ck_assert_uint_eq(v >> 32, 4);
+
+	/* A page readable only in part: the exact bytes are still read,
+	 * and what is not readable fails naming its address. */
+	lc_target_invalidate(t);
+	c.lo = CACHE_BASE + 100;
+	c.hi = CACHE_BASE + 200;
+	c.page[120] = 5;
+	ck_assert_ptr_null(lc_target_read(t, CACHE_BASE + 120, &v, 8));
+	ck_assert_uint_eq(v & 0xff, 5);
+	{
+		struct lc_error *err = lc_target_read(t, CACHE_BASE + 196, &v, 8);
+
+		ck_assert_ptr_nonnull(err);
+		ck_assert_int_eq(lc_error_code(err), LC_ERR_FAULT);
+		ck_assert_uint_eq(lc_error_address(err), CACHE_BASE + 200);
+		lc_error_destroy(err);
+	}
+	lc_target_destroy(t);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("values");
@@ -1479,6 +1663,10 @@ int main(void)
 	tcase_add_test(tc, test_stack_slots_54);
 	tcase_add_test(tc, test_frame_51);
 	tcase_add_test(tc, test_frame_53);
+	tcase_add_test(tc, test_objects_51);
+	tcase_add_test(tc, test_objects_53);
+	tcase_add_test(tc, test_objects_54);
+	tcase_add_test(tc, test_callback_cache);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
