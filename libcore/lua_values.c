@@ -780,6 +780,31 @@ static struct lc_var *vpush(struct vlist *vl, const char *kind,
 	return var;
 }
 
+/* The Lua closure cl's upvalues, named by its Proto pv: values through
+ * upvals[k] -> UpVal -> v (5.4.5+: v.p, at the same place). */
+static void push_upvalues(struct lc_lua_ctx *ctx,
+			  const struct lc_proto_view *pv, uint64_t cl,
+			  struct vlist *vl)
+{
+	const struct lc_layout *l = lc_lua_layout(ctx);
+
+	for (int k = 0; k < pv->nupvalnames && k < LC_MAX_UPVALS; k++) {
+		struct lc_var *var = vpush(vl, "upvalue",
+					   pv->upvalnames ? pv->upvalnames[k] :
+					   NULL, k + 1);
+		uint64_t uv, vp;
+
+		if (!var)
+			break;
+		if (!LC_HAS(l->cl.p) || !LC_HAS(l->uv.v) ||
+		    rd_ptr(ctx, cl, l->cl.p.off + 8 + 8 * k, &uv) < 0 ||
+		    !ptr_ok(uv) || rd_ptr(ctx, uv, l->uv.v.off, &vp) < 0)
+			unreadable(&var->value, "no UpVal");
+		else
+			lc_lua_value(ctx, vp, &var->value);
+	}
+}
+
 /* One past the last slot Lua allocated: 5.1 stack_last = stack +
  * size - EXTRA_STACK - 1 (lstate.c:stack_init, ldo.c:luaD_reallocstack);
  * 5.2/5.3 stack + size - EXTRA_STACK; 5.4 stack + size with size +
@@ -923,23 +948,7 @@ struct lc_error *lc_lua_frame_vars(struct lc_lua_ctx *ctx,
 		}
 	}
 
-	/* Upvalues: names from the Proto, values through the closure's
-	 * upvals[k] -> UpVal -> v (5.4.5+: v.p, at the same place). */
-	for (int k = 0; k < pv->nupvalnames && k < LC_MAX_UPVALS; k++) {
-		struct lc_var *var = vpush(&vl, "upvalue",
-					   pv->upvalnames ? pv->upvalnames[k] :
-					   NULL, k + 1);
-		uint64_t uv, vp;
-
-		if (!var)
-			break;
-		if (!LC_HAS(l->cl.p) || !LC_HAS(l->uv.v) ||
-		    rd_ptr(ctx, cl, l->cl.p.off + 8 + 8 * k, &uv) < 0 ||
-		    !ptr_ok(uv) || rd_ptr(ctx, uv, l->uv.v.off, &vp) < 0)
-			unreadable(&var->value, "no UpVal");
-		else
-			lc_lua_value(ctx, vp, &var->value);
-	}
+	push_upvalues(ctx, pv, cl, &vl);
 
 	if (vl.nomem) {
 		lc_vars_free(vl.v, vl.n);
@@ -1179,21 +1188,9 @@ static void closure_upvalues(struct lc_lua_ctx *ctx, struct lc_object *o)
 	if (!LC_HAS(l->cl.p) || rd_ptr(ctx, cl, l->cl.p.off, &p) < 0 ||
 	    !(pv = lc_lua_proto_view(ctx, p)))
 		return;
-	for (int k = 0; k < pv->nupvalnames && k < LC_MAX_UPVALS; k++) {
-		struct lc_var *var = vpush(&vl, "upvalue",
-					   pv->upvalnames ? pv->upvalnames[k] :
-					   NULL, k + 1);
-		uint64_t uv, vp;
-
-		if (!var)
-			break;
-		if (!LC_HAS(l->uv.v) ||
-		    rd_ptr(ctx, cl, l->cl.p.off + 8 + 8 * k, &uv) < 0 ||
-		    !ptr_ok(uv) || rd_ptr(ctx, uv, l->uv.v.off, &vp) < 0)
-			unreadable(&var->value, "no UpVal");
-		else
-			lc_lua_value(ctx, vp, &var->value);
-	}
+	push_upvalues(ctx, pv, cl, &vl);
+	if (vl.nomem)
+		o->value.partial = true;
 	o->upvalues = vl.v;
 	o->nupvalues = vl.n;
 }
