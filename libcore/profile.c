@@ -1,0 +1,441 @@
+/* Profiles: interning of functions, locations and labels, merging of
+ * equal samples, frame labels, and the folded-stacks writer. */
+#include <config.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile.h"
+
+/* Open-addressing tables of ids, keyed by a hash of what they stand for;
+ * the id's own data is compared on a hit.  Sized to stay under half
+ * full. */
+struct table {
+	uint32_t *slots;	/* id + 1, 0 = free */
+	size_t cap;		/* power of 2 */
+	size_t n;
+};
+
+struct index {
+	struct table funcs, locs, strings, samples;
+};
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+	return h;
+}
+
+static uint64_t hash_str(uint64_t h, const char *s)
+{
+	for (; s && *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	return mix(h, s ? 1 : 0);
+}
+
+static int grow(struct table *t)
+{
+	size_t ncap = t->cap ? t->cap * 2 : 256;
+	uint32_t *ns = calloc(ncap, sizeof(*ns));
+
+	if (!ns)
+		return -1;
+	/* Rehashing needs the keys: callers re-insert (see rehash_*). */
+	free(t->slots);
+	t->slots = ns;
+	t->cap = ncap;
+	t->n = 0;
+	return 0;
+}
+
+static bool streq(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+static uint64_t func_hash(const char *name, const char *file, int64_t line,
+			  enum lc_prof_kind kind)
+{
+	return mix(mix(hash_str(hash_str(14695981039346656037ull, name),
+				file), (uint64_t)line), kind);
+}
+
+static uint64_t loc_hash(uint32_t func, int64_t line, uint64_t addr)
+{
+	return mix(mix(mix(1, func), (uint64_t)line), addr);
+}
+
+static uint64_t sample_hash(const uint32_t *locs, size_t n, int tid,
+			    uint32_t tname, uint64_t vm, uint64_t co,
+			    enum lc_prof_kind leaf)
+{
+	uint64_t h = mix(mix(mix(mix(mix(2, (uint64_t)tid), tname), vm), co),
+			 leaf);
+
+	for (size_t i = 0; i < n; i++)
+		h = mix(h, locs[i]);
+	return mix(h, n);
+}
+
+/* Insert id at the first free slot of h's probe sequence. */
+static void put(struct table *t, uint64_t h, uint32_t id)
+{
+	size_t m = t->cap - 1;
+
+	for (size_t i = h & m;; i = (i + 1) & m)
+		if (!t->slots[i]) {
+			t->slots[i] = id + 1;
+			t->n++;
+			return;
+		}
+}
+
+static int ensure(struct lc_profile *p, struct table *t, int which)
+{
+	if (t->cap && (t->n + 1) * 2 <= t->cap)
+		return 0;
+	if (grow(t) < 0)
+		return -1;
+	switch (which) {
+	case 0:
+		for (size_t i = 0; i < p->nfuncs; i++) {
+			const struct lc_prof_func *f = &p->funcs[i];
+
+			put(t, func_hash(f->name, f->file, f->start_line,
+					 f->kind), (uint32_t)i);
+		}
+		break;
+	case 1:
+		for (size_t i = 0; i < p->nlocs; i++) {
+			const struct lc_prof_loc *l = &p->locs[i];
+
+			put(t, loc_hash(l->func, l->line, l->addr), (uint32_t)i);
+		}
+		break;
+	case 2:
+		for (size_t i = 0; i < p->nstrings; i++)
+			put(t, hash_str(7, p->strings[i]), (uint32_t)i);
+		break;
+	default:
+		for (size_t i = 0; i < p->nsamples; i++) {
+			const struct lc_prof_sample *s = &p->samples[i];
+
+			put(t, sample_hash(s->locs, s->nlocs, s->tid,
+					   s->thread_name, s->vm, s->coroutine,
+					   s->leaf), (uint32_t)i);
+		}
+		break;
+	}
+	return 0;
+}
+
+static int reserve(void **arr, size_t *cap, size_t n, size_t size)
+{
+	size_t ncap;
+	void *q;
+
+	if (n < *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 64;
+	q = realloc(*arr, ncap * size);
+	if (!q)
+		return -1;
+	*arr = q;
+	*cap = ncap;
+	return 0;
+}
+
+struct lc_profile *lc_profile_create(void)
+{
+	struct lc_profile *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->index = calloc(1, sizeof(struct index));
+	if (!p->index || lc_profile_string(p, "") != 0) {
+		lc_profile_destroy(p);
+		return NULL;
+	}
+	return p;
+}
+
+void lc_profile_destroy(struct lc_profile *p)
+{
+	struct index *ix;
+
+	if (!p)
+		return;
+	ix = p->index;
+	for (size_t i = 0; i < p->nfuncs; i++) {
+		free(p->funcs[i].name);
+		free(p->funcs[i].file);
+	}
+	free(p->funcs);
+	free(p->locs);
+	for (size_t i = 0; i < p->nsamples; i++)
+		free(p->samples[i].locs);
+	free(p->samples);
+	for (size_t i = 0; i < p->nstrings; i++)
+		free(p->strings[i]);
+	free(p->strings);
+	free(p->command);
+	if (ix) {
+		free(ix->funcs.slots);
+		free(ix->locs.slots);
+		free(ix->strings.slots);
+		free(ix->samples.slots);
+		free(ix);
+	}
+	free(p);
+}
+
+uint32_t lc_profile_func(struct lc_profile *p, const char *name,
+			 const char *file, int64_t start_line,
+			 enum lc_prof_kind kind)
+{
+	struct index *ix = p->index;
+	struct table *t = &ix->funcs;
+	uint64_t h;
+	struct lc_prof_func *f;
+
+	if (!name)
+		name = "??";
+	h = func_hash(name, file, start_line, kind);
+	if (ensure(p, t, 0) < 0)
+		return UINT32_MAX;
+	for (size_t i = h & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
+		uint32_t id = t->slots[i];
+
+		if (!id)
+			break;
+		f = &p->funcs[id - 1];
+		if (f->kind == kind && f->start_line == start_line &&
+		    streq(f->name, name) && streq(f->file, file))
+			return id - 1;
+	}
+	if (p->nfuncs >= UINT32_MAX - 1 ||
+	    reserve((void **)&p->funcs, &p->capfuncs, p->nfuncs,
+		    sizeof(*p->funcs)) < 0)
+		return UINT32_MAX;
+	f = &p->funcs[p->nfuncs];
+	f->name = strdup(name);
+	f->file = file ? strdup(file) : NULL;
+	if (!f->name || (file && !f->file)) {
+		free(f->name);
+		free(f->file);
+		return UINT32_MAX;
+	}
+	f->start_line = start_line;
+	f->kind = kind;
+	put(t, h, (uint32_t)p->nfuncs);
+	return (uint32_t)p->nfuncs++;
+}
+
+uint32_t lc_profile_loc(struct lc_profile *p, uint32_t func, int64_t line,
+			uint64_t addr)
+{
+	struct index *ix = p->index;
+	struct table *t = &ix->locs;
+	uint64_t h = loc_hash(func, line, addr);
+	struct lc_prof_loc *l;
+
+	if (ensure(p, t, 1) < 0)
+		return UINT32_MAX;
+	for (size_t i = h & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
+		uint32_t id = t->slots[i];
+
+		if (!id)
+			break;
+		l = &p->locs[id - 1];
+		if (l->func == func && l->line == line && l->addr == addr)
+			return id - 1;
+	}
+	if (p->nlocs >= UINT32_MAX - 1 ||
+	    reserve((void **)&p->locs, &p->caplocs, p->nlocs,
+		    sizeof(*p->locs)) < 0)
+		return UINT32_MAX;
+	l = &p->locs[p->nlocs];
+	l->func = func;
+	l->line = line;
+	l->addr = addr;
+	put(t, h, (uint32_t)p->nlocs);
+	return (uint32_t)p->nlocs++;
+}
+
+uint32_t lc_profile_string(struct lc_profile *p, const char *s)
+{
+	struct index *ix = p->index;
+	struct table *t = &ix->strings;
+	uint64_t h;
+
+	if (!s)
+		s = "";
+	h = hash_str(7, s);
+	if (ensure(p, t, 2) < 0)
+		return UINT32_MAX;
+	for (size_t i = h & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
+		uint32_t id = t->slots[i];
+
+		if (!id)
+			break;
+		if (strcmp(p->strings[id - 1], s) == 0)
+			return id - 1;
+	}
+	if (p->nstrings >= UINT32_MAX - 1 ||
+	    reserve((void **)&p->strings, &p->capstrings, p->nstrings,
+		    sizeof(*p->strings)) < 0)
+		return UINT32_MAX;
+	p->strings[p->nstrings] = strdup(s);
+	if (!p->strings[p->nstrings])
+		return UINT32_MAX;
+	put(t, h, (uint32_t)p->nstrings);
+	return (uint32_t)p->nstrings++;
+}
+
+int lc_profile_add(struct lc_profile *p, const uint32_t *locs, size_t nlocs,
+		   int64_t cpu_ns, int tid, const char *thread_name,
+		   uint64_t vm, uint64_t coroutine, enum lc_prof_kind leaf)
+{
+	struct index *ix = p->index;
+	struct table *t = &ix->samples;
+	uint32_t tname = lc_profile_string(p, thread_name);
+	struct lc_prof_sample *s;
+	uint64_t h;
+
+	if (tname == UINT32_MAX)
+		return -1;
+	h = sample_hash(locs, nlocs, tid, tname, vm, coroutine, leaf);
+	if (ensure(p, t, 3) < 0)
+		return -1;
+	for (size_t i = h & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
+		uint32_t id = t->slots[i];
+
+		if (!id)
+			break;
+		s = &p->samples[id - 1];
+		if (s->nlocs == nlocs && s->tid == tid &&
+		    s->thread_name == tname && s->vm == vm &&
+		    s->coroutine == coroutine && s->leaf == leaf &&
+		    (nlocs == 0 ||
+		     memcmp(s->locs, locs, nlocs * sizeof(*locs)) == 0)) {
+			s->count++;
+			s->cpu_ns += cpu_ns;
+			return 0;
+		}
+	}
+	if (reserve((void **)&p->samples, &p->capsamples, p->nsamples,
+		    sizeof(*p->samples)) < 0)
+		return -1;
+	s = &p->samples[p->nsamples];
+	memset(s, 0, sizeof(*s));
+	s->locs = malloc((nlocs ? nlocs : 1) * sizeof(*locs));
+	if (!s->locs)
+		return -1;
+	if (nlocs)
+		memcpy(s->locs, locs, nlocs * sizeof(*locs));
+	s->nlocs = nlocs;
+	s->count = 1;
+	s->cpu_ns = cpu_ns;
+	s->tid = tid;
+	s->thread_name = tname;
+	s->vm = vm;
+	s->coroutine = coroutine;
+	s->leaf = leaf;
+	put(t, h, (uint32_t)p->nsamples);
+	p->nsamples++;
+	return 0;
+}
+
+void lc_profile_label(const struct lc_profile *p, uint32_t func, char *buf,
+		      size_t size)
+{
+	const struct lc_prof_func *f;
+
+	if (!size)
+		return;
+	if (func >= p->nfuncs) {
+		snprintf(buf, size, "??");
+		return;
+	}
+	f = &p->funcs[func];
+	switch (f->kind) {
+	case LC_PROF_LUA:
+		if (f->file)
+			snprintf(buf, size, "%s (%s:%" PRId64 ")", f->name,
+				 f->file, f->start_line);
+		else
+			snprintf(buf, size, "%s", f->name);
+		break;
+	case LC_PROF_LUA_C:
+		snprintf(buf, size, "%s [C]", f->name);
+		break;
+	case LC_PROF_GC:
+		snprintf(buf, size, "[GC]");
+		break;
+	case LC_PROF_IDLE:
+		snprintf(buf, size, "[idle]");
+		break;
+	default:
+		snprintf(buf, size, "%s", f->name);
+		break;
+	}
+}
+
+static bool has_suffix(const char *s, const char *suf)
+{
+	size_t n = strlen(s), m = strlen(suf);
+
+	return n >= m && strcmp(s + n - m, suf) == 0;
+}
+
+enum lc_prof_format lc_profile_format_for(const char *path)
+{
+	if (!path)
+		return LC_PROF_FOLDED;
+	if (has_suffix(path, ".pb.gz") || has_suffix(path, ".pprof") ||
+	    has_suffix(path, ".pb"))
+		return LC_PROF_PPROF;
+	if (has_suffix(path, ".svg"))
+		return LC_PROF_SVG;
+	if (has_suffix(path, ".json"))
+		return LC_PROF_SPEEDSCOPE;
+	return LC_PROF_FOLDED;
+}
+
+/* Folded stacks: semicolons separate frames, so they become ':' in a
+ * label; the weight is CPU microseconds (rounded, at least 1), or the
+ * sample count in wall-clock mode. */
+int lc_profile_write_folded(const struct lc_profile *p, FILE *out)
+{
+	char label[512];
+
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const struct lc_prof_sample *s = &p->samples[i];
+		int64_t w = p->wall ? s->count : (s->cpu_ns + 500) / 1000;
+
+		if (w < 1)
+			w = 1;
+		for (size_t k = s->nlocs; k-- > 0;) {
+			const struct lc_prof_loc *l = &p->locs[s->locs[k]];
+
+			lc_profile_label(p, l->func, label, sizeof(label));
+			for (char *c = label; *c; c++)
+				if (*c == ';' || *c == '\n')
+					*c = ':';
+			if (fputs(label, out) < 0 ||
+			    (k && fputc(';', out) == EOF))
+				goto io;
+		}
+		if (fprintf(out, " %" PRId64 "\n", w) < 0)
+			goto io;
+	}
+	if (fflush(out) != 0)
+		goto io;
+	return 0;
+io:
+	if (!errno)
+		errno = EIO;
+	return -1;
+}

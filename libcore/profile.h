@@ -1,0 +1,137 @@
+/* CPU profiles made by the sampler, and the files they are written to:
+ * folded stacks, pprof (profile.proto, gzipped), speedscope JSON and a
+ * self-contained interactive SVG flame graph.
+ *
+ * Internal to libluacore.  A profile owns everything it points to
+ * (lc_profile_destroy frees it all).  Functions and locations are
+ * interned: ids are indexes into the arrays, stable once given.  Writers
+ * never fail silently: they return -1 with errno set (EIO for a short
+ * write) and write nothing to stderr. */
+#ifndef LC_PROFILE_H
+#define LC_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum lc_prof_kind {
+	LC_PROF_NATIVE,		/* a machine frame: host code, the VM's C */
+	LC_PROF_LUA,		/* a Lua function (or main chunk) */
+	LC_PROF_LUA_C,		/* a C function called from Lua */
+	LC_PROF_GC,		/* the collector (a synthetic leaf frame) */
+	LC_PROF_IDLE,		/* --wall: a thread that used no CPU */
+};
+
+struct lc_prof_func {
+	char *name;		/* display name: "innermost", "string.rep",
+				   "luaV_execute"; never NULL */
+	char *file;		/* source ("x.lua", "lvm.c") or NULL */
+	int64_t start_line;	/* Lua: linedefined; native: 0 */
+	enum lc_prof_kind kind;
+};
+
+struct lc_prof_loc {
+	uint32_t func;		/* index into funcs */
+	int64_t line;		/* current line, 0 if unknown */
+	uint64_t addr;		/* native pc, 0 for Lua frames */
+};
+
+struct lc_prof_sample {
+	uint32_t *locs;		/* leaf first (pprof's order) */
+	size_t nlocs;
+	int64_t count;		/* samples merged into this one (>= 1) */
+	int64_t cpu_ns;		/* CPU time they stand for */
+	/* Labels. */
+	int tid;
+	uint32_t thread_name;	/* index into strings, 0 = none */
+	uint64_t vm;		/* global_State, 0 if no Lua on the stack */
+	uint64_t coroutine;	/* running lua_State, 0 if none */
+	enum lc_prof_kind leaf;	/* what the thread was doing: Lua code,
+				   a C function from Lua, the GC, host
+				   code (NATIVE) or idle */
+};
+
+/* What a run achieved, for the end-of-run report on stderr and for the
+ * files that can carry it (pprof comments, speedscope "name"). */
+struct lc_prof_quality {
+	uint64_t ticks;		/* timer ticks */
+	uint64_t late_ticks;	/* ticks that came later than 2 periods */
+	uint64_t attempted;	/* thread samples tried */
+	uint64_t taken;
+	uint64_t lost_read;	/* a stack or state read failed */
+	uint64_t lost_gone;	/* the thread exited meanwhile */
+	uint64_t lost_inconsistent; /* the Lua state failed validation */
+	uint64_t truncated;	/* stacks cut at the frame limit */
+	uint64_t idle_skipped;	/* threads that used no CPU since the last
+				   tick (CPU mode) */
+	double rate_hz;		/* requested */
+	double achieved_hz;	/* ticks per second of the run */
+	double stop_total_s;	/* sum of the time threads were stopped */
+	double stop_median_us;
+	double stop_p99_us;
+	double sampler_cpu_s;	/* our own CPU time */
+};
+
+struct lc_profile {
+	struct lc_prof_func *funcs;
+	size_t nfuncs, capfuncs;
+	struct lc_prof_loc *locs;
+	size_t nlocs, caplocs;
+	struct lc_prof_sample *samples;
+	size_t nsamples, capsamples;
+	char **strings;		/* interned labels; strings[0] = "" */
+	size_t nstrings, capstrings;
+	int pid;
+	char *command;		/* the target's command line, or NULL */
+	int64_t start_ns;	/* CLOCK_REALTIME at start */
+	int64_t duration_ns;
+	int64_t period_ns;	/* 1e9 / rate */
+	bool wall;		/* --wall: wall-clock samples */
+	struct lc_prof_quality q;
+	void *index;		/* interning tables (profile.c) */
+};
+
+struct lc_profile *lc_profile_create(void);
+void lc_profile_destroy(struct lc_profile *p);
+
+/* Interning; UINT32_MAX when memory ran out. */
+uint32_t lc_profile_func(struct lc_profile *p, const char *name,
+			 const char *file, int64_t start_line,
+			 enum lc_prof_kind kind);
+uint32_t lc_profile_loc(struct lc_profile *p, uint32_t func, int64_t line,
+			uint64_t addr);
+uint32_t lc_profile_string(struct lc_profile *p, const char *s);
+
+/* Add a sample (locs copied, leaf first).  Samples with the same stack
+ * and labels are merged (count and cpu_ns add up).  -1 on ENOMEM. */
+int lc_profile_add(struct lc_profile *p, const uint32_t *locs, size_t nlocs,
+		   int64_t cpu_ns, int tid, const char *thread_name,
+		   uint64_t vm, uint64_t coroutine, enum lc_prof_kind leaf);
+
+/* A frame's label in folded stacks, speedscope and the SVG:
+ * "name (file:start_line)" for Lua functions, "name [C]" for C functions
+ * called from Lua, "[GC]", "[idle]", and the bare name for native
+ * frames.  Written into buf (always NUL-terminated). */
+void lc_profile_label(const struct lc_profile *p, uint32_t func, char *buf,
+		      size_t size);
+
+enum lc_prof_format {
+	LC_PROF_FOLDED,		/* "root;...;leaf WEIGHT" lines */
+	LC_PROF_PPROF,		/* gzipped profile.proto */
+	LC_PROF_SPEEDSCOPE,	/* speedscope's file format (JSON) */
+	LC_PROF_SVG,		/* interactive flame graph */
+};
+
+/* The format a file name's suffix asks for: .pb.gz/.pprof -> pprof,
+ * .svg -> svg, .json/.speedscope.json -> speedscope, else folded. */
+enum lc_prof_format lc_profile_format_for(const char *path);
+
+/* Weights: cpu_ns in CPU mode (folded: microseconds), count in --wall. */
+int lc_profile_write_folded(const struct lc_profile *p, FILE *out);
+int lc_profile_write_pprof(const struct lc_profile *p, FILE *out);
+int lc_profile_write_speedscope(const struct lc_profile *p, FILE *out);
+int lc_profile_write_svg(const struct lc_profile *p, const char *title,
+			 FILE *out);
+
+#endif /* LC_PROFILE_H */
