@@ -199,12 +199,18 @@ static void print_header(const struct lc_report *r, FILE *out)
 		fprintf(out, "core: %s\n", r->core);
 	if (r->executable)
 		fprintf(out, "executable: %s\n", r->executable);
-	fprintf(out, "pid: %d\n", r->pid);
+	if (r->live)
+		fprintf(out, "pid: %d (live; stopped for %.3f ms)\n", r->pid,
+			r->stopped_seconds * 1e3);
+	else
+		fprintf(out, "pid: %d\n", r->pid);
 	if (r->signo && r->threads && r->nthreads && r->threads[0].crashed)
 		fprintf(out, "signal: %d (SIG%s) code %d, fault address 0x%" PRIx64 "\n",
 			r->signo, sig_name(r->signo), r->si_code, r->fault_addr);
 	else
-		fputs("signal: none (a snapshot taken by gcore or a debugger)\n", out);
+		fputs(r->live ? "signal: none (a running process)\n" :
+		      "signal: none (a snapshot taken by gcore or a debugger)\n",
+		      out);
 	if (r->lua_version)
 		fprintf(out, "lua: %s in %s\n", r->lua_version,
 			r->lua_module ? r->lua_module : "?");
@@ -615,8 +621,11 @@ void lc_report_print_json(const struct lc_report *r, FILE *out)
 	json_str(out, r->core_build_id);
 	fputs(",\"mismatch\":", out);
 	json_bool(out, r->build_id_mismatch);
-	fprintf(out, "},\"vms_found\":%zu,\"vms_scanned\":%zu},\"threads\":[",
-		r->nvms, r->nvms_scanned);
+	fprintf(out, "},\"vms_found\":%zu,\"vms_scanned\":%zu,\"live\":%s",
+		r->nvms, r->nvms_scanned, r->live ? "true" : "false");
+	if (r->live)
+		fprintf(out, ",\"stopped_seconds\":%.6f", r->stopped_seconds);
+	fputs("},\"threads\":[", out);
 	for (size_t i = 0; i < r->nthreads; i++) {
 		const struct lc_thread *th = &r->threads[i];
 

@@ -101,6 +101,12 @@ struct lc_target {
 	char *exe_path;
 
 	int pid;
+	/* Live targets (live.c). */
+	bool live;
+	bool detached;
+	int mem_fd;		/* /proc/PID/mem, -1 if none */
+	double stop_start;	/* CLOCK_MONOTONIC seconds of the first stop */
+	double stop_seconds;	/* from the first stop to the detach */
 	int signo, si_code;
 	uint64_t fault_addr;
 	bool have_siginfo;

@@ -71,6 +71,27 @@ struct lc_error *lc_target_create_callback(lc_read_fn *read, void *arg,
 struct lc_error *lc_target_add_module(struct lc_target *t, const char *path,
 				      uint64_t bias);
 
+/* Attach to a running process: every thread is seized and stopped with
+ * ptrace (PTRACE_SEIZE, PTRACE_INTERRUPT; no signal is sent), memory is
+ * read with process_vm_readv, never written.  The process stays stopped
+ * until lc_target_detach or lc_target_destroy; if the caller dies, the
+ * kernel restarts it.  LC_ERR_OS when ptrace is refused, with the reason
+ * (ptrace_scope, another user, no CAP_SYS_PTRACE) and what to do. */
+struct lc_error *lc_target_attach(int pid, struct lc_target **ret);
+
+/* Let a live target's threads run again; signals that arrived while they
+ * were stopped are delivered.  The target can still be destroyed (its
+ * reports stay valid), not read. */
+void lc_target_detach(struct lc_target *t);
+
+/* How long a live target's threads were stopped: from the first stop to
+ * the detach, or until now. */
+double lc_target_stopped_seconds(const struct lc_target *t);
+
+/* Detach every thread any live target holds.  Async-signal-safe: for
+ * the handlers of SIGINT, SIGTERM, SIGSEGV... of a front end. */
+void lc_live_release_all(void);
+
 /* The same, with the load address given as where one of the file's
  * sections (".text", say) is mapped: what a debugger lists. */
 struct lc_error *lc_target_add_module_section(struct lc_target *t,
@@ -300,6 +321,10 @@ struct lc_report {
 	struct lc_vm *vms;
 	size_t nvms;
 	size_t nvms_scanned;	/* of which found only by the memory scan */
+	/* Live targets: the process was stopped for stopped_seconds (the
+	 * front end sets it once it has detached). */
+	bool live;
+	double stopped_seconds;
 };
 
 struct lc_report_options {

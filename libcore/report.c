@@ -733,6 +733,7 @@ struct lc_error *lc_report_create(struct lc_target *t,
 	r->core = lc_strdup_or_null(t->core_path);
 	r->executable = lc_strdup_or_null(t->exe_path);
 	r->pid = t->pid;
+	r->live = t->live;
 	r->signo = t->signo;
 	r->si_code = t->si_code;
 	r->fault_addr = t->fault_addr;

@@ -469,6 +469,7 @@ struct lc_error *lc_target_open_core(const char *core_path,
 	if (!t)
 		return &lc_error_nomem;
 	t->core_fd = -1;
+	t->mem_fd = -1;
 	t->core_path = strdup(core_path);
 	t->exe_path = lc_strdup_or_null(exe_path);
 	if (!t->core_path || (exe_path && !t->exe_path)) {
@@ -597,6 +598,7 @@ struct lc_error *lc_target_create_callback(lc_read_fn *read, void *arg,
 	if (!t)
 		return &lc_error_nomem;
 	t->core_fd = -1;
+	t->mem_fd = -1;
 	t->read_cb = read;
 	t->read_arg = arg;
 	*ret = t;
@@ -779,6 +781,14 @@ void lc_target_destroy(struct lc_target *t)
 {
 	if (!t)
 		return;
+	/* libdwfl first: it may still use the threads' stops. */
+	if (t->dwfl && t->live) {
+		dwfl_end(t->dwfl);
+		t->dwfl = NULL;
+	}
+	lc_target_detach(t);
+	if (t->mem_fd >= 0)
+		close(t->mem_fd);
 	for (size_t i = 0; i < t->nthreads; i++) {
 		free(t->threads[i].frames);
 		free(t->threads[i].name);

@@ -504,7 +504,7 @@ struct lc_error *lc_unwind_thread(struct lc_target *t, struct lc_lua_ctx *ctx,
 
 	*partial = false;
 	*why = NULL;
-	if (t->read_cb) {
+	if (t->read_cb && !t->live) {
 		if (given_frames(t, tid, &c) < 0) {
 			lc_native_frames_free(c.frames, c.n);
 			return &lc_error_nomem;

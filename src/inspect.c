@@ -1,4 +1,5 @@
-/* luacore-inspect: mixed C+Lua backtraces of every thread in a core.
+/* luacore-inspect: mixed C+Lua backtraces of every thread in a core or
+ * a running process (-p PID).
  *
  * Exit status: 0 everything shown, 1 partial (something unreadable or
  * suspicious), 2 nothing shown / fatal, 64 usage. */
@@ -6,6 +7,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,12 +53,37 @@ static int address(const char *arg, const char *opt, uint64_t *ret)
 	return 0;
 }
 
+/* A live target must not stay stopped whatever ends us: detach, then
+ * die of the signal as we would have. */
+static void on_fatal_signal(int sig)
+{
+	lc_live_release_all();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void release_on_signals(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE,
+				    SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
+	struct sigaction sa = { .sa_handler = on_fatal_signal };
+
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESETHAND;
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+}
+
 static void usage(FILE *out)
 {
 	fputs("Usage: luacore-inspect [OPTIONS] CORE [EXECUTABLE]\n"
+	      "       luacore-inspect [OPTIONS] -p PID\n"
 	      "Show every thread's mixed C+Lua backtrace from a core file of a\n"
-	      "process that embeds Lua 5.1-5.4.\n"
+	      "process that embeds Lua 5.1-5.4, or from a running one.\n"
 	      "\n"
+	      "  -p, --pid PID      a running process: stop it with ptrace for as\n"
+	      "                     long as reading it takes (the time is shown),\n"
+	      "                     then let it go on\n"
 	      "  --json             print one JSON document (format luacore-inspect/1)\n"
 	      "  --max-frames N     at most N frames per thread (default 512)\n"
 	      "  --locals           show locals, varargs and upvalues of Lua frames\n"
@@ -75,7 +102,7 @@ static void usage(FILE *out)
 	      ".gnu_debuglink, and through debuginfod when DEBUGINFOD_URLS is set.\n"
 	      "\n"
 	      "Exit status: 0 all shown, 1 partial result, 2 nothing shown or fatal\n"
-	      "error, 64 usage error.\n", out);
+	      "error (ptrace refused, no such process...), 64 usage error.\n", out);
 }
 
 int main(int argc, char **argv)
@@ -93,6 +120,7 @@ int main(int argc, char **argv)
 		{ "no-scan", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
+		{ "pid", required_argument, NULL, 'p' },
 		{ 0 }
 	};
 	struct lc_report_options opts = { 0 };
@@ -102,11 +130,15 @@ int main(int argc, char **argv)
 	bool json = false, residue_set = false;
 	uint64_t states[LC_ARRAY_MAX];
 	size_t nstates = 0;
-	long n;
+	long n, pid = 0;
 	int c, status;
 
-	while ((c = getopt_long(argc, argv, "hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "hVp:", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'p':
+			if (number(optarg, 1, INT32_MAX, "-p", &pid) < 0)
+				return EXIT_USAGE;
+			break;
 		case 'j':
 			json = true;
 			break;
@@ -163,18 +195,29 @@ int main(int argc, char **argv)
 		opts.residue = 16;
 	opts.states = states;
 	opts.nstates = nstates;
-	if (optind >= argc || argc - optind > 2) {
+	if (pid ? optind != argc : (optind >= argc || argc - optind > 2)) {
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	err = lc_target_open_core(argv[optind],
-				  optind + 1 < argc ? argv[optind + 1] : NULL, &t);
+	if (pid) {
+		release_on_signals();
+		err = lc_target_attach((int)pid, &t);
+	} else {
+		err = lc_target_open_core(argv[optind], optind + 1 < argc ?
+					  argv[optind + 1] : NULL, &t);
+	}
 	if (err) {
 		fprintf(stderr, "luacore-inspect: %s\n", lc_error_message(err));
 		lc_error_destroy(err);
 		return EXIT_FATAL;
 	}
 	err = lc_report_create(t, &opts, &r);
+	/* Everything is read: let the process go on before printing. */
+	if (pid) {
+		lc_target_detach(t);
+		if (!err)
+			r->stopped_seconds = lc_target_stopped_seconds(t);
+	}
 	if (err) {
 		fprintf(stderr, "luacore-inspect: %s\n", lc_error_message(err));
 		lc_error_destroy(err);

@@ -1,0 +1,430 @@
+/* Live targets: a running process, stopped with ptrace for as short a
+ * time as a report needs.
+ *
+ * Threads are taken with PTRACE_SEIZE and stopped with PTRACE_INTERRUPT,
+ * never with SIGSTOP: a seized thread in an interrupt stop is restarted
+ * by the kernel if we die, even by SIGKILL, and no signal of ours is ever
+ * queued to the process.  A signal that arrives while a thread is
+ * stopped is handed back on detach.  Memory is read with
+ * process_vm_readv (never written); modules, debug info and native
+ * unwinding come from libdwfl's Linux process support, told the threads
+ * are already stopped. */
+#include <config.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "layout.h"
+
+#define LC_MAX_THREADS	65536
+#define LC_ATTACH_ROUNDS 16	/* re-reads of the thread list */
+
+static char *debuginfo_path;
+
+static const Dwfl_Callbacks proc_callbacks = {
+	.find_elf = dwfl_linux_proc_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.debuginfo_path = &debuginfo_path,
+};
+
+/* Every thread any live target holds stopped, for lc_live_release_all:
+ * a signal handler may run it, so it is a plain array of plain ints. */
+#define LC_HELD_MAX	65536
+static volatile int held[LC_HELD_MAX];
+static volatile int held_sig[LC_HELD_MAX];
+static volatile size_t nheld;
+
+static void hold(int tid, int sig)
+{
+	for (size_t i = 0; i < nheld; i++)
+		if (held[i] == 0) {
+			held_sig[i] = sig;
+			held[i] = tid;
+			return;
+		}
+	if (nheld < LC_HELD_MAX) {
+		held_sig[nheld] = sig;
+		held[nheld] = tid;
+		nheld++;
+	}
+}
+
+static void unhold(int tid)
+{
+	for (size_t i = 0; i < nheld; i++)
+		if (held[i] == tid) {
+			held[i] = 0;
+			return;
+		}
+}
+
+void lc_live_release_all(void)
+{
+	int saved = errno;
+
+	for (size_t i = 0; i < nheld; i++) {
+		int tid = held[i];
+
+		if (tid > 0) {
+			ptrace(PTRACE_DETACH, tid, NULL,
+			       (void *)(long)held_sig[i]);
+			held[i] = 0;
+		}
+	}
+	errno = saved;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int live_read(void *arg, uint64_t addr, void *buf, size_t len)
+{
+	struct lc_target *t = arg;
+	struct iovec local = { buf, len };
+	struct iovec remote = { (void *)(uintptr_t)addr, len };
+	ssize_t n;
+
+	if (len == 0)
+		return 0;
+	n = process_vm_readv(t->pid, &local, 1, &remote, 1, 0);
+	if (n == (ssize_t)len)
+		return 0;
+	if (n < 0 && errno == ENOSYS && t->mem_fd >= 0)
+		return pread(t->mem_fd, buf, len, (off_t)addr) == (ssize_t)len ?
+		       0 : -1;
+	return -1;
+}
+
+/* Why ptrace was refused, and what to do. */
+static struct lc_error *refused(int pid, int err)
+{
+	char path[64], scope = '?';
+	struct stat st;
+	FILE *f;
+	unsigned long long capeff = 0;
+	char line[256];
+	bool cap = false;
+
+	f = fopen("/proc/sys/kernel/yama/ptrace_scope", "r");
+	if (f) {
+		int c = fgetc(f);
+
+		if (c != EOF)
+			scope = (char)c;
+		fclose(f);
+	}
+	f = fopen("/proc/self/status", "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &capeff) == 1)
+			cap = capeff & (1ull << 19);	/* CAP_SYS_PTRACE */
+	if (f)
+		fclose(f);
+	snprintf(path, sizeof(path), "/proc/%d", pid);
+	if (stat(path, &st) == 0 && st.st_uid != geteuid() && !cap)
+		return lc_error_create(LC_ERR_OS,
+			"cannot attach to process %d: %s: it belongs to uid %u and luacore runs as uid %u without CAP_SYS_PTRACE; run as that user or as root",
+			pid, strerror(err), (unsigned)st.st_uid,
+			(unsigned)geteuid());
+	if (scope == '3')
+		return lc_error_create(LC_ERR_OS,
+			"cannot attach to process %d: %s: kernel.yama.ptrace_scope is 3 (no process may be traced) until the next reboot",
+			pid, strerror(err));
+	if (scope == '2' && !cap)
+		return lc_error_create(LC_ERR_OS,
+			"cannot attach to process %d: %s: kernel.yama.ptrace_scope is 2 (only CAP_SYS_PTRACE may trace); run as root or give luacore CAP_SYS_PTRACE",
+			pid, strerror(err));
+	if (scope == '1' && !cap)
+		return lc_error_create(LC_ERR_OS,
+			"cannot attach to process %d: %s: kernel.yama.ptrace_scope is 1 (only a parent may trace its children); run as root, give luacore CAP_SYS_PTRACE, or set kernel.yama.ptrace_scope to 0",
+			pid, strerror(err));
+	if (!cap && geteuid() == 0)
+		return lc_error_create(LC_ERR_OS,
+			"cannot attach to process %d: %s: root without CAP_SYS_PTRACE, as in a container started without it; start the container with --cap-add=SYS_PTRACE",
+			pid, strerror(err));
+	return lc_error_create(LC_ERR_OS,
+		"cannot attach to process %d: %s (a seccomp filter or another tracer, such as a debugger already attached?)",
+		pid, strerror(err));
+}
+
+static bool known(const struct lc_target *t, int tid)
+{
+	for (size_t i = 0; i < t->nthreads; i++)
+		if (t->threads[i].tid == tid)
+			return true;
+	return false;
+}
+
+static char *read_comm(int pid, int tid)
+{
+	char path[64], buf[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", pid, tid);
+	f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	if (!fgets(buf, sizeof(buf), f)) {
+		fclose(f);
+		return NULL;
+	}
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	return strdup(buf);
+}
+
+/* Wait for tid's stop after PTRACE_INTERRUPT.  A signal-delivery stop
+ * counts too (the thread is stopped); its signal is kept for detach.
+ * Returns -1 if the thread is gone. */
+static int wait_stopped(int tid, int *sig)
+{
+	int status;
+
+	*sig = 0;
+	for (int guard = 0; guard < 64; guard++) {
+		pid_t r = waitpid(tid, &status, __WALL);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (WIFEXITED(status) || WIFSIGNALED(status))
+			return -1;
+		if (!WIFSTOPPED(status))
+			continue;
+		if ((status >> 16) == PTRACE_EVENT_STOP) {
+			/* Interrupt stop, or a group-stop (SIGSTOP etc.
+			 * from elsewhere): stopped either way. */
+			return 0;
+		}
+		if (WSTOPSIG(status) != SIGTRAP) {
+			*sig = WSTOPSIG(status);
+			return 0;
+		}
+		/* A trap of ours? Not asked for: keep waiting for the
+		 * interrupt stop. */
+		if (ptrace(PTRACE_CONT, tid, NULL, NULL) < 0)
+			return -1;
+	}
+	return -1;
+}
+
+static struct lc_error *seize_all(struct lc_target *t)
+{
+	char path[64];
+	bool grew = true;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", t->pid);
+	for (int round = 0; grew && round < LC_ATTACH_ROUNDS; round++) {
+		DIR *d = opendir(path);
+		struct dirent *de;
+
+		grew = false;
+		if (!d)
+			return lc_error_create(LC_ERR_NOT_FOUND,
+				"no process %d (%s)", t->pid, strerror(errno));
+		while ((de = readdir(d))) {
+			int tid = atoi(de->d_name), sig;
+			void *p;
+
+			if (tid <= 0 || known(t, tid))
+				continue;
+			if (t->nthreads >= LC_MAX_THREADS)
+				break;
+			if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) < 0) {
+				int e = errno;
+
+				if (e == ESRCH)
+					continue;	/* exited meanwhile */
+				closedir(d);
+				return refused(t->pid, e);
+			}
+			if (t->stop_start == 0)
+				t->stop_start = now_s();
+			if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) < 0 ||
+			    wait_stopped(tid, &sig) < 0) {
+				ptrace(PTRACE_DETACH, tid, NULL, NULL);
+				continue;
+			}
+			hold(tid, sig);
+			p = realloc(t->threads,
+				    (t->nthreads + 1) * sizeof(*t->threads));
+			if (!p) {
+				closedir(d);
+				return &lc_error_nomem;
+			}
+			t->threads = p;
+			memset(&t->threads[t->nthreads], 0, sizeof(*t->threads));
+			t->threads[t->nthreads].tid = tid;
+			t->threads[t->nthreads].signo = sig;
+			t->threads[t->nthreads].name = read_comm(t->pid, tid);
+			t->nthreads++;
+			grew = true;
+		}
+		closedir(d);
+	}
+	if (!t->nthreads)
+		return lc_error_create(LC_ERR_NOT_FOUND,
+			"process %d has no thread left to attach to", t->pid);
+	return NULL;
+}
+
+static void read_regions(struct lc_target *t)
+{
+	char path[64], line[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", t->pid);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi;
+		char perms[8] = "", name[4096] = "";
+
+		if (sscanf(line, "%llx-%llx %7s %*s %*s %*s %4095[^\n]", &lo, &hi,
+			   perms, name) < 3)
+			continue;
+		/* Device memory may not be safe to read; [vvar] is not
+		 * readable. */
+		if (strncmp(name, "/dev/", 5) == 0 && strcmp(name, "/dev/zero"))
+			continue;
+		if (strcmp(name, "[vvar]") == 0 || strcmp(name, "[vsyscall]") == 0 ||
+		    perms[0] != 'r')
+			continue;
+		struct lc_error *err = lc_target_add_region(t, lo, hi,
+							    perms[1] == 'w');
+		lc_error_destroy(err);
+	}
+	if (f)
+		fclose(f);
+}
+
+/* Load a module's symbols and CFI now rather than while threads wait. */
+static int warm_module(Dwfl_Module *mod, void **userdata, const char *name,
+		       Dwarf_Addr start, void *arg)
+{
+	Dwarf_Addr bias;
+
+	dwfl_module_getsymtab(mod);
+	dwfl_module_eh_cfi(mod, &bias);
+	dwfl_module_dwarf_cfi(mod, &bias);
+	return DWARF_CB_OK;
+}
+
+struct lc_error *lc_target_attach(int pid, struct lc_target **ret)
+{
+	struct lc_target *t;
+	struct lc_error *err;
+	char path[64], buf[4096];
+	ssize_t n;
+	int rc;
+
+	if (pid <= 0)
+		return lc_error_create(LC_ERR_INVALID, "bad pid %d", pid);
+	if (pid == getpid())
+		return lc_error_create(LC_ERR_INVALID,
+				       "process %d is luacore itself", pid);
+	elf_version(EV_CURRENT);
+	err = lc_target_create_callback(live_read, NULL, &t);
+	if (err)
+		return err;
+	t->read_arg = t;
+	t->pid = pid;
+	t->live = true;
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	t->mem_fd = open(path, O_RDONLY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	n = readlink(path, buf, sizeof(buf) - 1);
+	if (n > 0) {
+		buf[n] = '\0';
+		t->exe_path = strdup(buf);
+	}
+	{
+		char *comm = read_comm(pid, pid);
+
+		if (comm) {
+			snprintf(t->fname, sizeof(t->fname), "%s", comm);
+			free(comm);
+		}
+	}
+	/* What does not change while the process runs is read before it is
+	 * stopped: modules, symbols, CFI, the Lua layout. */
+	t->dwfl = dwfl_begin(&proc_callbacks);
+	if (!t->dwfl) {
+		err = lc_error_create(LC_ERR_NOMEM, "dwfl_begin: %s",
+				      dwfl_errmsg(-1));
+		goto fail;
+	}
+	dwfl_report_begin(t->dwfl);
+	rc = dwfl_linux_proc_report(t->dwfl, pid);
+	if (rc != 0) {
+		/* A positive return is an errno (reading /proc/PID/maps). */
+		if (rc == ENOENT || rc == ESRCH)
+			err = lc_error_create(LC_ERR_NOT_FOUND,
+					      "no process %d", pid);
+		else if (rc == EACCES || rc == EPERM)
+			err = refused(pid, EPERM);
+		else
+			err = lc_error_create(LC_ERR_OS,
+				"cannot read the modules of process %d: %s", pid,
+				rc > 0 ? strerror(rc) : dwfl_errmsg(-1));
+		goto fail;
+	}
+	dwfl_report_end(t->dwfl, NULL, NULL);
+	t->dwfl_attached = dwfl_linux_proc_attach(t->dwfl, pid, true) == 0;
+	dwfl_getmodules(t->dwfl, warm_module, NULL, 0);
+	{
+		const struct lc_layout *l;
+
+		/* An error stays with the target; the report gives it. */
+		(void)lc_layout_get(t, &l);
+	}
+	read_regions(t);
+	err = seize_all(t);
+	if (err)
+		goto fail;
+	*ret = t;
+	return NULL;
+fail:
+	lc_target_destroy(t);
+	return err;
+}
+
+void lc_target_detach(struct lc_target *t)
+{
+	if (!t || !t->live || t->detached)
+		return;
+	for (size_t i = 0; i < t->nthreads; i++) {
+		ptrace(PTRACE_DETACH, t->threads[i].tid, NULL,
+		       (void *)(long)t->threads[i].signo);
+		unhold(t->threads[i].tid);
+	}
+	t->detached = true;
+	if (t->stop_start)
+		t->stop_seconds = now_s() - t->stop_start;
+}
+
+double lc_target_stopped_seconds(const struct lc_target *t)
+{
+	if (!t->live)
+		return 0;
+	return t->detached ? t->stop_seconds : now_s() - t->stop_start;
+}
