@@ -146,4 +146,19 @@ const char *lc_target_symbol(struct lc_target *t, uint64_t addr);
  * pre-check for pointer candidates).  Callback targets: always true. */
 bool lc_target_is_data(struct lc_target *t, uint64_t addr, size_t len);
 
+/* ---- live processes (live.c) ---- */
+
+/* A live target not yet stopped: modules, symbols, CFI, layout and
+ * memory regions read; with proc_attach, libdwfl unwinds its threads
+ * through ptrace itself (they must be stopped by then). */
+struct lc_error *lc_live_prepare(int pid, bool proc_attach,
+				 struct lc_target **ret);
+/* Why ptrace was refused (err: errno), and what to do. */
+struct lc_error *lc_live_refused(int pid, int err);
+/* Threads held stopped, for lc_live_release_all. */
+void lc_live_hold(int tid, int sig);
+void lc_live_unhold(int tid);
+/* /proc/PID/task/TID/comm, malloc'd, or NULL. */
+char *lc_live_comm(int pid, int tid);
+
 #endif /* LC_INTERNAL_H */

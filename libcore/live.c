@@ -48,7 +48,7 @@ static volatile int held[LC_HELD_MAX];
 static volatile int held_sig[LC_HELD_MAX];
 static volatile size_t nheld;
 
-static void hold(int tid, int sig)
+void lc_live_hold(int tid, int sig)
 {
 	for (size_t i = 0; i < nheld; i++)
 		if (held[i] == 0) {
@@ -63,7 +63,7 @@ static void hold(int tid, int sig)
 	}
 }
 
-static void unhold(int tid)
+void lc_live_unhold(int tid)
 {
 	for (size_t i = 0; i < nheld; i++)
 		if (held[i] == tid) {
@@ -115,7 +115,7 @@ static int live_read(void *arg, uint64_t addr, void *buf, size_t len)
 }
 
 /* Why ptrace was refused, and what to do. */
-static struct lc_error *refused(int pid, int err)
+struct lc_error *lc_live_refused(int pid, int err)
 {
 	char path[64], scope = '?';
 	struct stat st;
@@ -173,7 +173,7 @@ static bool known(const struct lc_target *t, int tid)
 	return false;
 }
 
-static char *read_comm(int pid, int tid)
+char *lc_live_comm(int pid, int tid)
 {
 	char path[64], buf[64];
 	FILE *f;
@@ -256,7 +256,7 @@ static struct lc_error *seize_all(struct lc_target *t)
 				if (e == ESRCH)
 					continue;	/* exited meanwhile */
 				closedir(d);
-				return refused(t->pid, e);
+				return lc_live_refused(t->pid, e);
 			}
 			if (t->stop_start == 0)
 				t->stop_start = now_s();
@@ -265,7 +265,7 @@ static struct lc_error *seize_all(struct lc_target *t)
 				ptrace(PTRACE_DETACH, tid, NULL, NULL);
 				continue;
 			}
-			hold(tid, sig);
+			lc_live_hold(tid, sig);
 			p = realloc(t->threads,
 				    (t->nthreads + 1) * sizeof(*t->threads));
 			if (!p) {
@@ -276,7 +276,7 @@ static struct lc_error *seize_all(struct lc_target *t)
 			memset(&t->threads[t->nthreads], 0, sizeof(*t->threads));
 			t->threads[t->nthreads].tid = tid;
 			t->threads[t->nthreads].signo = sig;
-			t->threads[t->nthreads].name = read_comm(t->pid, tid);
+			t->threads[t->nthreads].name = lc_live_comm(t->pid, tid);
 			t->nthreads++;
 			grew = true;
 		}
@@ -329,7 +329,8 @@ static int warm_module(Dwfl_Module *mod, void **userdata, const char *name,
 	return DWARF_CB_OK;
 }
 
-struct lc_error *lc_target_attach(int pid, struct lc_target **ret)
+struct lc_error *lc_live_prepare(int pid, bool proc_attach,
+				 struct lc_target **ret)
 {
 	struct lc_target *t;
 	struct lc_error *err;
@@ -358,7 +359,7 @@ struct lc_error *lc_target_attach(int pid, struct lc_target **ret)
 		t->exe_path = strdup(buf);
 	}
 	{
-		char *comm = read_comm(pid, pid);
+		char *comm = lc_live_comm(pid, pid);
 
 		if (comm) {
 			snprintf(t->fname, sizeof(t->fname), "%s", comm);
@@ -381,7 +382,7 @@ struct lc_error *lc_target_attach(int pid, struct lc_target **ret)
 			err = lc_error_create(LC_ERR_NOT_FOUND,
 					      "no process %d", pid);
 		else if (rc == EACCES || rc == EPERM)
-			err = refused(pid, EPERM);
+			err = lc_live_refused(pid, EPERM);
 		else
 			err = lc_error_create(LC_ERR_OS,
 				"cannot read the modules of process %d: %s", pid,
@@ -389,7 +390,9 @@ struct lc_error *lc_target_attach(int pid, struct lc_target **ret)
 		goto fail;
 	}
 	dwfl_report_end(t->dwfl, NULL, NULL);
-	t->dwfl_attached = dwfl_linux_proc_attach(t->dwfl, pid, true) == 0;
+	if (proc_attach)
+		t->dwfl_attached =
+			dwfl_linux_proc_attach(t->dwfl, pid, true) == 0;
 	dwfl_getmodules(t->dwfl, warm_module, NULL, 0);
 	{
 		const struct lc_layout *l;
@@ -398,14 +401,27 @@ struct lc_error *lc_target_attach(int pid, struct lc_target **ret)
 		(void)lc_layout_get(t, &l);
 	}
 	read_regions(t);
-	err = seize_all(t);
-	if (err)
-		goto fail;
 	*ret = t;
 	return NULL;
 fail:
 	lc_target_destroy(t);
 	return err;
+}
+
+struct lc_error *lc_target_attach(int pid, struct lc_target **ret)
+{
+	struct lc_target *t;
+	struct lc_error *err = lc_live_prepare(pid, true, &t);
+
+	if (err)
+		return err;
+	err = seize_all(t);
+	if (err) {
+		lc_target_destroy(t);
+		return err;
+	}
+	*ret = t;
+	return NULL;
 }
 
 void lc_target_detach(struct lc_target *t)
@@ -415,7 +431,7 @@ void lc_target_detach(struct lc_target *t)
 	for (size_t i = 0; i < t->nthreads; i++) {
 		ptrace(PTRACE_DETACH, t->threads[i].tid, NULL,
 		       (void *)(long)t->threads[i].signo);
-		unhold(t->threads[i].tid);
+		lc_live_unhold(t->threads[i].tid);
 	}
 	t->detached = true;
 	if (t->stop_start)

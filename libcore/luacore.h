@@ -235,6 +235,7 @@ struct lc_thread {
 	size_t nstates;
 	bool partial;
 	char *note;		/* why the result is partial, or NULL */
+	uint64_t vm;		/* global_State of states[0], 0 if none */
 };
 
 /* A lua_State: a main thread or a coroutine. */

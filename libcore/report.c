@@ -256,6 +256,7 @@ static void build_thread(struct lc_target *t, struct lc_lua_ctx *ctx,
 			}
 		}
 	}
+	th->vm = ncs ? cs[0].st.g : 0;
 	th->states = calloc(ncs ? ncs : 1, sizeof(*th->states));
 	for (size_t i = 0; i < ncs; i++) {
 		if (th->states)

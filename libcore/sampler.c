@@ -1,0 +1,784 @@
+/* The sampling engine (sampler.h): stop a thread only to copy what a
+ * sample needs, decode it after the thread runs again. */
+#include <config.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/resource.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "layout.h"
+#include "lua.h"
+#include "sampler.h"
+
+#define STACK_COPY	(32 * 1024)	/* bytes above rsp copied while stopped */
+#define HOT_PAGES	64		/* pages of Lua state copied with it */
+#define PAGE		4096ull
+#define MAX_THREADS	4096
+#define MAX_STOPS	(1u << 20)	/* stop durations kept for percentiles */
+
+struct page {
+	uint64_t addr;
+	uint8_t data[PAGE];
+};
+
+/* What one thread's sample copied while it was stopped. */
+struct snap {
+	int tid;
+	uint64_t regs[17];
+	uint64_t stack_lo, stack_hi;	/* the copy of [rsp - 128, ...) */
+	uint8_t stack[STACK_COPY + 128];
+	struct page *pages;		/* HOT_PAGES, sorted by addr */
+	size_t npages;
+	/* Pages decoding read from the running process, in order of first
+	 * use: the next sample of this thread copies them while stopped. */
+	uint64_t touched[HOT_PAGES];
+	size_t ntouched;
+	size_t live_reads;
+};
+
+struct tstate {
+	int tid;
+	uint64_t cpu_ns;		/* schedstat run time at the last tick */
+	bool seen;			/* alive at the last tick */
+	uint64_t hot[HOT_PAGES];	/* pages to copy next time */
+	size_t nhot;
+	char *name;
+};
+
+struct lc_sampler {
+	int pid;
+	struct lc_sampler_options o;
+	struct lc_target *t;
+	struct lc_lua_ctx *ctx;		/* for learn_hot; NULL without Lua */
+	struct snap cur;
+	struct tstate *ts;
+	size_t nts;
+	struct lc_profile *prof;
+	double *stops;			/* microseconds */
+	size_t nstops;
+	double last_tick;
+	struct rusage ru0;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---- reading the copy ---- */
+
+static int live_read(int pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec l = { buf, len }, r = { (void *)(uintptr_t)addr, len };
+
+	return process_vm_readv(pid, &l, 1, &r, 1, 0) == (ssize_t)len ? 0 : -1;
+}
+
+static void touch(struct snap *sn, uint64_t page)
+{
+	for (size_t i = 0; i < sn->ntouched; i++)
+		if (sn->touched[i] == page)
+			return;
+	if (sn->ntouched < HOT_PAGES)
+		sn->touched[sn->ntouched++] = page;
+}
+
+static const struct page *find_page(const struct snap *sn, uint64_t pa)
+{
+	size_t lo = 0, hi = sn->npages;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (sn->pages[mid].addr < pa)
+			lo = mid + 1;
+		else if (sn->pages[mid].addr > pa)
+			hi = mid;
+		else
+			return &sn->pages[mid];
+	}
+	return NULL;
+}
+
+/* Serve a read from the copy; what the copy lacks comes from the
+ * running process (and is copied next time). */
+static int snap_read(void *arg, uint64_t addr, void *buf, size_t len)
+{
+	struct lc_sampler *s = arg;
+	struct snap *sn = &s->cur;
+	uint8_t *out = buf;
+
+	while (len) {
+		size_t n;
+
+		if (addr >= sn->stack_lo && addr < sn->stack_hi) {
+			n = sn->stack_hi - addr;
+			if (n > len)
+				n = len;
+			memcpy(out, sn->stack + (addr - sn->stack_lo), n);
+		} else {
+			uint64_t pa = addr & ~(PAGE - 1);
+			const struct page *p = find_page(sn, pa);
+
+			n = PAGE - (addr - pa);
+			if (n > len)
+				n = len;
+			touch(sn, pa);
+			if (p) {
+				memcpy(out, p->data + (addr - pa), n);
+			} else {
+				sn->live_reads++;
+				if (live_read(s->pid, addr, out, n) < 0)
+					return -1;
+			}
+		}
+		out += n;
+		addr += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* ---- libdwfl's view of the sampled thread ---- */
+
+static pid_t next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
+{
+	struct lc_sampler *s = arg;
+
+	if (*thread_argp)
+		return 0;
+	*thread_argp = s;
+	return s->cur.tid;
+}
+
+static bool get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
+{
+	struct lc_sampler *s = arg;
+
+	if (tid != s->cur.tid)
+		return false;
+	*thread_argp = s;
+	return true;
+}
+
+static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result,
+			void *arg)
+{
+	uint64_t v;
+
+	if (snap_read(arg, addr, &v, 8) < 0)
+		return false;
+	*result = v;
+	return true;
+}
+
+static bool set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
+{
+	struct lc_sampler *s = thread_arg;
+	Dwarf_Word regs[17];
+
+	for (int i = 0; i < 17; i++)
+		regs[i] = s->cur.regs[i];
+	return dwfl_thread_state_registers(thread, 0, 17, regs);
+}
+
+static const Dwfl_Thread_Callbacks thread_callbacks = {
+	.next_thread = next_thread,
+	.get_thread = get_thread,
+	.memory_read = memory_read,
+	.set_initial_registers = set_initial_registers,
+};
+
+/* ---- taking one thread's copy ---- */
+
+static void regs_from_user(const struct user_regs_struct *u, uint64_t *r)
+{
+	r[0] = u->rax; r[1] = u->rdx; r[2] = u->rcx; r[3] = u->rbx;
+	r[4] = u->rsi; r[5] = u->rdi; r[6] = u->rbp; r[7] = u->rsp;
+	r[8] = u->r8; r[9] = u->r9; r[10] = u->r10; r[11] = u->r11;
+	r[12] = u->r12; r[13] = u->r13; r[14] = u->r14; r[15] = u->r15;
+	r[16] = u->rip;
+}
+
+static int cmp_page(const void *a, const void *b)
+{
+	const struct page *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+enum take { TAKEN, GONE, FAILED };
+
+/* Wait for tid's stop after PTRACE_INTERRUPT: 0 and the signal that
+ * stopped it instead, if one did (to hand back on detach); -1 if it is
+ * gone. */
+static int stop_wait_sig(int tid, int *sig)
+{
+	int status;
+
+	*sig = 0;
+	for (;;) {
+		if (waitpid(tid, &status, __WALL) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (WIFEXITED(status) || WIFSIGNALED(status))
+			return -1;
+		if (!WIFSTOPPED(status))
+			continue;
+		if ((status >> 16) != PTRACE_EVENT_STOP)
+			*sig = WSTOPSIG(status);
+		return 0;
+	}
+}
+
+static int stop_wait(int tid)
+{
+	int sig;
+
+	return stop_wait_sig(tid, &sig);
+}
+
+/* Seize, stop, copy, let go.  *stop_us gets how long it was stopped. */
+static enum take take(struct lc_sampler *s, struct tstate *ts, double *stop_us)
+{
+	struct snap *sn = &s->cur;
+	struct user_regs_struct u;
+	struct iovec local[HOT_PAGES + 1], remote[HOT_PAGES + 1];
+	int sig = 0;
+	size_t niov = 0;
+	double t0;
+	enum take res = TAKEN;
+
+	sn->tid = ts->tid;
+	sn->npages = 0;
+	sn->ntouched = 0;
+	sn->live_reads = 0;
+	sn->stack_lo = sn->stack_hi = 0;
+	if (ptrace(PTRACE_SEIZE, ts->tid, NULL, NULL) < 0)
+		return errno == ESRCH ? GONE : FAILED;
+	t0 = now_s();
+	lc_live_hold(ts->tid, 0);
+	if (ptrace(PTRACE_INTERRUPT, ts->tid, NULL, NULL) < 0) {
+		res = GONE;
+		goto out;
+	}
+	/* A signal that arrived first is handed back on detach. */
+	if (stop_wait_sig(ts->tid, &sig) < 0) {
+		lc_live_unhold(ts->tid);
+		return GONE;
+	}
+	if (ptrace(PTRACE_GETREGS, ts->tid, NULL, &u) < 0) {
+		res = FAILED;
+		goto out;
+	}
+	regs_from_user(&u, sn->regs);
+	/* One read for last time's Lua pages and the top of the stack,
+	 * which ends where its mapping does. */
+	sn->stack_lo = (sn->regs[7] - 128) & ~7ull;
+	{
+		uint64_t end = sn->stack_lo + sizeof(sn->stack);
+
+		for (size_t i = 0; i < s->t->nregions; i++) {
+			const struct lc_segment *g = &s->t->regions[i];
+
+			if (sn->regs[7] >= g->start && sn->regs[7] < g->end) {
+				if (g->end < end)
+					end = g->end;
+				break;
+			}
+		}
+		sn->stack_hi = end > sn->stack_lo ? end : sn->stack_lo;
+	}
+	for (size_t i = 0; i < ts->nhot; i++) {
+		sn->pages[i].addr = ts->hot[i];
+		local[niov] = (struct iovec){ sn->pages[i].data, PAGE };
+		remote[niov++] = (struct iovec){ (void *)(uintptr_t)ts->hot[i],
+						 PAGE };
+	}
+	local[niov] = (struct iovec){ sn->stack, sn->stack_hi - sn->stack_lo };
+	remote[niov++] = (struct iovec){ (void *)(uintptr_t)sn->stack_lo,
+					 sn->stack_hi - sn->stack_lo };
+	{
+		ssize_t got = process_vm_readv(s->pid, local, niov, remote,
+					       niov, 0);
+		/* A short read stops at the first unreadable iovec: a page
+		 * freed since; the pages before it and none after count. */
+		size_t done = got > 0 ? (size_t)got : 0;
+		size_t pages = done / PAGE;
+
+		sn->npages = pages < ts->nhot ? pages : ts->nhot;
+		if (done < ts->nhot * PAGE + (sn->stack_hi - sn->stack_lo)) {
+			size_t st = done > ts->nhot * PAGE ?
+				    done - ts->nhot * PAGE : 0;
+
+			sn->stack_hi = sn->stack_lo + (st & ~7ull);
+		}
+	}
+out:
+	ptrace(PTRACE_DETACH, ts->tid, NULL, (void *)(long)sig);
+	lc_live_unhold(ts->tid);
+	*stop_us = (now_s() - t0) * 1e6;
+	qsort(sn->pages, sn->npages, sizeof(*sn->pages), cmp_page);
+	return res;
+}
+
+/* ---- the profile sample ---- */
+
+static const char *base_name(const char *p)
+{
+	const char *s = p ? strrchr(p, '/') : NULL;
+
+	return s ? s + 1 : p;
+}
+
+static bool is_gc_frame(const struct lc_frame *f)
+{
+	const char *b = base_name(f->file);
+
+	return (f->function && strncmp(f->function, "luaC_", 5) == 0) ||
+	       (b && strcmp(b, "lgc.c") == 0);
+}
+
+/* Frames of the report's thread, root first into the profile. */
+static void add_sample(struct lc_sampler *s, const struct lc_thread *th,
+		       const char *name, int64_t cpu_ns, bool idle)
+{
+	struct lc_profile *p = s->prof;
+	uint32_t *locs = calloc(th->nframes + 2, sizeof(*locs));
+	size_t n = 0;
+	enum lc_prof_kind leaf = LC_PROF_NATIVE;
+	bool leaf_known = false, gc = false;
+	uint64_t coroutine = th->nstates ? th->states[0] : 0;
+
+	if (!locs)
+		return;
+	for (size_t i = 0; i < th->nframes; i++) {
+		const struct lc_frame *f = &th->frames[i];
+		uint32_t fn;
+
+		if (f->kind == LC_FRAME_LUA) {
+			const char *nm = f->global_name ? f->global_name :
+					 f->name;
+			char buf[256];
+			bool c = f->what && strcmp(f->what, "C") == 0;
+
+			if (!nm && c)
+				nm = f->function ? f->function : "?";
+			if (!nm && f->what && strcmp(f->what, "main") == 0)
+				nm = "main chunk";
+			if (!nm) {
+				snprintf(buf, sizeof(buf), "function <%s:%d>",
+					 f->short_src ? f->short_src : "?",
+					 f->linedefined);
+				nm = buf;
+			}
+			fn = lc_profile_func(p, nm, c ? NULL : f->short_src,
+					     c ? 0 : f->linedefined,
+					     c ? LC_PROF_LUA_C : LC_PROF_LUA);
+			if (!leaf_known) {
+				leaf = c ? LC_PROF_LUA_C : LC_PROF_LUA;
+				leaf_known = true;
+			}
+			if (fn != UINT32_MAX)
+				locs[n++] = lc_profile_loc(p, fn,
+					f->currentline > 0 ? f->currentline : 0, 0);
+		} else {
+			if (!leaf_known && is_gc_frame(f))
+				gc = true;
+			fn = lc_profile_func(p, f->function ? f->function : "??",
+					     base_name(f->file), 0,
+					     LC_PROF_NATIVE);
+			if (fn != UINT32_MAX)
+				locs[n++] = lc_profile_loc(p, fn, f->line,
+							   f->inlined ? 0 : f->pc);
+		}
+	}
+	if (gc && leaf_known)
+		leaf = LC_PROF_GC;
+	if (idle)
+		leaf = LC_PROF_IDLE;
+	/* A synthetic leaf names what the thread was doing when it is not
+	 * a frame of its own: the collector, or idleness (--wall). */
+	if (leaf == LC_PROF_GC || leaf == LC_PROF_IDLE) {
+		uint32_t fn = lc_profile_func(p, leaf == LC_PROF_GC ? "[GC]" :
+					      "[idle]", NULL, 0, leaf);
+
+		if (fn != UINT32_MAX) {
+			memmove(locs + 1, locs, n * sizeof(*locs));
+			locs[0] = lc_profile_loc(p, fn, 0, 0);
+			n++;
+		}
+	}
+	lc_profile_add(p, locs, n, cpu_ns, th->tid, name, th->vm, coroutine,
+		       leaf);
+	free(locs);
+}
+
+/* ---- ticks ---- */
+
+static uint64_t cpu_ns_of(int pid, int tid)
+{
+	char path[80];
+	unsigned long long ns = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", pid, tid);
+	f = fopen(path, "r");
+	if (!f)
+		return UINT64_MAX;
+	if (fscanf(f, "%llu", &ns) != 1)
+		ns = UINT64_MAX;
+	fclose(f);
+	return ns;
+}
+
+static struct tstate *tstate(struct lc_sampler *s, int tid)
+{
+	struct tstate *p;
+
+	for (size_t i = 0; i < s->nts; i++)
+		if (s->ts[i].tid == tid)
+			return &s->ts[i];
+	if (s->nts >= MAX_THREADS)
+		return NULL;
+	p = realloc(s->ts, (s->nts + 1) * sizeof(*p));
+	if (!p)
+		return NULL;
+	s->ts = p;
+	p = &s->ts[s->nts++];
+	memset(p, 0, sizeof(*p));
+	p->tid = tid;
+	p->cpu_ns = UINT64_MAX;
+	p->name = lc_live_comm(s->pid, tid);
+	return p;
+}
+
+static void hot_add(struct tstate *ts, uint64_t addr, uint64_t len)
+{
+	if (!addr || len > 64 * PAGE)
+		return;
+	for (uint64_t pa = addr & ~(PAGE - 1); pa < addr + len; pa += PAGE) {
+		size_t i;
+
+		for (i = 0; i < ts->nhot; i++)
+			if (ts->hot[i] == pa)
+				break;
+		if (i == ts->nhot && ts->nhot < HOT_PAGES)
+			ts->hot[ts->nhot++] = pa;
+	}
+}
+
+/* The pages to copy at this thread's next stop: first what a Lua stack
+ * changes as it runs (the lua_States on the thread, their CallInfos,
+ * the used part of their data stacks), then the other pages this
+ * sample read, in order of first use. */
+static void learn_hot(struct lc_sampler *s, struct tstate *ts,
+		      const struct lc_report *r)
+{
+	const struct lc_layout *l = s->ctx ? lc_lua_layout(s->ctx) : NULL;
+
+	ts->nhot = 0;
+	if (r && r->nthreads && l) {
+		const struct lc_thread *th = &r->threads[0];
+
+		for (size_t i = 0; i < th->nstates && i < 8; i++) {
+			struct lc_lstate st;
+
+			hot_add(ts, th->states[i], l->sz_lstate ? l->sz_lstate : 256);
+			if (lc_lua_state_read(s->ctx, th->states[i], &st) == 0 &&
+			    st.top > st.stack)
+				hot_add(ts, st.stack, st.top - st.stack +
+					8 * l->sz_stack_slot);
+		}
+		for (size_t i = 0; i < th->nframes; i++)
+			if (th->frames[i].kind == LC_FRAME_LUA && th->frames[i].ci)
+				hot_add(ts, th->frames[i].ci,
+					l->sz_callinfo ? l->sz_callinfo : 128);
+	}
+	for (size_t i = 0; i < s->cur.ntouched; i++)
+		hot_add(ts, s->cur.touched[i], 1);
+}
+
+static void sample_thread(struct lc_sampler *s, struct tstate *ts,
+			  int64_t cpu_ns, bool idle)
+{
+	struct lc_report_options ro = {
+		.max_frames = s->o.max_frames, .tid = ts->tid,
+		.no_scan = true, .no_vms = true,
+	};
+	struct lc_target_thread *tt = s->t->threads;
+	struct lc_report *r = NULL;
+	struct lc_error *err;
+	double stop_us = 0;
+	enum take k;
+	bool first = ts->nhot == 0;
+
+	s->prof->q.attempted++;
+	k = take(s, ts, &stop_us);
+	if (k != GONE && s->nstops < MAX_STOPS) {
+		double *p = s->nstops % 4096 ? s->stops :
+			    realloc(s->stops, (s->nstops + 4096) * sizeof(*p));
+
+		if (p) {
+			s->stops = p;
+			s->stops[s->nstops++] = stop_us;
+		}
+		s->prof->q.stop_total_s += stop_us / 1e6;
+	}
+	if (k == GONE) {
+		s->prof->q.lost_gone++;
+		return;
+	}
+	if (k == FAILED) {
+		s->prof->q.lost_read++;
+		return;
+	}
+	memset(tt, 0, sizeof(*tt));
+	tt->tid = ts->tid;
+	s->t->nthreads = 1;
+	err = lc_report_create(s->t, &ro, &r);
+	learn_hot(s, ts, err ? NULL : r);
+	if (!err && first && r->nthreads && r->threads[0].nstates) {
+		/* The thread's first sample read its Lua state from the running
+		 * process: take it again, now copying that state while it is
+		 * stopped. */
+		lc_report_destroy(r);
+		r = NULL;
+		k = take(s, ts, &stop_us);
+		if (k != TAKEN) {
+			if (k == GONE)
+				s->prof->q.lost_gone++;
+			else
+				s->prof->q.lost_read++;
+			return;
+		}
+		err = lc_report_create(s->t, &ro, &r);
+		learn_hot(s, ts, err ? NULL : r);
+	}
+	if (err || !r->nthreads) {
+		lc_error_destroy(err);
+		lc_report_destroy(r);
+		s->prof->q.lost_read++;
+		return;
+	}
+	if (r->threads[0].nframes == 0) {
+		s->prof->q.lost_read++;
+	} else if (s->o.vm && r->threads[0].vm != s->o.vm) {
+		/* Another VM's sample: filtered out. */
+	} else {
+		if (r->threads[0].partial) {
+			if (r->threads[0].note &&
+			    strstr(r->threads[0].note, "frame limit"))
+				s->prof->q.truncated++;
+			else if (s->cur.live_reads)
+				s->prof->q.lost_inconsistent++;
+		}
+		add_sample(s, &r->threads[0], ts->name, cpu_ns, idle);
+		s->prof->q.taken++;
+	}
+	lc_report_destroy(r);
+}
+
+int lc_sampler_tick(struct lc_sampler *s)
+{
+	char path[64];
+	DIR *d;
+	struct dirent *de;
+	double now = now_s();
+	double period = 1.0 / s->o.rate_hz;
+
+	s->prof->q.ticks++;
+	if (s->last_tick && now - s->last_tick > 2 * period)
+		s->prof->q.late_ticks++;
+	s->last_tick = now;
+	snprintf(path, sizeof(path), "/proc/%d/task", s->pid);
+	d = opendir(path);
+	if (!d)
+		return -1;
+	for (size_t i = 0; i < s->nts; i++)
+		s->ts[i].seen = false;
+	while ((de = readdir(d))) {
+		int tid = atoi(de->d_name);
+		struct tstate *ts;
+		uint64_t cpu;
+		int64_t delta;
+
+		if (tid <= 0 || (s->o.tid && tid != s->o.tid))
+			continue;
+		ts = tstate(s, tid);
+		if (!ts)
+			continue;
+		ts->seen = true;
+		cpu = cpu_ns_of(s->pid, tid);
+		if (cpu == UINT64_MAX)
+			continue;
+		delta = ts->cpu_ns == UINT64_MAX ? 0 :
+			(int64_t)(cpu - ts->cpu_ns);
+		ts->cpu_ns = cpu;
+		if (s->o.wall) {
+			sample_thread(s, ts, (int64_t)(period * 1e9),
+				      delta <= 0);
+		} else if (delta > 0) {
+			sample_thread(s, ts, delta, false);
+		} else {
+			s->prof->q.idle_skipped++;
+		}
+	}
+	closedir(d);
+	/* Forget threads that exited. */
+	for (size_t i = 0; i < s->nts;) {
+		if (!s->ts[i].seen) {
+			free(s->ts[i].name);
+			s->ts[i] = s->ts[--s->nts];
+		} else {
+			i++;
+		}
+	}
+	return kill(s->pid, 0) == 0 || errno == EPERM ? 0 : -1;
+}
+
+struct lc_error *lc_sampler_create(int pid,
+				   const struct lc_sampler_options *opts,
+				   struct lc_sampler **ret)
+{
+	struct lc_sampler *s = calloc(1, sizeof(*s));
+	struct lc_error *err;
+
+	if (!s)
+		return &lc_error_nomem;
+	s->pid = pid;
+	s->o = *opts;
+	if (s->o.rate_hz <= 0)
+		s->o.rate_hz = 100;
+	if (s->o.max_frames <= 0)
+		s->o.max_frames = 256;
+	s->cur.pages = calloc(HOT_PAGES, sizeof(*s->cur.pages));
+	s->prof = lc_profile_create();
+	if (!s->cur.pages || !s->prof) {
+		lc_sampler_destroy(s);
+		return &lc_error_nomem;
+	}
+	err = lc_live_prepare(pid, false, &s->t);
+	if (err) {
+		lc_sampler_destroy(s);
+		return err;
+	}
+	/* Decoding reads the copy; libdwfl unwinds from it too. */
+	s->t->read_cb = snap_read;
+	s->t->read_arg = s;
+	s->t->detached = true;	/* nothing for lc_target_destroy to let go */
+	if (!dwfl_attach_state(s->t->dwfl, NULL, pid, &thread_callbacks, s)) {
+		err = lc_error_create(LC_ERR_UNSUPPORTED,
+				      "cannot unwind process %d: %s", pid,
+				      dwfl_errmsg(-1));
+		lc_sampler_destroy(s);
+		return err;
+	}
+	s->t->dwfl_attached = true;
+	if (lc_lua_ctx_create(s->t, &s->ctx))
+		s->ctx = NULL;	/* the error stays with the target */
+	s->t->threads = calloc(1, sizeof(*s->t->threads));
+	if (!s->t->threads) {
+		lc_sampler_destroy(s);
+		return &lc_error_nomem;
+	}
+	/* Is ptrace allowed at all?  Better to know now than per sample.
+	 * (A seized thread is let go only from a stop.) */
+	if (ptrace(PTRACE_SEIZE, pid, NULL, NULL) < 0) {
+		err = lc_live_refused(pid, errno);
+		lc_sampler_destroy(s);
+		return err;
+	}
+	lc_live_hold(pid, 0);
+	if (ptrace(PTRACE_INTERRUPT, pid, NULL, NULL) == 0 &&
+	    stop_wait(pid) == 0)
+		ptrace(PTRACE_DETACH, pid, NULL, NULL);
+	lc_live_unhold(pid);
+	s->prof->pid = pid;
+	s->prof->period_ns = (int64_t)(1e9 / s->o.rate_hz);
+	s->prof->wall = s->o.wall;
+	s->prof->q.rate_hz = s->o.rate_hz;
+	{
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		s->prof->start_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	}
+	getrusage(RUSAGE_SELF, &s->ru0);
+	*ret = s;
+	return NULL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+struct lc_profile *lc_sampler_profile(struct lc_sampler *s, double elapsed)
+{
+	struct lc_prof_quality *q = &s->prof->q;
+	struct rusage ru;
+
+	s->prof->duration_ns = (int64_t)(elapsed * 1e9);
+	q->achieved_hz = elapsed > 0 ? (double)q->ticks / elapsed : 0;
+	if (s->nstops) {
+		double *v = malloc(s->nstops * sizeof(*v));
+
+		if (v) {
+			memcpy(v, s->stops, s->nstops * sizeof(*v));
+			qsort(v, s->nstops, sizeof(*v), cmp_double);
+			q->stop_median_us = v[s->nstops / 2];
+			q->stop_p99_us = v[(size_t)((double)(s->nstops - 1) * 0.99)];
+			free(v);
+		}
+	}
+	getrusage(RUSAGE_SELF, &ru);
+	q->sampler_cpu_s =
+		(double)(ru.ru_utime.tv_sec - s->ru0.ru_utime.tv_sec) +
+		(double)(ru.ru_utime.tv_usec - s->ru0.ru_utime.tv_usec) / 1e6 +
+		(double)(ru.ru_stime.tv_sec - s->ru0.ru_stime.tv_sec) +
+		(double)(ru.ru_stime.tv_usec - s->ru0.ru_stime.tv_usec) / 1e6;
+	return s->prof;
+}
+
+struct lc_profile *lc_sampler_take_profile(struct lc_sampler *s,
+					   double elapsed)
+{
+	struct lc_profile *p = lc_sampler_profile(s, elapsed);
+
+	s->prof = NULL;
+	return p;
+}
+
+void lc_sampler_destroy(struct lc_sampler *s)
+{
+	if (!s)
+		return;
+	lc_lua_ctx_destroy(s->ctx);
+	lc_target_destroy(s->t);
+	for (size_t i = 0; i < s->nts; i++)
+		free(s->ts[i].name);
+	free(s->ts);
+	free(s->cur.pages);
+	free(s->stops);
+	lc_profile_destroy(s->prof);
+	free(s);
+}

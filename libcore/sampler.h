@@ -1,0 +1,49 @@
+/* The sampling engine of luacore-sample: samples a running process's
+ * threads at a rate, into a profile (profile.h).
+ *
+ * Internal to libluacore and its tools.  Per sample, a thread is seized
+ * and stopped with ptrace only while its registers, the top of its
+ * machine stack and the memory its Lua state used at the last sample are
+ * copied (one process_vm_readv); it is let go before anything is
+ * decoded.  Decoding reads that copy; what it lacks is read from the
+ * running process and remembered for the next sample of that thread.
+ * Nothing stays attached between samples.  The sampler owns its profile
+ * until lc_sampler_take_profile. */
+#ifndef LC_SAMPLER_H
+#define LC_SAMPLER_H
+
+#include "internal.h"
+#include "profile.h"
+
+struct lc_sampler_options {
+	double rate_hz;		/* samples per second per thread (100) */
+	bool wall;		/* every thread every tick, idle labelled */
+	int tid;		/* only this thread; 0 = all */
+	uint64_t vm;		/* only samples of this global_State; 0 = all */
+	int max_frames;		/* per stack (0: 256) */
+};
+
+struct lc_sampler;
+
+/* Prepare to sample process pid: modules, symbols, CFI and the Lua
+ * layout are loaded now, before any thread is stopped.  Errors as
+ * lc_target_attach's (ptrace refused is LC_ERR_OS with the reason). */
+struct lc_error *lc_sampler_create(int pid,
+				   const struct lc_sampler_options *opts,
+				   struct lc_sampler **ret);
+
+/* One tick: sample every thread that used CPU since the last tick (all
+ * threads with wall).  Returns 0, or -1 when the process is gone. */
+int lc_sampler_tick(struct lc_sampler *s);
+
+/* The profile so far, with its quality numbers brought up to date for a
+ * run of "elapsed" seconds.  Owned by the sampler. */
+struct lc_profile *lc_sampler_profile(struct lc_sampler *s, double elapsed);
+
+/* The profile, handed over: the caller destroys it. */
+struct lc_profile *lc_sampler_take_profile(struct lc_sampler *s,
+					   double elapsed);
+
+void lc_sampler_destroy(struct lc_sampler *s);
+
+#endif /* LC_SAMPLER_H */

@@ -1,0 +1,401 @@
+/* luacore-sample: an out-of-process CPU sampler for programs that embed
+ * Lua: mixed native and Lua stacks, no change to the program.
+ *
+ * Exit status: 0 profile written, 1 written but the quality is poor (more
+ * than half the samples lost), 2 fatal (no profile: ptrace refused, no
+ * such process, cannot write), 64 usage. */
+#include <config.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "luacore.h"
+#include "profile.h"
+#include "sampler.h"
+
+#define EXIT_POOR	1
+#define EXIT_FATAL	2
+#define EXIT_USAGE	64
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop(int sig)
+{
+	stop_requested = sig;
+}
+
+/* Anything that ends us badly first lets every held thread go. */
+static void on_fatal(int sig)
+{
+	lc_live_release_all();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void handle_signals(void)
+{
+	static const int fatal[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT,
+				     SIGQUIT };
+	struct sigaction sa = { .sa_handler = on_stop };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	sa.sa_handler = on_fatal;
+	sa.sa_flags = SA_RESETHAND;
+	for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
+		sigaction(fatal[i], &sa, NULL);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void usage(FILE *out)
+{
+	fputs("Usage: luacore-sample [OPTIONS] -p PID\n"
+	      "       luacore-sample [OPTIONS] -- COMMAND [ARGS...]\n"
+	      "Sample where a program that embeds Lua 5.1-5.4 spends its CPU time:\n"
+	      "mixed native and Lua stacks, read from outside; no change to the\n"
+	      "program, no restart.\n"
+	      "\n"
+	      "  -p, --pid PID        sample this running process\n"
+	      "  -r, --rate HZ        samples per second per thread (default 100)\n"
+	      "  -d, --duration SEC   stop after SEC seconds (default: until Ctrl-C or\n"
+	      "                       the program ends)\n"
+	      "  -o, --output FILE    write the profile here (default: profile.folded);\n"
+	      "                       the format follows the suffix: .pb.gz pprof,\n"
+	      "                       .svg flame graph, .json speedscope, else folded\n"
+	      "  -f, --format F       folded, pprof, svg or speedscope, whatever the suffix\n"
+	      "      --wall           wall-clock samples: every thread every tick, idle\n"
+	      "                       ones labelled (default: CPU time: a thread that\n"
+	      "                       used no CPU since the last tick is not sampled)\n"
+	      "      --thread TID     only this thread\n"
+	      "      --vm ADDR        only samples of the VM whose global_State is ADDR\n"
+	      "      --max-frames N   frames per stack (default 256)\n"
+	      "  -q, --quiet          no status line\n"
+	      "  -h, --help           show this help\n"
+	      "  -V, --version        show the version\n"
+	      "\n"
+	      "Ticks are spaced at random around 1/HZ so that periodic work is not\n"
+	      "aliased.  A thread is stopped only while its registers and the memory\n"
+	      "it last needed are copied; the report at the end says for how long.\n"
+	      "\n"
+	      "Exit status: 0 profile written, 1 written but more than half the\n"
+	      "samples were lost, 2 fatal error (ptrace refused, no such process,\n"
+	      "cannot write), 64 usage error.\n", out);
+}
+
+static int parse_double(const char *s, double lo, double hi, const char *opt,
+			double *ret)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !(v >= lo && v <= hi)) {
+		fprintf(stderr, "luacore-sample: %s takes a number from %g to %g\n",
+			opt, lo, hi);
+		return -1;
+	}
+	*ret = v;
+	return 0;
+}
+
+static int write_profile(const struct lc_profile *p, enum lc_prof_format f,
+			 const char *path)
+{
+	FILE *out = fopen(path, "w");
+	int r;
+
+	if (!out) {
+		fprintf(stderr, "luacore-sample: cannot write %s: %s\n", path,
+			strerror(errno));
+		return -1;
+	}
+	switch (f) {
+	case LC_PROF_PPROF:
+		r = lc_profile_write_pprof(p, out);
+		break;
+	case LC_PROF_SVG:
+		r = lc_profile_write_svg(p, "luacore-sample", out);
+		break;
+	case LC_PROF_SPEEDSCOPE:
+		r = lc_profile_write_speedscope(p, out);
+		break;
+	default:
+		r = lc_profile_write_folded(p, out);
+		break;
+	}
+	if (fclose(out) != 0 && r == 0)
+		r = -1;
+	if (r < 0)
+		fprintf(stderr, "luacore-sample: cannot write %s: %s\n", path,
+			strerror(errno));
+	return r;
+}
+
+static void report_quality(const struct lc_profile *p, FILE *out)
+{
+	const struct lc_prof_quality *q = &p->q;
+	uint64_t lost = q->lost_read + q->lost_gone + q->lost_inconsistent;
+
+	fprintf(out, "luacore-sample: %.1f s, %.0f Hz requested, %.1f Hz achieved, %llu late ticks\n",
+		(double)p->duration_ns / 1e9, q->rate_hz, q->achieved_hz,
+		(unsigned long long)q->late_ticks);
+	fprintf(out, "luacore-sample: samples: %llu attempted, %llu taken, %llu lost (stack read failed %llu, thread gone %llu, inconsistent %llu), %llu truncated, %llu idle threads skipped\n",
+		(unsigned long long)q->attempted, (unsigned long long)q->taken,
+		(unsigned long long)lost, (unsigned long long)q->lost_read,
+		(unsigned long long)q->lost_gone,
+		(unsigned long long)q->lost_inconsistent,
+		(unsigned long long)q->truncated,
+		(unsigned long long)q->idle_skipped);
+	fprintf(out, "luacore-sample: target stopped %.3f s in all, per sample median %.1f us, p99 %.1f us; sampler CPU %.2f s\n",
+		q->stop_total_s, q->stop_median_us, q->stop_p99_us,
+		q->sampler_cpu_s);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "rate", required_argument, NULL, 'r' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "wall", no_argument, NULL, 'w' },
+		{ "thread", required_argument, NULL, 't' },
+		{ "vm", required_argument, NULL, 'v' },
+		{ "max-frames", required_argument, NULL, 'm' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ 0 }
+	};
+	struct lc_sampler_options so = { .rate_hz = 100 };
+	const char *output = "profile.folded", *format = NULL;
+	double duration = 0, v, start, next, elapsed;
+	bool quiet = false, poor;
+	int c, pid = 0, status = 0;
+	pid_t child = 0;
+	struct lc_sampler *s;
+	struct lc_profile *prof;
+	struct lc_error *err;
+	enum lc_prof_format fmt;
+	unsigned seed;
+
+	while ((c = getopt_long(argc, argv, "+p:r:d:o:f:qhV", longopts,
+				NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (parse_double(optarg, 1, 4194304, "-p", &v) < 0 ||
+			    v != floor(v))
+				return EXIT_USAGE;
+			pid = (int)v;
+			break;
+		case 'r':
+			if (parse_double(optarg, 1, 10000, "-r", &so.rate_hz) < 0)
+				return EXIT_USAGE;
+			break;
+		case 'd':
+			if (parse_double(optarg, 0.01, 1e7, "-d", &duration) < 0)
+				return EXIT_USAGE;
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case 'f':
+			format = optarg;
+			break;
+		case 'w':
+			so.wall = true;
+			break;
+		case 't':
+			if (parse_double(optarg, 1, 4194304, "--thread", &v) < 0)
+				return EXIT_USAGE;
+			so.tid = (int)v;
+			break;
+		case 'v': {
+			char *end;
+
+			so.vm = strtoull(optarg, &end, 0);
+			if (!so.vm || *end) {
+				fprintf(stderr, "luacore-sample: --vm takes an address such as 0x55d0c0a012a0\n");
+				return EXIT_USAGE;
+			}
+			break;
+		}
+		case 'm':
+			if (parse_double(optarg, 1, 100000, "--max-frames", &v) < 0)
+				return EXIT_USAGE;
+			so.max_frames = (int)v;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			puts(PACKAGE_STRING);
+			return 0;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if ((pid != 0) == (optind < argc)) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	fmt = lc_profile_format_for(output);
+	if (format) {
+		if (strcmp(format, "folded") == 0)
+			fmt = LC_PROF_FOLDED;
+		else if (strcmp(format, "pprof") == 0)
+			fmt = LC_PROF_PPROF;
+		else if (strcmp(format, "svg") == 0)
+			fmt = LC_PROF_SVG;
+		else if (strcmp(format, "speedscope") == 0)
+			fmt = LC_PROF_SPEEDSCOPE;
+		else {
+			fprintf(stderr, "luacore-sample: --format is folded, pprof, svg or speedscope\n");
+			return EXIT_USAGE;
+		}
+	}
+	handle_signals();
+	if (!pid) {
+		/* Start the program ourselves; it runs on its own. */
+		child = fork();
+		if (child < 0) {
+			perror("luacore-sample: fork");
+			return EXIT_FATAL;
+		}
+		if (child == 0) {
+			signal(SIGINT, SIG_DFL);
+			signal(SIGTERM, SIG_DFL);
+			signal(SIGHUP, SIG_DFL);
+			signal(SIGPIPE, SIG_DFL);
+			execvp(argv[optind], argv + optind);
+			fprintf(stderr, "luacore-sample: cannot run %s: %s\n",
+				argv[optind], strerror(errno));
+			_exit(127);
+		}
+		pid = child;
+		/* Let it get past exec before reading its modules. */
+		for (int i = 0; i < 200; i++) {
+			char exe[64], a[4096], b[4096];
+			ssize_t n1, n2;
+
+			snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
+			n1 = readlink(exe, a, sizeof(a) - 1);
+			n2 = readlink("/proc/self/exe", b, sizeof(b) - 1);
+			if (n1 > 0 && (n1 != n2 || memcmp(a, b, (size_t)n1)))
+				break;
+			usleep(5000);
+		}
+		usleep(50000);
+	}
+	err = lc_sampler_create(pid, &so, &s);
+	if (err) {
+		fprintf(stderr, "luacore-sample: %s\n", lc_error_message(err));
+		lc_error_destroy(err);
+		if (child)
+			kill(child, SIGKILL);
+		return EXIT_FATAL;
+	}
+	seed = (unsigned)getpid() ^ (unsigned)time(NULL);
+	start = now_s();
+	next = start;
+	{
+		double last_status = start;
+		bool tty = isatty(STDERR_FILENO) && !quiet;
+
+		while (!stop_requested) {
+			struct timespec ts;
+			double now, sleep_s;
+
+			/* Random spacing, uniform in [0.5, 1.5] periods. */
+			next += (0.5 + (double)rand_r(&seed) / RAND_MAX) /
+				so.rate_hz;
+			now = now_s();
+			if (duration && next - start > duration)
+				break;
+			sleep_s = next - now;
+			if (sleep_s > 0) {
+				ts.tv_sec = (time_t)sleep_s;
+				ts.tv_nsec = (long)((sleep_s - (double)ts.tv_sec) * 1e9);
+				nanosleep(&ts, NULL);
+			} else if (now - next > 1.0) {
+				next = now;	/* far behind: do not burst */
+			}
+			if (stop_requested)
+				break;
+			if (lc_sampler_tick(s) < 0)
+				break;	/* the program ended */
+			if (child) {
+				int st;
+
+				if (waitpid(child, &st, WNOHANG) == child) {
+					child = 0;
+					break;
+				}
+			}
+			now = now_s();
+			if (tty && now - last_status >= 1.0) {
+				const struct lc_profile *p =
+					lc_sampler_profile(s, now - start);
+
+				fprintf(stderr, "\r\033[Kluacore-sample: %.0f s, %llu samples, %.1f Hz, %llu lost",
+					now - start,
+					(unsigned long long)p->q.taken,
+					p->q.achieved_hz,
+					(unsigned long long)(p->q.lost_read +
+							     p->q.lost_gone +
+							     p->q.lost_inconsistent));
+				last_status = now;
+			}
+		}
+		if (tty)
+			fputs("\r\033[K", stderr);
+	}
+	elapsed = now_s() - start;
+	prof = lc_sampler_take_profile(s, elapsed);
+	lc_sampler_destroy(s);
+	if (!prof) {
+		fputs("luacore-sample: out of memory\n", stderr);
+		return EXIT_FATAL;
+	}
+	if (write_profile(prof, fmt, output) < 0)
+		status = EXIT_FATAL;
+	report_quality(prof, stderr);
+	if (!status)
+		fprintf(stderr, "luacore-sample: wrote %s\n", output);
+	poor = prof->q.attempted &&
+	       prof->q.taken * 2 < prof->q.attempted;
+	if (!status && poor)
+		status = EXIT_POOR;
+	lc_profile_destroy(prof);
+	if (child) {
+		/* We started it and stopped sampling first: let it finish. */
+		int st;
+
+		waitpid(child, &st, 0);
+	}
+	return status;
+}
