@@ -3,6 +3,7 @@
 #include <config.h>
 
 #include <dirent.h>
+#include <sched.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -69,6 +70,9 @@ struct lc_sampler {
 	size_t nstops;
 	double last_tick;
 	struct rusage ru0;
+	cpu_set_t allowed;		/* our affinity at the start */
+	cpu_set_t current;
+	bool affinity;			/* allowed is known */
 };
 
 static double now_s(void)
@@ -432,6 +436,52 @@ static void add_sample(struct lc_sampler *s, const struct lc_thread *th,
 
 /* ---- ticks ---- */
 
+/* The CPU a thread last ran on (field 39 of its stat), or -1. */
+static int cpu_of(int pid, int tid)
+{
+	char path[80], buf[1024], *p;
+	int cpu = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')'))) {
+		/* After "pid (comm)": state is field 3; processor is 39. */
+		int field = 2;
+
+		for (char *tok = strtok(p + 1, " "); tok;
+		     tok = strtok(NULL, " ")) {
+			if (++field == 39) {
+				cpu = atoi(tok);
+				break;
+			}
+		}
+	}
+	fclose(f);
+	return cpu;
+}
+
+/* Keep off the CPUs the sampled threads run on.  Waking up on a
+ * thread's CPU preempts it, and it is then preempted at its next
+ * syscall far more often than anywhere else: the samples would pile up
+ * at syscall sites (os.clock, I/O).  Only where other CPUs are left. */
+static void avoid_cpus(struct lc_sampler *s, const cpu_set_t *busy)
+{
+	cpu_set_t set = s->allowed;
+	int n;
+
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, busy))
+			CPU_CLR(c, &set);
+	n = CPU_COUNT(&set);
+	if (n > 0 && !CPU_EQUAL(&set, &s->current)) {
+		if (sched_setaffinity(0, sizeof(set), &set) == 0)
+			s->current = set;
+	}
+}
+
 static uint64_t cpu_ns_of(int pid, int tid)
 {
 	char path[80];
@@ -613,32 +663,59 @@ int lc_sampler_tick(struct lc_sampler *s)
 		return -1;
 	for (size_t i = 0; i < s->nts; i++)
 		s->ts[i].seen = false;
-	while ((de = readdir(d))) {
-		int tid = atoi(de->d_name);
-		struct tstate *ts;
-		uint64_t cpu;
-		int64_t delta;
+	{
+		struct { struct tstate *ts; int64_t cpu_ns; bool idle; } *todo = NULL;
+		size_t ntodo = 0;
+		cpu_set_t busy;
 
-		if (tid <= 0 || (s->o.tid && tid != s->o.tid))
-			continue;
-		ts = tstate(s, tid);
-		if (!ts)
-			continue;
-		ts->seen = true;
-		cpu = cpu_ns_of(s->pid, tid);
-		if (cpu == UINT64_MAX)
-			continue;
-		delta = ts->cpu_ns == UINT64_MAX ? 0 :
-			(int64_t)(cpu - ts->cpu_ns);
-		ts->cpu_ns = cpu;
-		if (s->o.wall) {
-			sample_thread(s, ts, (int64_t)(period * 1e9),
-				      delta <= 0);
-		} else if (delta > 0) {
-			sample_thread(s, ts, delta, false);
-		} else {
-			s->prof->q.idle_skipped++;
+		CPU_ZERO(&busy);
+		while ((de = readdir(d))) {
+			int tid = atoi(de->d_name);
+			struct tstate *ts;
+			uint64_t cpu;
+			int64_t delta;
+			void *p;
+
+			if (tid <= 0 || (s->o.tid && tid != s->o.tid))
+				continue;
+			ts = tstate(s, tid);
+			if (!ts)
+				continue;
+			ts->seen = true;
+			cpu = cpu_ns_of(s->pid, tid);
+			if (cpu == UINT64_MAX)
+				continue;
+			delta = ts->cpu_ns == UINT64_MAX ? 0 :
+				(int64_t)(cpu - ts->cpu_ns);
+			ts->cpu_ns = cpu;
+			if (!s->o.wall && delta <= 0) {
+				s->prof->q.idle_skipped++;
+				continue;
+			}
+			p = realloc(todo, (ntodo + 1) * sizeof(*todo));
+			if (!p)
+				break;
+			todo = p;
+			todo[ntodo].ts = ts;
+			todo[ntodo].cpu_ns = s->o.wall ? (int64_t)(period * 1e9) :
+					     delta;
+			todo[ntodo].idle = s->o.wall && delta <= 0;
+			ntodo++;
+			if (s->affinity) {
+				int c = cpu_of(s->pid, tid);
+
+				if (c >= 0 && c < CPU_SETSIZE)
+					CPU_SET(c, &busy);
+			}
 		}
+		if (s->affinity && ntodo)
+			avoid_cpus(s, &busy);
+		/* Thread records may move as new ones are added: all were
+		 * added above. */
+		for (size_t i = 0; i < ntodo; i++)
+			sample_thread(s, todo[i].ts, todo[i].cpu_ns,
+				      todo[i].idle);
+		free(todo);
 	}
 	closedir(d);
 	/* Forget threads that exited. */
@@ -721,6 +798,9 @@ struct lc_error *lc_sampler_create(int pid,
 		s->prof->start_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 	}
 	getrusage(RUSAGE_SELF, &s->ru0);
+	s->affinity = sched_getaffinity(0, sizeof(s->allowed), &s->allowed) == 0 &&
+		      CPU_COUNT(&s->allowed) > 1;
+	s->current = s->allowed;
 	*ret = s;
 	return NULL;
 }

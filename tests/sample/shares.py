@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""Read a pprof file luacore-sample wrote and compare its shares with
+what the sampled Lua script measured of itself.
+
+    shares.py MODE PROFILE.pb.gz SCRIPT_OUTPUT PROTO
+
+MODE is the workload (fixtures/scenarios/sample/MODE.lua):
+  split    hot_a, hot_b, hot_c: each function's share of CPU time (the
+           samples whose stack holds it) within a tolerance of 4 standard
+           deviations of a binomial share at the sample count, plus 3
+           points for what sampling cannot see (os.clock's own cost);
+  cfunc    "string.rep [C]" the same way, and its samples labelled
+           leaf=c;
+  gc       the samples labelled leaf=gc against the time the script spent
+           in collectgarbage("collect");
+  two_vms  two distinct vm labels, vm1_work only under one and vm2_work
+           only under the other.
+Prints the measured and expected shares; exit 0 if within tolerance."""
+import gzip
+import importlib.util
+import math
+import os
+import subprocess
+import sys
+from collections import defaultdict
+
+here = os.path.dirname(os.path.abspath(__file__))
+spec = importlib.util.spec_from_file_location(
+    "check_pprof", os.path.join(here, "..", "pprof", "check-pprof.py"))
+cp = importlib.util.module_from_spec(spec)
+sys.argv, argv = sys.argv[:1], sys.argv
+spec.loader.exec_module(cp)
+sys.argv = argv
+
+
+def decode(path, proto):
+    raw = gzip.open(path).read()
+    out = subprocess.run(
+        ["protoc", "--decode=perftools.profiles.Profile",
+         "-I", os.path.dirname(proto), os.path.basename(proto)],
+        input=raw, capture_output=True, check=True).stdout.decode()
+    return cp.parse_text(out)
+
+
+def samples(prof):
+    strings = prof["string_table"]
+    funcs = {cp.one(f, "id"): strings[cp.one(f, "name")]
+             for f in prof["function"]}
+    locs = {cp.one(l, "id"): [funcs[cp.one(ln, "function_id")]
+                              for ln in l["line"]]
+            for l in prof["location"]}
+    out = []
+    for s in prof["sample"]:
+        names = []
+        for lid in s["location_id"]:
+            names += locs[lid]
+        labels = {}
+        for lb in s.get("label", []):
+            key = strings[cp.one(lb, "key")]
+            if lb.get("str"):
+                labels[key] = strings[cp.one(lb, "str")]
+            else:
+                labels[key] = cp.one(lb, "num")
+        v = s["value"]
+        out.append({"names": names, "labels": labels, "count": v[0],
+                    "cpu": v[1] if len(v) > 1 else 0})
+    return out
+
+
+def truth(path):
+    t = {}
+    with open(path) as f:
+        for line in f:
+            p = line.rstrip("\n").split("\t")
+            if p[0] == "truth":
+                t[p[1]] = float(p[2])
+    return t
+
+
+def check_share(name, got, want, n):
+    sd = math.sqrt(max(want * (1 - want), 0.01) / max(n, 1))
+    tol = 4 * sd + 0.03
+    ok = abs(got - want) <= tol
+    print("%s %-16s profile %5.1f%%  script %5.1f%%  (tolerance %.1f points, %d samples)"
+          % ("ok  " if ok else "FAIL", name, 100 * got, 100 * want,
+             100 * tol, n))
+    return ok
+
+
+def main():
+    mode, path, out, proto = sys.argv[1:5]
+    ss = samples(decode(path, proto))
+    t = truth(out)
+    total = sum(s["cpu"] for s in ss)
+    n = sum(s["count"] for s in ss)
+    if not ss or total <= 0:
+        print("FAIL no samples")
+        return 1
+    ok = True
+
+    def share(pred):
+        return sum(s["cpu"] for s in ss if pred(s)) / total
+
+    if mode == "split":
+        for fn in ("hot_a", "hot_b", "hot_c"):
+            got = share(lambda s, fn=fn: any(x.startswith(fn + " (")
+                                             for x in s["names"]))
+            ok &= check_share(fn, got, t[fn] / t["total"], n)
+    elif mode == "cfunc":
+        got = share(lambda s: "string.rep [C]" in s["names"])
+        ok &= check_share("string.rep [C]", got,
+                          t["string.rep"] / t["total"], n)
+        leaf = share(lambda s: s["labels"].get("leaf") == "c" and
+                     "string.rep [C]" in s["names"])
+        ok &= check_share("leaf=c", leaf, t["string.rep"] / t["total"], n)
+    elif mode == "gc":
+        got = share(lambda s: s["labels"].get("leaf") == "gc")
+        ok &= check_share("leaf=gc", got, t["gc"] / t["total"], n)
+        named = share(lambda s: "[GC]" in s["names"])
+        ok &= check_share("[GC] frames", named, t["gc"] / t["total"], n)
+    elif mode == "two_vms":
+        by_vm = defaultdict(set)
+        for s in ss:
+            for fn in ("vm1_work", "vm2_work"):
+                if any(x.startswith(fn + " (") for x in s["names"]):
+                    by_vm[s["labels"].get("vm")].add(fn)
+        print("vms:", {k: sorted(v) for k, v in by_vm.items()})
+        vms = [k for k in by_vm if k]
+        good = (len(vms) == 2 and all(len(by_vm[k]) == 1 for k in vms)
+                and {next(iter(by_vm[k])) for k in vms} ==
+                {"vm1_work", "vm2_work"} and None not in by_vm)
+        print("%s two VMs, each function under its own" %
+              ("ok  " if good else "FAIL"))
+        ok &= good
+    else:
+        print("unknown mode", mode)
+        return 2
+    return 0 if ok else 1
+
+
+sys.exit(main())
