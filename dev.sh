@@ -16,11 +16,11 @@ sudo_cmd() {
 # fixtures (Debian's Lua builds with full debug info, Lua sources) and the
 # tests (gdb for gcore and the gdb commands, gdbserver for their remote
 # test, python3 to compare reports with ground truth, protoc to read the
-# sampler's pprof files).
+# sampler's pprof files, Chromium to test its SVG flame graphs).
 PACKAGES="autoconf automake libtool pkg-config gcc make
  libelf-dev libdw-dev zlib1g-dev check elfutils
  gdb gdbserver python3 python3-jsonschema dpkg-dev xz-utils
- protobuf-compiler
+ protobuf-compiler chromium chromium-driver
  lua5.1 lua5.3 lua5.4 liblua5.1-0-dev liblua5.3-dev liblua5.4-dev
  liblua5.1-0-dbg liblua5.3-0-dbg liblua5.4-0-dbg"
 

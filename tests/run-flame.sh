@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The speedscope JSON and the SVG flame graph of a synthetic profile with
+# known functions and weights (tests/flame/make-flame.c):
+#  - the JSON: speedscope's structure, one sampled profile per thread,
+#    stacks root first, the weight of every stack and function;
+#  - the SVG as a file: well-formed, self-contained, stacks merged by
+#    prefix with the right widths, titles and texts;
+#  - the SVG in a real browser, headless Chromium driven through
+#    chromedriver (W3C WebDriver): names drawn, hover, zoom, reset,
+#    search with the Search control and with Ctrl-F;
+#  - the same profile gives the same bytes twice.
+# Chromium and chromedriver are required (Debian: chromium,
+# chromium-driver); without them this fails, it does not skip.
+set -uo pipefail
+export PYTHONDONTWRITEBYTECODE=1	# nothing written into the sources
+top_srcdir=${top_srcdir:-.}
+top_builddir=${top_builddir:-.}
+mk=$top_builddir/tests/flame/make-flame
+here=$top_srcdir/tests/flame
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+status=0
+
+need() {	# VARIABLE CANDIDATES...: the first found, or fail
+	local var=$1 c tried=; shift
+	for c in "$@"; do
+		[ -n "$c" ] || continue
+		if type -P "$c" >/dev/null; then
+			printf -v "$var" '%s' "$(type -P "$c")"
+			return 0
+		fi
+		tried="$tried $c"
+	done
+	echo "FAIL: not found:$tried (Debian packages: chromium chromium-driver python3)"
+	exit 1
+}
+need python3 python3
+need chromium "${CHROMIUM:-}" chromium chromium-browser google-chrome
+need chromedriver "${CHROMEDRIVER:-}" chromedriver
+
+mkdir "$tmp/a" "$tmp/b"
+if ! "$mk" "$tmp/a" || ! "$mk" "$tmp/b"; then
+	echo "FAIL: $mk"
+	exit 1
+fi
+for f in cpu.json cpu.svg wall.json wall.svg; do
+	if cmp -s "$tmp/a/$f" "$tmp/b/$f"; then
+		echo "PASS $f: the same bytes twice"
+	else
+		echo "FAIL $f: differs between two runs"
+		status=1
+	fi
+done
+"$python3" "$here/check-speedscope.py" "$tmp/a" || status=1
+timeout 60 "$python3" "$here/check-svg.py" "$tmp/a" "$chromium" \
+	"$chromedriver" || status=1
+[ "$status" = 0 ] && echo "all passed" || echo "some failed"
+exit $status

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# luacore-sample on real programs under every Lua build:
+#  - shares: workloads that measure their own CPU split (fixtures/
+#    scenarios/sample/*.lua) are sampled into pprof files, decoded with
+#    protoc, and each function's share must match the script's own within
+#    a tolerance suited to the sample count (tests/sample/shares.py): the
+#    60/30/10 split, a C function hot spot (string.rep, leaf=c), the
+#    collector (leaf=gc), and a two-VM host (two separable vm labels);
+#  - the folded file of the same run names the hot functions;
+#  - SIGKILL of the sampler at random moments, many times: the program
+#    keeps running and finishes with its normal output; SIGINT: the same,
+#    and a valid profile is written;
+#  - ptrace refused: a clear message and exit status 2.
+set -uo pipefail
+top_srcdir=${top_srcdir:-.}
+top_builddir=${top_builddir:-.}
+out=$(cd "${LUACORE_MATRIX_DIR:-$top_builddir/fixtures/out}" && pwd)
+sample=$(cd "$top_builddir/src" && pwd)/luacore-sample
+scen=$(cd "$top_srcdir/fixtures/scenarios/sample" && pwd)
+proto=$(cd "$top_srcdir/tests/pprof" && pwd)/profile.proto
+shares=$(cd "$top_srcdir/tests/sample" && pwd)/shares.py
+export LC_TRUTH_LUA=$(cd "$top_srcdir/fixtures/lua" && pwd)/truth.lua
+export LC_SAMPLE_SECONDS=${LC_SAMPLE_SECONDS:-2}
+builds=${LC_SAMPLE_BUILDS:-"deb-5.1 deb-5.3 deb-5.4 src-5.2.4-O0 src-5.2.4-O2 src-5.4.7-O0 src-5.4.7-O2"}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+status=0
+
+command -v protoc >/dev/null || { echo "FAIL: protoc is missing (apt-get install protobuf-compiler)"; exit 1; }
+
+for b in $builds; do
+	for m in split cfunc gc two_vms; do
+		d=$tmp/$b-$m
+		rc=0
+		"$sample" -q -r 250 -o "$d.pb.gz" -- "$out/$b/lchost" "$scen/$m.lua" \
+			>"$d.out" 2>"$d.err" || rc=$?
+		if [ "$rc" != 0 ] || ! grep -q "^$m done" "$d.out" &&
+			[ "$m" != two_vms -o "$rc" != 0 ]; then
+			echo "FAIL $b $m: exit $rc: $(tail -3 "$d.err")"
+			status=1
+			continue
+		fi
+		if res=$(python3 "$shares" "$m" "$d.pb.gz" "$d.out" "$proto" 2>&1); then
+			echo "PASS $b $m"
+		else
+			echo "FAIL $b $m"
+			status=1
+		fi
+		echo "$res" | sed 's/^/    /'
+		grep 'target stopped' "$d.err" | sed 's/^/    /'
+	done
+done
+
+# Folded output of a run names the hot functions with their file.
+"$sample" -q -r 250 -o "$tmp/split.folded" -- "$out/deb-5.4/lchost" "$scen/split.lua" >/dev/null 2>&1
+for fn in hot_a hot_b hot_c; do
+	if grep -q ";$fn ($scen/split.lua:[0-9]*);" "$tmp/split.folded"; then
+		echo "PASS folded names $fn"
+	else
+		echo "FAIL folded: no $fn"; status=1
+	fi
+done
+
+# Killed at random moments: the program must go on and end normally.
+export LC_SAMPLE_SECONDS=1
+bad=0
+for i in $(seq 20); do
+	"$out/deb-5.4/lchost" "$scen/split.lua" >"$tmp/prog.out" 2>&1 &
+	prog=$!
+	sleep 0.1
+	"$sample" -q -r 1000 -p "$prog" -o "$tmp/k.folded" >/dev/null 2>&1 &
+	sp=$!
+	sleep "0.$((RANDOM % 8))$((RANDOM % 10))"
+	kill -KILL "$sp" 2>/dev/null
+	wait "$sp" 2>/dev/null
+	rc=0
+	wait "$prog" || rc=$?
+	if [ "$rc" != 0 ] || ! grep -q '^split done' "$tmp/prog.out"; then
+		bad=$((bad + 1))
+		echo "  run $i: program exit $rc: $(tail -2 "$tmp/prog.out")"
+	fi
+done
+if [ "$bad" = 0 ]; then echo "PASS 20 SIGKILLs of the sampler: the program always finished normally"
+else echo "FAIL $bad of 20 SIGKILL runs"; status=1; fi
+
+bad=0
+for i in $(seq 10); do
+	"$out/deb-5.4/lchost" "$scen/split.lua" >"$tmp/prog.out" 2>&1 &
+	prog=$!
+	sleep 0.1
+	rm -f "$tmp/i.pb.gz"
+	"$sample" -q -r 1000 -p "$prog" -o "$tmp/i.pb.gz" >/dev/null 2>"$tmp/i.err" &
+	sp=$!
+	sleep "0.$((RANDOM % 5 + 2))$((RANDOM % 10))"
+	kill -INT "$sp" 2>/dev/null
+	src=0
+	wait "$sp" || src=$?
+	rc=0
+	wait "$prog" || rc=$?
+	if [ "$rc" != 0 ] || ! grep -q '^split done' "$tmp/prog.out"; then
+		bad=$((bad + 1)); echo "  run $i: program exit $rc"
+	elif [ "$src" -gt 1 ] || ! gzip -dc "$tmp/i.pb.gz" |
+		protoc --decode=perftools.profiles.Profile -I "$(dirname "$proto")" profile.proto >/dev/null 2>&1; then
+		bad=$((bad + 1)); echo "  run $i: sampler exit $src, no valid profile: $(tail -1 "$tmp/i.err")"
+	fi
+done
+if [ "$bad" = 0 ]; then echo "PASS 10 SIGINTs of the sampler: a valid pprof each time, the program finished normally"
+else echo "FAIL $bad of 10 SIGINT runs"; status=1; fi
+
+# ptrace refused.
+"$out/deb-5.4/lchost" "$scen/split.lua" >/dev/null 2>&1 &
+prog=$!
+sleep 0.1
+rc=0
+setpriv --reuid=65534 --regid=65534 --clear-groups "$sample" -p "$prog" -d 1 \
+	-o /dev/null 2>"$tmp/err" || rc=$?
+cat "$tmp/err"
+if [ "$rc" = 2 ] && grep -q "cannot attach to process $prog: Operation not permitted" "$tmp/err"; then
+	echo "PASS ptrace refused: exit status 2 and the reason"
+else
+	echo "FAIL ptrace refused: exit $rc"; status=1
+fi
+wait "$prog"
+exit "$status"
