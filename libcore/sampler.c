@@ -351,12 +351,20 @@ static const char *base_name(const char *p)
 	return s ? s + 1 : p;
 }
 
+/* The collector's entry points: a stack through one of them is doing
+ * collection work (allocation alone goes through lgc.c too, in
+ * luaC_link or luaC_newobj, and is not). */
 static bool is_gc_frame(const struct lc_frame *f)
 {
-	const char *b = base_name(f->file);
+	static const char *const entry[] = {
+		"luaC_step", "luaC_fullgc", "luaC_runtilstate",
+		"luaC_freeallobjects", "luaC_checkGC",
+	};
 
-	return (f->function && strncmp(f->function, "luaC_", 5) == 0) ||
-	       (b && strcmp(b, "lgc.c") == 0);
+	for (size_t i = 0; f->function && i < LC_ARRAY_SIZE(entry); i++)
+		if (strcmp(f->function, entry[i]) == 0)
+			return true;
+	return false;
 }
 
 /* Frames of the report's thread, root first into the profile. */
