@@ -31,31 +31,37 @@ median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 sub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.6f\n", a - b }'; }
 calc() { awk "BEGIN { printf \"%.6f\", $1 }"; }
 
-run_alone() { local t0; t0=$(now); "$host" "$scen/calls.lua" >/dev/null; sub "$(now)" "$t0"; }
-run_hook() { local t0; t0=$(now); LC_HOOK=1 "$host" "$scen/calls.lua" >/dev/null; sub "$(now)" "$t0"; }
-run_sampled() {	# RATE
+FIB=${FIB:-35}		# the sampled runs: long enough that start-up is noise
+HOOK_FIB=${HOOK_FIB:-27}	# the hook profiler is ~100x slower: less work
+
+run() {	# [ENV=V...] -- CMD...: wall seconds
 	local t0; t0=$(now)
-	"$sample" -q -r "$1" -o "$tmp/o.folded" -- "$host" "$scen/calls.lua" >/dev/null 2>"$tmp/q.$1"
+	env "$@" >/dev/null 2>>"$tmp/stderr"
 	sub "$(now)" "$t0"
 }
 
-echo "== overhead: fib(30) x3, $REPS runs each, interleaved, median wall time ($build)"
+echo "== overhead: fib($FIB) x3 alone and sampled; fib($HOOK_FIB) x3 alone and hooked; $REPS runs each, interleaved, median wall time ($build)"
 for i in $(seq "$REPS"); do
-	run_alone >>"$tmp/alone"
-	run_sampled 100 >>"$tmp/s100"
-	run_sampled 1000 >>"$tmp/s1000"
-	run_hook >>"$tmp/hook"
+	run LC_FIB="$FIB" "$host" "$scen/calls.lua" >>"$tmp/alone"
+	run LC_FIB="$FIB" "$sample" -q -r 100 -o "$tmp/o.folded" -- "$host" "$scen/calls.lua" >>"$tmp/s100"
+	run LC_FIB="$FIB" "$sample" -q -r 1000 -o "$tmp/o.folded" -- "$host" "$scen/calls.lua" >>"$tmp/s1000"
+	run LC_FIB="$HOOK_FIB" "$host" "$scen/calls.lua" >>"$tmp/alone_small"
+	run LC_FIB="$HOOK_FIB" LC_HOOK=1 "$host" "$scen/calls.lua" >>"$tmp/hook"
 done
-a=$(median <"$tmp/alone")
-for k in alone s100 s1000 hook; do
-	m=$(median <"$tmp/$k")
-	printf "  %-28s %7.3f s  x%.3f  (%+.1f%%)\n" \
-		"$(case $k in alone) echo alone ;; s100) echo 'luacore-sample 100 Hz' ;;
-		   s1000) echo 'luacore-sample 1000 Hz' ;; hook) echo 'debug.sethook call/return' ;; esac)" \
-		"$m" "$(calc "$m / $a")" "$(calc "($m / $a - 1) * 100")"
-done
-echo "  sampler at 1000 Hz on the last run:"
-sed 's/^/    /' "$tmp/q.1000"
+row() {	# NAME FILE BASEFILE
+	local m a
+	m=$(median <"$2")
+	a=$(median <"$3")
+	printf "  %-34s %7.3f s  x%.3f  (%+.1f%%)\n" "$1" "$m" "$(calc "$m / $a")" \
+		"$(calc "($m / $a - 1) * 100")"
+}
+row "alone, fib($FIB)" "$tmp/alone" "$tmp/alone"
+row "luacore-sample 100 Hz" "$tmp/s100" "$tmp/alone"
+row "luacore-sample 1000 Hz" "$tmp/s1000" "$tmp/alone"
+row "alone, fib($HOOK_FIB)" "$tmp/alone_small" "$tmp/alone_small"
+row "debug.sethook call/return" "$tmp/hook" "$tmp/alone_small"
+echo "  (sampled runs include the sampler's start-up: reading modules and"
+echo "  debug info before the first sample)"
 
 echo "== accuracy: the 60/30/10 split, 1000 Hz for 10 s"
 LC_SAMPLE_SECONDS=10 "$sample" -q -r 1000 -o "$tmp/split.pb.gz" -- "$host" "$scen/split.lua" \
@@ -68,9 +74,10 @@ echo "== accuracy: busy 1 ms every 10 ms, --wall at 1000 Hz for 10 s"
 LC_SAMPLE_SECONDS=10 "$sample" -q --wall -r 1000 -o "$tmp/per.folded" -- "$host" "$scen/periodic.lua" \
 	>"$tmp/per.out" 2>"$tmp/per.err"
 busy=$(awk -F'\t' '$1 == "truth" && $2 == "busy" { print $3 }' "$tmp/per.out")
-awk -v busy="$busy" -v secs=10 '
-	{ w = $NF; t += w; if ($0 !~ /\[idle\]/) b += w; if ($0 ~ /busy_1ms/) f += w }
-	END { printf "  busy share: profile %.1f%% (busy_1ms %.1f%%), script %.1f%% of wall time, %d samples\n",
+secs=$(awk '/^luacore-sample: [0-9.]* s,/ { print $2 }' "$tmp/per.err")
+awk -v busy="$busy" -v secs="$secs" '
+	{ w = $NF; t += w; if ($0 !~ /\[idle\]/) b += w; if ($0 ~ /busy_1ms/ && $0 !~ /\[idle\]/) f += w }
+	END { printf "  busy share: profile %.1f%% (busy_1ms %.1f%%), script %.1f%% of the run, %d samples\n",
 		100 * b / t, 100 * f / t, 100 * busy / secs, t }' "$tmp/per.folded"
 sed 's/^/    /' "$tmp/per.err"
 

@@ -55,6 +55,11 @@ struct tstate {
 	uint64_t hot[HOT_PAGES];	/* pages to copy next time */
 	size_t nhot;
 	char *name;
+	/* The last stack seen (root last, no synthetic leaf), for idle
+	 * samples of --wall that do not stop a sleeping thread. */
+	uint32_t *last;
+	size_t nlast;
+	uint64_t last_vm, last_co;
 };
 
 struct lc_sampler {
@@ -368,8 +373,12 @@ static bool is_gc_frame(const struct lc_frame *f)
 }
 
 /* Frames of the report's thread, root first into the profile. */
-static void add_sample(struct lc_sampler *s, const struct lc_thread *th,
-		       const char *name, int64_t cpu_ns, bool idle)
+static void add_stack(struct lc_sampler *s, struct tstate *ts,
+		      const uint32_t *frames, size_t nframes, int64_t cpu_ns,
+		      uint64_t vm, uint64_t coroutine, enum lc_prof_kind leaf);
+
+static void add_sample(struct lc_sampler *s, struct tstate *ts,
+		       const struct lc_thread *th, int64_t cpu_ns, bool idle)
 {
 	struct lc_profile *p = s->prof;
 	uint32_t *locs = calloc(th->nframes + 2, sizeof(*locs));
@@ -425,33 +434,59 @@ static void add_sample(struct lc_sampler *s, const struct lc_thread *th,
 		leaf = LC_PROF_GC;
 	if (idle)
 		leaf = LC_PROF_IDLE;
-	/* A synthetic leaf names what the thread was doing when it is not
-	 * a frame of its own: the collector, or idleness (--wall). */
+	/* Remember it for the idle samples of --wall. */
+	free(ts->last);
+	ts->last = malloc((n ? n : 1) * sizeof(*locs));
+	ts->nlast = 0;
+	if (ts->last) {
+		memcpy(ts->last, locs, n * sizeof(*locs));
+		ts->nlast = n;
+	}
+	ts->last_vm = th->vm;
+	ts->last_co = coroutine;
+	add_stack(s, ts, locs, n, cpu_ns, th->vm, coroutine, leaf);
+	free(locs);
+}
+
+/* Add a stack (leaf first) with a synthetic leaf frame for what the
+ * thread was doing when it is not a frame of its own: the collector,
+ * or idleness (--wall). */
+static void add_stack(struct lc_sampler *s, struct tstate *ts,
+		      const uint32_t *frames, size_t nframes, int64_t cpu_ns,
+		      uint64_t vm, uint64_t coroutine, enum lc_prof_kind leaf)
+{
+	struct lc_profile *p = s->prof;
+	uint32_t *locs = malloc((nframes + 1) * sizeof(*locs));
+	size_t n = 0;
+
+	if (!locs)
+		return;
 	if (leaf == LC_PROF_GC || leaf == LC_PROF_IDLE) {
 		uint32_t fn = lc_profile_func(p, leaf == LC_PROF_GC ? "[GC]" :
 					      "[idle]", NULL, 0, leaf);
 
-		if (fn != UINT32_MAX) {
-			memmove(locs + 1, locs, n * sizeof(*locs));
-			locs[0] = lc_profile_loc(p, fn, 0, 0);
-			n++;
-		}
+		if (fn != UINT32_MAX)
+			locs[n++] = lc_profile_loc(p, fn, 0, 0);
 	}
-	lc_profile_add(p, locs, n, cpu_ns, th->tid, name, th->vm, coroutine,
+	memcpy(locs + n, frames, nframes * sizeof(*locs));
+	n += nframes;
+	lc_profile_add(p, locs, n, cpu_ns, ts->tid, ts->name, vm, coroutine,
 		       leaf);
 	free(locs);
 }
 
 /* ---- ticks ---- */
 
-/* The CPU a thread last ran on (field 39 of its stat), or -1. */
-static int cpu_of(int pid, int tid)
+/* The CPU a thread last ran on (field 39 of its stat), or -1; *state
+ * gets its state letter (R running, S sleeping...), '?' if unknown. */
+static int stat_of(int pid, int tid, char *state)
 {
 	char path[80], buf[1024], *p;
 	int cpu = -1;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+	*state = '?';
 	f = fopen(path, "r");
 	if (!f)
 		return -1;
@@ -461,7 +496,9 @@ static int cpu_of(int pid, int tid)
 
 		for (char *tok = strtok(p + 1, " "); tok;
 		     tok = strtok(NULL, " ")) {
-			if (++field == 39) {
+			if (++field == 3)
+				*state = tok[0];
+			if (field == 39) {
 				cpu = atoi(tok);
 				break;
 			}
@@ -647,7 +684,7 @@ static void sample_thread(struct lc_sampler *s, struct tstate *ts,
 			else if (s->cur.live_reads)
 				s->prof->q.lost_inconsistent++;
 		}
-		add_sample(s, &r->threads[0], ts->name, cpu_ns, idle);
+		add_sample(s, ts, &r->threads[0], cpu_ns, idle);
 		s->prof->q.taken++;
 	}
 	lc_report_destroy(r);
@@ -678,10 +715,11 @@ int lc_sampler_tick(struct lc_sampler *s)
 
 		CPU_ZERO(&busy);
 		while ((de = readdir(d))) {
-			int tid = atoi(de->d_name);
+			int tid = atoi(de->d_name), c;
 			struct tstate *ts;
 			uint64_t cpu;
 			int64_t delta;
+			char state;
 			void *p;
 
 			if (tid <= 0 || (s->o.tid && tid != s->o.tid))
@@ -700,6 +738,17 @@ int lc_sampler_tick(struct lc_sampler *s)
 				s->prof->q.idle_skipped++;
 				continue;
 			}
+			c = stat_of(s->pid, tid, &state);
+			if (s->o.wall && state != 'R' && ts->last) {
+				/* Asleep: its stack is the one it went to sleep
+				 * with; stopping it would wake it. */
+				s->prof->q.attempted++;
+				s->prof->q.taken++;
+				add_stack(s, ts, ts->last, ts->nlast,
+					  (int64_t)(period * 1e9), ts->last_vm,
+					  ts->last_co, LC_PROF_IDLE);
+				continue;
+			}
 			p = realloc(todo, (ntodo + 1) * sizeof(*todo));
 			if (!p)
 				break;
@@ -707,14 +756,10 @@ int lc_sampler_tick(struct lc_sampler *s)
 			todo[ntodo].ts = ts;
 			todo[ntodo].cpu_ns = s->o.wall ? (int64_t)(period * 1e9) :
 					     delta;
-			todo[ntodo].idle = s->o.wall && delta <= 0;
+			todo[ntodo].idle = s->o.wall && state != 'R';
 			ntodo++;
-			if (s->affinity) {
-				int c = cpu_of(s->pid, tid);
-
-				if (c >= 0 && c < CPU_SETSIZE)
-					CPU_SET(c, &busy);
-			}
+			if (s->affinity && c >= 0 && c < CPU_SETSIZE)
+				CPU_SET(c, &busy);
 		}
 		if (s->affinity && ntodo)
 			avoid_cpus(s, &busy);
@@ -730,6 +775,7 @@ int lc_sampler_tick(struct lc_sampler *s)
 	for (size_t i = 0; i < s->nts;) {
 		if (!s->ts[i].seen) {
 			free(s->ts[i].name);
+			free(s->ts[i].last);
 			s->ts[i] = s->ts[--s->nts];
 		} else {
 			i++;
@@ -862,8 +908,10 @@ void lc_sampler_destroy(struct lc_sampler *s)
 		return;
 	lc_lua_ctx_destroy(s->ctx);
 	lc_target_destroy(s->t);
-	for (size_t i = 0; i < s->nts; i++)
+	for (size_t i = 0; i < s->nts; i++) {
 		free(s->ts[i].name);
+		free(s->ts[i].last);
+	}
 	free(s->ts);
 	free(s->cur.pages);
 	free(s->stops);
