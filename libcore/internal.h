@@ -125,6 +125,7 @@ struct lc_target {
 	struct lc_error *layout_err;	/* why no layout */
 	bool layout_tried;
 
+	void *pc_cache;		/* unwind.c: DWARF facts per pc */
 	/* Other ELF handles this target opened for callback modules. */
 	Elf **extra_elfs;
 	int *extra_fds;

@@ -566,9 +566,13 @@ static struct tstate *tstate(struct lc_sampler *s, int tid)
 
 static void hot_add(struct tstate *ts, uint64_t addr, uint64_t len)
 {
-	if (!addr || len > 64 * PAGE)
+	uint64_t end = addr + len;
+
+	/* Addresses come from the target: garbage wraps around. */
+	if (!addr || len > 64 * PAGE || end < addr)
 		return;
-	for (uint64_t pa = addr & ~(PAGE - 1); pa < addr + len; pa += PAGE) {
+	for (uint64_t pa = addr & ~(PAGE - 1); pa < end && pa >= (addr & ~(PAGE - 1));
+	     pa += PAGE) {
 		size_t i;
 
 		for (i = 0; i < ts->nhot; i++)

@@ -17,6 +17,7 @@
 
 #include "internal.h"
 #include "layout.h"
+#include "unwind.h"
 
 static char *debuginfo_path;
 
@@ -797,6 +798,7 @@ void lc_target_destroy(struct lc_target *t)
 	free(t->regions);
 	lc_layout_destroy(t->layout);
 	lc_error_destroy(t->layout_err);
+	lc_unwind_cache_free(t);
 	if (t->dwfl)
 		dwfl_end(t->dwfl);
 	if (t->core_elf)

@@ -285,26 +285,113 @@ static void add_cand(struct lc_native_frame *f, uint64_t v)
 	f->cands[f->ncands++] = v;
 }
 
-/* Look in the frame's DWARF scopes for variables of type lua_State *. */
-static void dwarf_states(struct lc_target *t, struct lc_lua_ctx *ctx,
-			 struct lc_native_frame *f, uint64_t cfa,
-			 Dwfl_Module *mod, Dwarf_Addr pc_adj)
+/* What a pc's DWARF says, kept per target: symbolizing and looking up
+ * variables walk DIE trees, and a sampler meets the same pcs again and
+ * again.  Open addressing on the module-relative pc. */
+#define PC_CACHE_SIZE	8192	/* entries; a full cache is not grown */
+
+struct var_loc {
+	Dwarf_Op *ops;		/* owned by libdw, valid while the module is */
+	size_t nops;
+	bool is_L;		/* a formal parameter named L */
+};
+
+struct pc_entry {
+	uint64_t pc;		/* adjusted pc; 0: free */
+	/* symbolize() */
+	Dwfl_Module *mod;
+	char *function, *module, *file;
+	uint64_t func_start;
+	int line;
+	struct lc_inline *inl;
+	size_t ninl;
+	/* dwarf_states() */
+	bool vars_done;
+	struct var_loc *vars;
+	size_t nvars;
+	Dwarf_Die func;		/* for DW_AT_frame_base */
+	bool have_func;
+	Dwarf_Addr bias;
+};
+
+struct pc_cache {
+	struct pc_entry e[PC_CACHE_SIZE];
+	size_t n;
+};
+
+static struct pc_entry *pc_lookup(struct lc_target *t, uint64_t pc, bool add)
+{
+	struct pc_cache *c = t->pc_cache;
+	size_t i;
+
+	if (!c) {
+		if (!add)
+			return NULL;
+		c = t->pc_cache = calloc(1, sizeof(*c));
+		if (!c)
+			return NULL;
+	}
+	for (size_t k = 0; k < PC_CACHE_SIZE; k++) {
+		i = (size_t)((pc * 0x9e3779b97f4a7c15ull) >> 51) + k;
+		i %= PC_CACHE_SIZE;
+		if (c->e[i].pc == pc)
+			return &c->e[i];
+		if (c->e[i].pc == 0) {
+			if (!add || c->n >= PC_CACHE_SIZE / 2)
+				return NULL;
+			c->e[i].pc = pc;
+			c->n++;
+			return &c->e[i];
+		}
+	}
+	return NULL;
+}
+
+void lc_unwind_cache_free(struct lc_target *t)
+{
+	struct pc_cache *c = t->pc_cache;
+
+	if (!c)
+		return;
+	for (size_t i = 0; i < PC_CACHE_SIZE; i++) {
+		struct pc_entry *e = &c->e[i];
+
+		if (!e->pc)
+			continue;
+		free(e->function);
+		free(e->module);
+		free(e->file);
+		for (size_t j = 0; j < e->ninl; j++) {
+			free(e->inl[j].function);
+			free(e->inl[j].file);
+		}
+		free(e->inl);
+		free(e->vars);
+	}
+	free(c);
+	t->pc_cache = NULL;
+}
+
+/* The lua_State * variables in scope at pc_adj: their locations. */
+static void find_vars(struct pc_entry *e, Dwfl_Module *mod, Dwarf_Addr pc_adj)
 {
 	Dwarf_Addr bias;
 	Dwarf_Die *cu = dwfl_module_addrdie(mod, pc_adj, &bias);
 	Dwarf_Die *scopes = NULL;
 	int n;
 
+	e->vars_done = true;
 	if (!cu)
 		return;
+	e->bias = bias;
 	n = dwarf_getscopes(cu, pc_adj - bias, &scopes);
 	if (n <= 0)
 		return;
 	/* The outermost function scope holds DW_AT_frame_base. */
-	Dwarf_Die *func = NULL;
 	for (int i = 0; i < n; i++)
 		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram) {
-			func = &scopes[i];
+			e->func = scopes[i];
+			e->have_func = true;
 			break;
 		}
 	for (int i = 0; i < n && i < 8; i++) {
@@ -318,9 +405,8 @@ static void dwarf_states(struct lc_target *t, struct lc_lua_ctx *ctx,
 			Dwarf_Attribute attr;
 			Dwarf_Op *ops;
 			size_t nops;
-			uint64_t v;
-			struct lc_lstate st;
 			const char *name;
+			struct var_loc *p;
 
 			if (tag != DW_TAG_formal_parameter &&
 			    tag != DW_TAG_variable)
@@ -330,22 +416,52 @@ static void dwarf_states(struct lc_target *t, struct lc_lua_ctx *ctx,
 			    dwarf_getlocation_addr(&attr, pc_adj - bias, &ops,
 						   &nops, 1) != 1)
 				continue;
-			struct eval_env env = {
-				.t = t, .f = f, .cfa = cfa, .func = func,
-				.pc = pc_adj - bias, .bias = bias,
-			};
-			if (eval_expr(&env, ops, nops, false, &v) < 0)
-				continue;
-			if (!ctx || lc_lua_state_read(ctx, v, &st) < 0)
-				continue;
+			p = realloc(e->vars, (e->nvars + 1) * sizeof(*p));
+			if (!p)
+				break;
+			e->vars = p;
 			name = dwarf_diename(&child);
-			if (name && strcmp(name, "L") == 0 &&
-			    tag == DW_TAG_formal_parameter && !f->L)
-				f->L = v;
-			add_cand(f, v);
+			p[e->nvars].ops = ops;
+			p[e->nvars].nops = nops;
+			p[e->nvars].is_L = name && strcmp(name, "L") == 0 &&
+					   tag == DW_TAG_formal_parameter;
+			e->nvars++;
 		} while (dwarf_siblingof(&child, &child) == 0 && ++count < 4096);
 	}
 	free(scopes);
+}
+
+/* Look in the frame's DWARF scopes for variables of type lua_State *. */
+static void dwarf_states(struct lc_target *t, struct lc_lua_ctx *ctx,
+			 struct lc_native_frame *f, uint64_t cfa,
+			 Dwfl_Module *mod, Dwarf_Addr pc_adj)
+{
+	struct pc_entry local = { 0 }, *e = pc_lookup(t, pc_adj, true);
+
+	if (!e)
+		e = &local;
+	if (!e->vars_done)
+		find_vars(e, mod, pc_adj);
+	for (size_t i = 0; i < e->nvars; i++) {
+		struct lc_lstate st;
+		uint64_t v;
+		struct eval_env env = {
+			.t = t, .f = f, .cfa = cfa,
+			.func = e->have_func ? &e->func : NULL,
+			.pc = pc_adj - e->bias, .bias = e->bias,
+		};
+
+		if (eval_expr(&env, e->vars[i].ops, e->vars[i].nops, false,
+			      &v) < 0)
+			continue;
+		if (!ctx || lc_lua_state_read(ctx, v, &st) < 0)
+			continue;
+		if (e->vars[i].is_L && !f->L)
+			f->L = v;
+		add_cand(f, v);
+	}
+	if (e == &local)
+		free(local.vars);
 }
 
 /* Registers and stack words of the frame that validate as lua_States. */
@@ -464,8 +580,53 @@ static void expand_inlines(Dwfl_Module *mod, struct lc_native_frame *f,
 	free(scopes);
 }
 
-static void symbolize(Dwfl *dwfl, struct lc_native_frame *f, Dwarf_Addr pc_adj,
-		      Dwfl_Module **modp)
+static void symbolize_dwfl(Dwfl *dwfl, struct lc_native_frame *f,
+			   Dwarf_Addr pc_adj, Dwfl_Module **modp);
+
+static struct lc_inline *inl_dup(const struct lc_inline *inl, size_t n)
+{
+	struct lc_inline *p = calloc(n ? n : 1, sizeof(*p));
+
+	for (size_t i = 0; p && i < n; i++) {
+		p[i].function = lc_strdup_or_null(inl[i].function);
+		p[i].file = lc_strdup_or_null(inl[i].file);
+		p[i].line = inl[i].line;
+	}
+	return p;
+}
+
+/* symbolize_dwfl, through the target's pc cache. */
+static void symbolize(struct lc_target *t, struct lc_native_frame *f,
+		      Dwarf_Addr pc_adj, Dwfl_Module **modp)
+{
+	struct pc_entry *e = pc_lookup(t, pc_adj, true);
+
+	if (e && e->mod) {
+		*modp = e->mod;
+		f->function = lc_strdup_or_null(e->function);
+		f->module = lc_strdup_or_null(e->module);
+		f->file = lc_strdup_or_null(e->file);
+		f->func_start = e->func_start;
+		f->line = e->line;
+		if (e->ninl && (f->inl = inl_dup(e->inl, e->ninl)))
+			f->ninl = e->ninl;
+		return;
+	}
+	symbolize_dwfl(t->dwfl, f, pc_adj, modp);
+	if (e && *modp) {
+		e->mod = *modp;
+		e->function = lc_strdup_or_null(f->function);
+		e->module = lc_strdup_or_null(f->module);
+		e->file = lc_strdup_or_null(f->file);
+		e->func_start = f->func_start;
+		e->line = f->line;
+		if (f->ninl && (e->inl = inl_dup(f->inl, f->ninl)))
+			e->ninl = f->ninl;
+	}
+}
+
+static void symbolize_dwfl(Dwfl *dwfl, struct lc_native_frame *f,
+			   Dwarf_Addr pc_adj, Dwfl_Module **modp)
 {
 	Dwfl_Module *mod = dwfl_addrmodule(dwfl, pc_adj);
 	GElf_Off off;
@@ -546,7 +707,7 @@ struct lc_error *lc_unwind_thread(struct lc_target *t, struct lc_lua_ctx *ctx,
 			caller_sp = c.frames[i + 1].regs[LC_REG_SP];
 		mod = NULL;
 		if (t->dwfl)
-			symbolize(t->dwfl, f, pc_adj, &mod);
+			symbolize(t, f, pc_adj, &mod);
 		if (!ctx)
 			continue;
 		/* On x86_64 a frame's CFA is its caller's stack pointer. */

@@ -47,5 +47,7 @@ struct lc_error *lc_unwind_thread(struct lc_target *t, struct lc_lua_ctx *ctx,
 				  struct lc_native_frame **ret, size_t *nret,
 				  bool *partial, char **why);
 void lc_native_frames_free(struct lc_native_frame *f, size_t n);
+/* Free the target's cache of what DWARF says per pc. */
+void lc_unwind_cache_free(struct lc_target *t);
 
 #endif /* LC_UNWIND_H */
