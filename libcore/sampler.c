@@ -785,6 +785,14 @@ int lc_sampler_tick(struct lc_sampler *s)
 			i++;
 		}
 	}
+	/* Gone, or a zombie its parent has not reaped yet. */
+	{
+		char state;
+
+		stat_of(s->pid, s->pid, &state);
+		if (state == 'Z' || state == 'X' || state == '?')
+			return -1;
+	}
 	return kill(s->pid, 0) == 0 || errno == EPERM ? 0 : -1;
 }
 

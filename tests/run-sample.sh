@@ -61,6 +61,29 @@ for fn in hot_a hot_b hot_c; do
 	fi
 done
 
+# Filters, on one running two-VM program: --thread the worker's tid,
+# then --vm the worker VM's global_State (from a first profile's labels).
+LC_SAMPLE_SECONDS=30 "$out/deb-5.4/lchost" "$scen/two_vms.lua" >/dev/null 2>&1 &
+prog=$!
+sleep 0.5
+worker=$(ls "/proc/$prog/task" | grep -v "^$prog\$" | head -1)
+"$sample" -q -r 250 -d 1 -p "$prog" -o "$tmp/all.pb.gz" 2>/dev/null
+"$sample" -q -r 250 -d 1 -p "$prog" --thread "$worker" -o "$tmp/thr.folded" 2>/dev/null
+vm2=$(python3 "$shares" two_vms "$tmp/all.pb.gz" /dev/null "$proto" |
+	sed -n "s/^vms: .*'\(0x[0-9a-f]*\)': \['vm2_work'\].*/\1/p")
+"$sample" -q -r 250 -d 1 -p "$prog" --vm "${vm2:-0x1}" -o "$tmp/vm.folded" 2>/dev/null
+kill "$prog" 2>/dev/null; wait "$prog" 2>/dev/null
+if grep -q "vm2_work" "$tmp/thr.folded" && ! grep -q "vm1_work" "$tmp/thr.folded"; then
+	echo "PASS --thread $worker: only the worker's vm2_work"
+else
+	echo "FAIL --thread $worker: $(cut -c1-200 "$tmp/thr.folded" | head -3)"; status=1
+fi
+if [ -n "$vm2" ] && grep -q "vm2_work" "$tmp/vm.folded" && ! grep -q "vm1_work" "$tmp/vm.folded"; then
+	echo "PASS --vm $vm2: only that VM's vm2_work"
+else
+	echo "FAIL --vm ${vm2:-?}: $(cut -c1-200 "$tmp/vm.folded" | head -3)"; status=1
+fi
+
 # Killed at random moments: the program must go on and end normally.
 export LC_SAMPLE_SECONDS=1
 bad=0
