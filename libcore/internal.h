@@ -159,6 +159,10 @@ struct lc_error *lc_live_refused(int pid, int err);
 /* Threads held stopped, for lc_live_release_all. */
 void lc_live_hold(int tid, int sig);
 void lc_live_unhold(int tid);
+/* Wait for tid's stop after PTRACE_INTERRUPT: 0, with *sig the signal
+ * that stopped it first if one did (to hand back on detach); -1 if the
+ * thread is gone. */
+int lc_live_wait_stop(int tid, int *sig);
 /* /proc/PID/task/TID/comm, malloc'd, or NULL. */
 char *lc_live_comm(int pid, int tid);
 

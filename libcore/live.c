@@ -191,18 +191,13 @@ char *lc_live_comm(int pid, int tid)
 	return strdup(buf);
 }
 
-/* Wait for tid's stop after PTRACE_INTERRUPT.  A signal-delivery stop
- * counts too (the thread is stopped); its signal is kept for detach.
- * Returns -1 if the thread is gone. */
-static int wait_stopped(int tid, int *sig)
+int lc_live_wait_stop(int tid, int *sig)
 {
 	int status;
 
 	*sig = 0;
-	for (int guard = 0; guard < 64; guard++) {
-		pid_t r = waitpid(tid, &status, __WALL);
-
-		if (r < 0) {
+	for (;;) {
+		if (waitpid(tid, &status, __WALL) < 0) {
 			if (errno == EINTR)
 				continue;
 			return -1;
@@ -211,21 +206,14 @@ static int wait_stopped(int tid, int *sig)
 			return -1;
 		if (!WIFSTOPPED(status))
 			continue;
-		if ((status >> 16) == PTRACE_EVENT_STOP) {
-			/* Interrupt stop, or a group-stop (SIGSTOP etc.
-			 * from elsewhere): stopped either way. */
-			return 0;
-		}
-		if (WSTOPSIG(status) != SIGTRAP) {
+		/* An interrupt stop or a group-stop (SIGSTOP from
+		 * elsewhere) is an event stop; anything else is a signal
+		 * that arrived first, the program's own: hand it back on
+		 * detach, never swallow it. */
+		if ((status >> 16) != PTRACE_EVENT_STOP)
 			*sig = WSTOPSIG(status);
-			return 0;
-		}
-		/* A trap of ours? Not asked for: keep waiting for the
-		 * interrupt stop. */
-		if (ptrace(PTRACE_CONT, tid, NULL, NULL) < 0)
-			return -1;
+		return 0;
 	}
-	return -1;
 }
 
 static struct lc_error *seize_all(struct lc_target *t)
@@ -261,7 +249,7 @@ static struct lc_error *seize_all(struct lc_target *t)
 			if (t->stop_start == 0)
 				t->stop_start = now_s();
 			if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) < 0 ||
-			    wait_stopped(tid, &sig) < 0) {
+			    lc_live_wait_stop(tid, &sig) < 0) {
 				ptrace(PTRACE_DETACH, tid, NULL, NULL);
 				continue;
 			}

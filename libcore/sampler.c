@@ -232,37 +232,6 @@ static int cmp_page(const void *a, const void *b)
 
 enum take { TAKEN, GONE, FAILED };
 
-/* Wait for tid's stop after PTRACE_INTERRUPT: 0 and the signal that
- * stopped it instead, if one did (to hand back on detach); -1 if it is
- * gone. */
-static int stop_wait_sig(int tid, int *sig)
-{
-	int status;
-
-	*sig = 0;
-	for (;;) {
-		if (waitpid(tid, &status, __WALL) < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		if (WIFEXITED(status) || WIFSIGNALED(status))
-			return -1;
-		if (!WIFSTOPPED(status))
-			continue;
-		if ((status >> 16) != PTRACE_EVENT_STOP)
-			*sig = WSTOPSIG(status);
-		return 0;
-	}
-}
-
-static int stop_wait(int tid)
-{
-	int sig;
-
-	return stop_wait_sig(tid, &sig);
-}
-
 /* Seize, stop, copy, let go.  *stop_us gets how long it was stopped. */
 static enum take take(struct lc_sampler *s, struct tstate *ts, double *stop_us)
 {
@@ -288,7 +257,7 @@ static enum take take(struct lc_sampler *s, struct tstate *ts, double *stop_us)
 		goto out;
 	}
 	/* A signal that arrived first is handed back on detach. */
-	if (stop_wait_sig(ts->tid, &sig) < 0) {
+	if (lc_live_wait_stop(ts->tid, &sig) < 0) {
 		lc_live_unhold(ts->tid);
 		return GONE;
 	}
@@ -802,6 +771,7 @@ struct lc_error *lc_sampler_create(int pid,
 {
 	struct lc_sampler *s = calloc(1, sizeof(*s));
 	struct lc_error *err;
+	int sig = 0;
 
 	if (!s)
 		return &lc_error_nomem;
@@ -850,8 +820,8 @@ struct lc_error *lc_sampler_create(int pid,
 	}
 	lc_live_hold(pid, 0);
 	if (ptrace(PTRACE_INTERRUPT, pid, NULL, NULL) == 0 &&
-	    stop_wait(pid) == 0)
-		ptrace(PTRACE_DETACH, pid, NULL, NULL);
+	    lc_live_wait_stop(pid, &sig) == 0)
+		ptrace(PTRACE_DETACH, pid, NULL, (void *)(long)sig);
 	lc_live_unhold(pid);
 	s->prof->pid = pid;
 	s->prof->period_ns = (int64_t)(1e9 / s->o.rate_hz);
