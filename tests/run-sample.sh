@@ -54,7 +54,8 @@ done
 # Folded output of a run names the hot functions with their file.
 "$sample" -q -r 250 -o "$tmp/split.folded" -- "$out/deb-5.4/lchost" "$scen/split.lua" >/dev/null 2>&1
 for fn in hot_a hot_b hot_c; do
-	if grep -q ";$fn ($scen/split.lua:[0-9]*);" "$tmp/split.folded"; then
+	# Lua shortens a long path from the left ("...sample/split.lua").
+	if grep -q ";$fn ([^;]*split\.lua:[0-9]*);" "$tmp/split.folded"; then
 		echo "PASS folded names $fn"
 	else
 		echo "FAIL folded: no $fn"; status=1
