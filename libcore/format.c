@@ -9,13 +9,6 @@
 
 #include "internal.h"
 
-static const char *base_name(const char *path)
-{
-	const char *s = path ? strrchr(path, '/') : NULL;
-
-	return s ? s + 1 : path;
-}
-
 static const char *sig_name(int signo)
 {
 	const char *s = signo > 0 ? sigabbrev_np(signo) : NULL;
@@ -254,9 +247,9 @@ static void print_threads(const struct lc_report *r, FILE *out)
 						f->function ? f->function : "??");
 				if (f->file)
 					fprintf(out, " at %s:%d",
-						base_name(f->file), f->line);
+						lc_base_name(f->file), f->line);
 				if (f->module)
-					fprintf(out, " [%s]", base_name(f->module));
+					fprintf(out, " [%s]", lc_base_name(f->module));
 				fputc('\n', out);
 				continue;
 			}

@@ -40,6 +40,10 @@ void lc_strbuf_append(struct lc_strbuf *sb, const char *s, size_t n);
 char *lc_strbuf_steal(struct lc_strbuf *sb);
 
 char *lc_strdup_or_null(const char *s);
+/* The part of a path after its last '/' (NULL for NULL). */
+const char *lc_base_name(const char *path);
+/* CLOCK_MONOTONIC in seconds. */
+double lc_now_s(void);
 
 /* ---- targets (target.c) ---- */
 

@@ -88,14 +88,6 @@ void lc_live_release_all(void)
 	errno = saved;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static int live_read(void *arg, uint64_t addr, void *buf, size_t len)
 {
 	struct lc_target *t = arg;
@@ -247,7 +239,7 @@ static struct lc_error *seize_all(struct lc_target *t)
 				return lc_live_refused(t->pid, e);
 			}
 			if (t->stop_start == 0)
-				t->stop_start = now_s();
+				t->stop_start = lc_now_s();
 			if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) < 0 ||
 			    lc_live_wait_stop(tid, &sig) < 0) {
 				ptrace(PTRACE_DETACH, tid, NULL, NULL);
@@ -423,12 +415,12 @@ void lc_target_detach(struct lc_target *t)
 	}
 	t->detached = true;
 	if (t->stop_start)
-		t->stop_seconds = now_s() - t->stop_start;
+		t->stop_seconds = lc_now_s() - t->stop_start;
 }
 
 double lc_target_stopped_seconds(const struct lc_target *t)
 {
 	if (!t->live)
 		return 0;
-	return t->detached ? t->stop_seconds : now_s() - t->stop_start;
+	return t->detached ? t->stop_seconds : lc_now_s() - t->stop_start;
 }

@@ -80,14 +80,6 @@ struct lc_sampler {
 	bool affinity;			/* allowed is known */
 };
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* ---- reading the copy ---- */
 
 static int live_read(int pid, uint64_t addr, void *buf, size_t len)
@@ -250,7 +242,7 @@ static enum take take(struct lc_sampler *s, struct tstate *ts, double *stop_us)
 	sn->stack_lo = sn->stack_hi = 0;
 	if (ptrace(PTRACE_SEIZE, ts->tid, NULL, NULL) < 0)
 		return errno == ESRCH ? GONE : FAILED;
-	t0 = now_s();
+	t0 = lc_now_s();
 	lc_live_hold(ts->tid, 0);
 	if (ptrace(PTRACE_INTERRUPT, ts->tid, NULL, NULL) < 0) {
 		res = GONE;
@@ -311,19 +303,12 @@ static enum take take(struct lc_sampler *s, struct tstate *ts, double *stop_us)
 out:
 	ptrace(PTRACE_DETACH, ts->tid, NULL, (void *)(long)sig);
 	lc_live_unhold(ts->tid);
-	*stop_us = (now_s() - t0) * 1e6;
+	*stop_us = (lc_now_s() - t0) * 1e6;
 	qsort(sn->pages, sn->npages, sizeof(*sn->pages), cmp_page);
 	return res;
 }
 
 /* ---- the profile sample ---- */
-
-static const char *base_name(const char *p)
-{
-	const char *s = p ? strrchr(p, '/') : NULL;
-
-	return s ? s + 1 : p;
-}
 
 /* The collector's entry points: a stack through one of them is doing
  * collection work (allocation alone goes through lgc.c too, in
@@ -392,7 +377,7 @@ static void add_sample(struct lc_sampler *s, struct tstate *ts,
 			if (!leaf_known && is_gc_frame(f))
 				gc = true;
 			fn = lc_profile_func(p, f->function ? f->function : "??",
-					     base_name(f->file), 0,
+					     lc_base_name(f->file), 0,
 					     LC_PROF_NATIVE);
 			if (fn != UINT32_MAX)
 				locs[n++] = lc_profile_loc(p, fn, f->line,
@@ -668,7 +653,7 @@ int lc_sampler_tick(struct lc_sampler *s)
 	char path[64];
 	DIR *d;
 	struct dirent *de;
-	double now = now_s();
+	double now = lc_now_s();
 	double period = 1.0 / s->o.rate_hz;
 
 	s->prof->q.ticks++;
