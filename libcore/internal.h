@@ -167,6 +167,9 @@ void lc_live_unhold(int tid);
  * that stopped it first if one did (to hand back on detach); -1 if the
  * thread is gone. */
 int lc_live_wait_stop(int tid, int *sig);
+/* The same, polling for up to spin_s seconds before it sleeps: the
+ * sampler's stops, where waking up late keeps the thread stopped. */
+int lc_live_wait_stop_spin(int tid, int *sig, double spin_s);
 /* /proc/PID/task/TID/comm, malloc'd, or NULL. */
 char *lc_live_comm(int pid, int tid);
 

@@ -183,13 +183,22 @@ char *lc_live_comm(int pid, int tid)
 	return strdup(buf);
 }
 
-int lc_live_wait_stop(int tid, int *sig)
+int lc_live_wait_stop_spin(int tid, int *sig, double spin_s)
 {
+	double until = spin_s > 0 ? lc_now_s() + spin_s : 0;
 	int status;
 
 	*sig = 0;
 	for (;;) {
-		if (waitpid(tid, &status, __WALL) < 0) {
+		pid_t r = waitpid(tid, &status,
+				  __WALL | (until ? WNOHANG : 0));
+
+		if (r == 0) {
+			if (lc_now_s() > until)
+				until = 0;
+			continue;
+		}
+		if (r < 0) {
 			if (errno == EINTR)
 				continue;
 			return -1;
@@ -206,6 +215,11 @@ int lc_live_wait_stop(int tid, int *sig)
 			*sig = WSTOPSIG(status);
 		return 0;
 	}
+}
+
+int lc_live_wait_stop(int tid, int *sig)
+{
+	return lc_live_wait_stop_spin(tid, sig, 0);
 }
 
 static struct lc_error *seize_all(struct lc_target *t)

@@ -383,6 +383,57 @@ void lc_profile_label(const struct lc_profile *p, uint32_t func, char *buf,
 	}
 }
 
+static bool lua_side(enum lc_prof_kind k)
+{
+	return k == LC_PROF_LUA || k == LC_PROF_LUA_C || k == LC_PROF_GC ||
+	       k == LC_PROF_IDLE;
+}
+
+int lc_profile_func_weights(const struct lc_profile *p, bool lua_view,
+			    int64_t *self, int64_t *total)
+{
+	/* seen[f] = 1 + the last sample that counted f in total. */
+	size_t *seen = calloc(p->nfuncs ? p->nfuncs : 1, sizeof(*seen));
+
+	if (!seen)
+		return -1;
+	memset(self, 0, p->nfuncs * sizeof(*self));
+	memset(total, 0, p->nfuncs * sizeof(*total));
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const struct lc_prof_sample *s = &p->samples[i];
+		size_t outer = 0;	/* 1 + outermost Lua-side frame */
+		bool leaf = true;
+
+		for (size_t k = 0; lua_view && k < s->nlocs; k++) {
+			uint32_t l = s->locs[k];
+
+			if (l < p->nlocs && p->locs[l].func < p->nfuncs &&
+			    lua_side(p->funcs[p->locs[l].func].kind))
+				outer = k + 1;
+		}
+		for (size_t k = 0; k < s->nlocs; k++) {
+			uint32_t f;
+
+			if (s->locs[k] >= p->nlocs)
+				continue;
+			f = p->locs[s->locs[k]].func;
+			if (f >= p->nfuncs)
+				continue;
+			if (outer && k < outer && !lua_side(p->funcs[f].kind))
+				continue;	/* the VM's own frames */
+			if (leaf)
+				self[f] += s->cpu_ns;
+			leaf = false;
+			if (seen[f] != i + 1) {
+				seen[f] = i + 1;
+				total[f] += s->cpu_ns;
+			}
+		}
+	}
+	free(seen);
+	return 0;
+}
+
 static bool has_suffix(const char *s, const char *suf)
 {
 	size_t n = strlen(s), m = strlen(suf);

@@ -109,6 +109,17 @@ int lc_profile_add(struct lc_profile *p, const uint32_t *locs, size_t nlocs,
 		   int64_t cpu_ns, int tid, const char *thread_name,
 		   uint64_t vm, uint64_t coroutine, enum lc_prof_kind leaf);
 
+/* Per function: the weight (cpu_ns) of the samples it is the leaf of,
+ * into self, and of those it is anywhere in, once per sample however
+ * deep it recurses, into total.  Both have room for p->nfuncs entries.
+ * With lua_view, a stack with Lua on it counts as the Lua side sees it:
+ * the VM's own machine frames (leafward of the outermost Lua or C-from-
+ * Lua frame) are left out, so the innermost Lua function, C function
+ * called from Lua, [GC] or [idle] is the leaf; host frames rootward of
+ * Lua stay.  -1 on ENOMEM.  For the live view of luacore-sample --top. */
+int lc_profile_func_weights(const struct lc_profile *p, bool lua_view,
+			    int64_t *self, int64_t *total);
+
 /* A frame's label in folded stacks, speedscope and the SVG:
  * "name (file:start_line)" for Lua functions, "name [C]" for C functions
  * called from Lua, "[GC]", "[idle]", and the bare name for native

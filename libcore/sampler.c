@@ -22,9 +22,13 @@
 #include "lua.h"
 #include "sampler.h"
 
-#define STACK_COPY	(32 * 1024)	/* bytes above rsp copied while stopped */
-#define HOT_PAGES	64		/* pages of Lua state copied with it */
+#define STACK_COPY	(32 * 1024)	/* most bytes above rsp copied while stopped */
+#define STACK_MIN	(4 * 1024)	/* least */
+#define STACK_SLACK	(2 * 1024)	/* above the outermost frame unwound */
+#define HOT_PAGES	32		/* pages of Lua state copied with it */
+#define SPIN_S		0.002		/* poll this long for a stop, then sleep */
 #define PAGE		4096ull
+#define LIVE_PAGES	256		/* pages read after the stop, per sample */
 #define MAX_THREADS	4096
 #define MAX_STOPS	(1u << 20)	/* stop durations kept for percentiles */
 
@@ -41,11 +45,12 @@ struct snap {
 	uint8_t stack[STACK_COPY + 128];
 	struct page *pages;		/* HOT_PAGES, sorted by addr */
 	size_t npages;
-	/* Pages decoding read from the running process, in order of first
-	 * use: the next sample of this thread copies them while stopped. */
-	uint64_t touched[HOT_PAGES];
-	size_t ntouched;
-	size_t live_reads;
+	size_t live_reads;		/* reads the copy could not serve */
+	/* Pages read from the running process for this sample, so that
+	 * each costs one system call: a hash of page address to slot. */
+	struct page *live;		/* LIVE_PAGES */
+	size_t nlive;
+	uint32_t live_slot[2 * LIVE_PAGES];	/* 1 + index into live, 0 free */
 };
 
 struct tstate {
@@ -54,6 +59,7 @@ struct tstate {
 	bool seen;			/* alive at the last tick */
 	uint64_t hot[HOT_PAGES];	/* pages to copy next time */
 	size_t nhot;
+	size_t stack_need;		/* bytes above rsp to copy, 0: most */
 	char *name;
 	/* The last stack seen (root last, no synthetic leaf), for idle
 	 * samples of --wall that do not stop a sleeping thread. */
@@ -89,15 +95,6 @@ static int live_read(int pid, uint64_t addr, void *buf, size_t len)
 	return process_vm_readv(pid, &l, 1, &r, 1, 0) == (ssize_t)len ? 0 : -1;
 }
 
-static void touch(struct snap *sn, uint64_t page)
-{
-	for (size_t i = 0; i < sn->ntouched; i++)
-		if (sn->touched[i] == page)
-			return;
-	if (sn->ntouched < HOT_PAGES)
-		sn->touched[sn->ntouched++] = page;
-}
-
 static const struct page *find_page(const struct snap *sn, uint64_t pa)
 {
 	size_t lo = 0, hi = sn->npages;
@@ -115,8 +112,37 @@ static const struct page *find_page(const struct snap *sn, uint64_t pa)
 	return NULL;
 }
 
+/* The page at pa as read from the running process during this sample,
+ * or NULL when it cannot be read (or the cache is full). */
+static const struct page *live_page(struct lc_sampler *s, uint64_t pa)
+{
+	struct snap *sn = &s->cur;
+	size_t i = (size_t)((pa >> 12) * 0x9E3779B97F4A7C15ull >> 55);
+	struct page *p;
+
+	for (;; i = (i + 1) % (2 * LIVE_PAGES)) {
+		uint32_t k = sn->live_slot[i];
+
+		if (!k)
+			break;
+		if (sn->live[k - 1].addr == pa)
+			return &sn->live[k - 1];
+	}
+	if (sn->nlive >= LIVE_PAGES)
+		return NULL;
+	p = &sn->live[sn->nlive];
+	sn->live_reads++;
+	if (live_read(s->pid, pa, p->data, PAGE) < 0)
+		return NULL;
+	p->addr = pa;
+	sn->live_slot[i] = (uint32_t)++sn->nlive;
+	return p;
+}
+
 /* Serve a read from the copy; what the copy lacks comes from the
- * running process (and is copied next time). */
+ * running process: what does not change while a thread runs (code,
+ * Protos, strings, outer stack frames), or, when it does, a mismatch
+ * the decoder's checks catch. */
 static int snap_read(void *arg, uint64_t addr, void *buf, size_t len)
 {
 	struct lc_sampler *s = arg;
@@ -138,13 +164,12 @@ static int snap_read(void *arg, uint64_t addr, void *buf, size_t len)
 			n = PAGE - (addr - pa);
 			if (n > len)
 				n = len;
-			touch(sn, pa);
+			if (!p)
+				p = live_page(s, pa);
 			if (p) {
 				memcpy(out, p->data + (addr - pa), n);
-			} else {
-				sn->live_reads++;
-				if (live_read(s->pid, addr, out, n) < 0)
-					return -1;
+			} else if (live_read(s->pid, addr, out, n) < 0) {
+				return -1;
 			}
 		}
 		out += n;
@@ -237,8 +262,9 @@ static enum take take(struct lc_sampler *s, struct tstate *ts, double *stop_us)
 
 	sn->tid = ts->tid;
 	sn->npages = 0;
-	sn->ntouched = 0;
 	sn->live_reads = 0;
+	sn->nlive = 0;
+	memset(sn->live_slot, 0, sizeof(sn->live_slot));
 	sn->stack_lo = sn->stack_hi = 0;
 	if (ptrace(PTRACE_SEIZE, ts->tid, NULL, NULL) < 0)
 		return errno == ESRCH ? GONE : FAILED;
@@ -248,8 +274,10 @@ static enum take take(struct lc_sampler *s, struct tstate *ts, double *stop_us)
 		res = GONE;
 		goto out;
 	}
-	/* A signal that arrived first is handed back on detach. */
-	if (lc_live_wait_stop(ts->tid, &sig) < 0) {
+	/* A signal that arrived first is handed back on detach.  Polling
+	 * rather than sleeping: a wake-up of the sampler costs the thread
+	 * tens of microseconds more stopped. */
+	if (lc_live_wait_stop_spin(ts->tid, &sig, SPIN_S) < 0) {
 		lc_live_unhold(ts->tid);
 		return GONE;
 	}
@@ -262,7 +290,8 @@ static enum take take(struct lc_sampler *s, struct tstate *ts, double *stop_us)
 	 * which ends where its mapping does. */
 	sn->stack_lo = (sn->regs[7] - 128) & ~7ull;
 	{
-		uint64_t end = sn->stack_lo + sizeof(sn->stack);
+		uint64_t end = sn->stack_lo + 128 +
+			       (ts->stack_need ? ts->stack_need : STACK_COPY);
 
 		for (size_t i = 0; i < s->t->nregions; i++) {
 			const struct lc_segment *g = &s->t->regions[i];
@@ -522,9 +551,13 @@ static void hot_add(struct tstate *ts, uint64_t addr, uint64_t len)
 {
 	uint64_t end = addr + len;
 
-	/* Addresses come from the target: garbage wraps around. */
-	if (!addr || len > 64 * PAGE || end < addr)
+	/* Addresses come from the target: garbage wraps around.  Of a long
+	 * range (a deep data stack), the last pages: the innermost frames,
+	 * which change fastest. */
+	if (!addr || end < addr)
 		return;
+	if (len > HOT_PAGES * PAGE)
+		addr = end - HOT_PAGES * PAGE;
 	for (uint64_t pa = addr & ~(PAGE - 1); pa < end && pa >= (addr & ~(PAGE - 1));
 	     pa += PAGE) {
 		size_t i;
@@ -537,35 +570,48 @@ static void hot_add(struct tstate *ts, uint64_t addr, uint64_t len)
 	}
 }
 
-/* The pages to copy at this thread's next stop: first what a Lua stack
- * changes as it runs (the lua_States on the thread, their CallInfos,
- * the used part of their data stacks), then the other pages this
- * sample read, in order of first use. */
+/* What to copy at this thread's next stop: what a Lua stack changes as
+ * it runs (the lua_States on the thread, their CallInfos, the used part
+ * of their data stacks), and the machine stack up to a little above the
+ * outermost frame this sample unwound. */
 static void learn_hot(struct lc_sampler *s, struct tstate *ts,
 		      const struct lc_report *r)
 {
 	const struct lc_layout *l = s->ctx ? lc_lua_layout(s->ctx) : NULL;
+	const struct lc_thread *th = r && r->nthreads ? &r->threads[0] : NULL;
+	uint64_t rsp = s->cur.regs[7], top = 0;
 
 	ts->nhot = 0;
-	if (r && r->nthreads && l) {
-		const struct lc_thread *th = &r->threads[0];
-
+	if (th && l) {
+		for (size_t i = 0; i < th->nstates && i < 8; i++)
+			hot_add(ts, th->states[i], l->sz_lstate ? l->sz_lstate : 256);
+		for (size_t i = 0; i < th->nframes; i++)
+			if (th->frames[i].kind == LC_FRAME_LUA && th->frames[i].ci)
+				hot_add(ts, th->frames[i].ci,
+					l->sz_callinfo ? l->sz_callinfo : 128);
 		for (size_t i = 0; i < th->nstates && i < 8; i++) {
 			struct lc_lstate st;
 
-			hot_add(ts, th->states[i], l->sz_lstate ? l->sz_lstate : 256);
 			if (lc_lua_state_read(s->ctx, th->states[i], &st) == 0 &&
 			    st.top > st.stack)
 				hot_add(ts, st.stack, st.top - st.stack +
 					8 * l->sz_stack_slot);
 		}
-		for (size_t i = 0; i < th->nframes; i++)
-			if (th->frames[i].kind == LC_FRAME_LUA && th->frames[i].ci)
-				hot_add(ts, th->frames[i].ci,
-					l->sz_callinfo ? l->sz_callinfo : 128);
 	}
-	for (size_t i = 0; i < s->cur.ntouched; i++)
-		hot_add(ts, s->cur.touched[i], 1);
+	for (size_t i = 0; th && i < th->nframes; i++) {
+		uint64_t sp = th->frames[i].sp;
+
+		if (th->frames[i].kind != LC_FRAME_LUA && sp > top &&
+		    sp >= rsp && sp - rsp < STACK_COPY)
+			top = sp;
+	}
+	ts->stack_need = 0;
+	if (top) {
+		uint64_t need = (top - rsp + STACK_SLACK + 1023) & ~1023ull;
+
+		ts->stack_need = need < STACK_MIN ? STACK_MIN :
+				 need > STACK_COPY ? STACK_COPY : need;
+	}
 }
 
 static void sample_thread(struct lc_sampler *s, struct tstate *ts,
@@ -767,8 +813,9 @@ struct lc_error *lc_sampler_create(int pid,
 	if (s->o.max_frames <= 0)
 		s->o.max_frames = 256;
 	s->cur.pages = calloc(HOT_PAGES, sizeof(*s->cur.pages));
+	s->cur.live = calloc(LIVE_PAGES, sizeof(*s->cur.live));
 	s->prof = lc_profile_create();
-	if (!s->cur.pages || !s->prof) {
+	if (!s->cur.pages || !s->cur.live || !s->prof) {
 		lc_sampler_destroy(s);
 		return &lc_error_nomem;
 	}
@@ -881,6 +928,7 @@ void lc_sampler_destroy(struct lc_sampler *s)
 	}
 	free(s->ts);
 	free(s->cur.pages);
+	free(s->cur.live);
 	free(s->stops);
 	lc_profile_destroy(s->prof);
 	free(s);

@@ -2,13 +2,13 @@
  * threads at a rate, into a profile (profile.h).
  *
  * Internal to libluacore and its tools.  Per sample, a thread is seized
- * and stopped with ptrace only while its registers, the top of its
- * machine stack and the memory its Lua state used at the last sample are
- * copied (one process_vm_readv); it is let go before anything is
- * decoded.  Decoding reads that copy; what it lacks is read from the
- * running process and remembered for the next sample of that thread.
- * Nothing stays attached between samples.  The sampler owns its profile
- * until lc_sampler_take_profile. */
+ * and stopped with ptrace only while its registers, its machine stack as
+ * deep as the last sample reached and what its Lua state changes as it
+ * runs (lua_States, CallInfos, data stack, as found at the last sample)
+ * are copied (one process_vm_readv); it is let go before anything is
+ * decoded.  Decoding reads that copy, and what it lacks from the running
+ * process, a page per system call.  Nothing stays attached between
+ * samples.  The sampler owns its profile until lc_sampler_take_profile. */
 #ifndef LC_SAMPLER_H
 #define LC_SAMPLER_H
 

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -84,6 +85,8 @@ static void usage(FILE *out)
 	      "      --wall           wall-clock samples: every thread every tick, idle\n"
 	      "                       ones labelled (default: CPU time: a thread that\n"
 	      "                       used no CPU since the last tick is not sampled)\n"
+	      "      --top            a live view of the hottest functions, refreshed\n"
+	      "                       every second (no file unless -o is given)\n"
 	      "      --thread TID     only this thread\n"
 	      "      --vm ADDR        only samples of the VM whose global_State is ADDR\n"
 	      "      --max-frames N   frames per stack (default 256)\n"
@@ -170,6 +173,106 @@ static void report_quality(const struct lc_profile *p, FILE *out)
 		q->sampler_cpu_s);
 }
 
+/* --top: per function, the weights at the last refresh. */
+struct top {
+	int64_t *self, *total;		/* cumulative, as of the last frame */
+	size_t n;
+	double last;
+};
+
+struct top_row {
+	uint32_t func;
+	bool lua;			/* a Lua-side function */
+	int64_t self, total;		/* since the last frame */
+	int64_t cself, ctotal;		/* since the start */
+};
+
+static int cmp_row(const void *a, const void *b)
+{
+	const struct top_row *x = a, *y = b;
+
+	if (x->self != y->self)
+		return x->self < y->self ? 1 : -1;
+	if (x->cself != y->cself)
+		return x->cself < y->cself ? 1 : -1;
+	if (x->lua != y->lua)
+		return x->lua ? -1 : 1;
+	if (x->ctotal != y->ctotal)
+		return x->ctotal < y->ctotal ? 1 : -1;
+	return x->func < y->func ? -1 : x->func > y->func;
+}
+
+/* One frame of the live view: shares over the last interval (like
+ * py-spy top's %Own and %Total), times over the whole run. */
+static void draw_top(const struct lc_profile *p, struct top *t, int pid,
+		     double now, double elapsed, bool tty)
+{
+	size_t n = p->nfuncs, nrows = 0, show;
+	int64_t *self = calloc(n ? n : 1, sizeof(*self));
+	int64_t *total = calloc(n ? n : 1, sizeof(*total));
+	struct top_row *rows = calloc(n ? n : 1, sizeof(*rows));
+	int64_t sum = 0;
+	double interval = t->last ? now - t->last : elapsed;
+	int lines = 25, cols = 100;
+	struct winsize ws;
+	char label[512];
+
+	if (!self || !total || !rows ||
+	    lc_profile_func_weights(p, true, self, total) < 0)
+		goto out;
+	if (tty && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row) {
+		lines = ws.ws_row;
+		cols = ws.ws_col;
+	}
+	for (size_t f = 0; f < n; f++) {
+		int64_t s0 = f < t->n ? t->self[f] : 0;
+		int64_t t0 = f < t->n ? t->total[f] : 0;
+
+		sum += self[f] - s0;
+		if (!total[f])
+			continue;
+		rows[nrows++] = (struct top_row){
+			(uint32_t)f, p->funcs[f].kind != LC_PROF_NATIVE,
+			self[f] - s0, total[f] - t0, self[f], total[f] };
+	}
+	qsort(rows, nrows, sizeof(*rows), cmp_row);
+	if (tty)
+		fputs("\033[H\033[2J", stdout);
+	printf("luacore-sample --top: pid %d, %.0f s, %llu samples, %.1f Hz, %llu lost; sampled CPU %.0f%% of one core\n",
+	       pid, elapsed, (unsigned long long)p->q.taken, p->q.achieved_hz,
+	       (unsigned long long)(p->q.lost_read + p->q.lost_gone +
+				    p->q.lost_inconsistent),
+	       interval > 0 ? 100.0 * (double)sum / 1e9 / interval : 0.0);
+	printf("%7s %7s %9s %9s  %s\n", "%Own", "%Total", "OwnTime",
+	       "TotalTime", "Function (file:line)");
+	show = lines > 4 ? (size_t)lines - 3 : 1;
+	for (size_t i = 0; i < nrows && i < show; i++) {
+		const struct top_row *r = &rows[i];
+		int room = cols - 37;
+
+		lc_profile_label(p, r->func, label, sizeof(label));
+		printf("%6.1f%% %6.1f%% %8.2fs %8.2fs  %.*s\n",
+		       sum ? 100.0 * (double)r->self / (double)sum : 0.0,
+		       sum ? 100.0 * (double)r->total / (double)sum : 0.0,
+		       (double)r->cself / 1e9, (double)r->ctotal / 1e9,
+		       room > 10 ? room : 10, label);
+	}
+	if (!tty)
+		putchar('\n');
+	fflush(stdout);
+	free(t->self);
+	free(t->total);
+	t->self = self;
+	t->total = total;
+	t->n = n;
+	self = total = NULL;
+out:
+	t->last = now;
+	free(self);
+	free(total);
+	free(rows);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -182,6 +285,7 @@ int main(int argc, char **argv)
 		{ "thread", required_argument, NULL, 't' },
 		{ "vm", required_argument, NULL, 'v' },
 		{ "max-frames", required_argument, NULL, 'm' },
+		{ "top", no_argument, NULL, 'T' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -190,7 +294,8 @@ int main(int argc, char **argv)
 	struct lc_sampler_options so = { .rate_hz = 100 };
 	const char *output = "profile.folded", *format = NULL;
 	double duration = 0, v, start, next, elapsed;
-	bool quiet = false, poor;
+	bool quiet = false, poor, top = false, output_given = false;
+	struct top topv = { 0 };
 	int c, pid = 0, status = 0;
 	pid_t child = 0;
 	struct lc_sampler *s;
@@ -218,6 +323,7 @@ int main(int argc, char **argv)
 			break;
 		case 'o':
 			output = optarg;
+			output_given = true;
 			break;
 		case 'f':
 			format = optarg;
@@ -247,6 +353,9 @@ int main(int argc, char **argv)
 			break;
 		case 'q':
 			quiet = true;
+			break;
+		case 'T':
+			top = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -357,7 +466,12 @@ int main(int argc, char **argv)
 				}
 			}
 			now = now_s();
-			if (tty && now - last_status >= 1.0) {
+			if (top && now - last_status >= 1.0) {
+				draw_top(lc_sampler_profile(s, now - start),
+					 &topv, pid, now, now - start,
+					 isatty(STDOUT_FILENO));
+				last_status = now;
+			} else if (tty && !top && now - last_status >= 1.0) {
 				const struct lc_profile *p =
 					lc_sampler_profile(s, now - start);
 
@@ -371,9 +485,11 @@ int main(int argc, char **argv)
 				last_status = now;
 			}
 		}
-		if (tty)
+		if (tty && !top)
 			fputs("\r\033[K", stderr);
 	}
+	free(topv.self);
+	free(topv.total);
 	elapsed = now_s() - start;
 	prof = lc_sampler_take_profile(s, elapsed);
 	lc_sampler_destroy(s);
@@ -381,10 +497,10 @@ int main(int argc, char **argv)
 		fputs("luacore-sample: out of memory\n", stderr);
 		return EXIT_FATAL;
 	}
-	if (write_profile(prof, fmt, output) < 0)
+	if ((!top || output_given) && write_profile(prof, fmt, output) < 0)
 		status = EXIT_FATAL;
 	report_quality(prof, stderr);
-	if (!status)
+	if (!status && (!top || output_given))
 		fprintf(stderr, "luacore-sample: wrote %s\n", output);
 	poor = prof->q.attempted &&
 	       prof->q.taken * 2 < prof->q.attempted;

@@ -7,6 +7,7 @@
 #    60/30/10 split, a C function hot spot (string.rep, leaf=c), the
 #    collector (leaf=gc), and a two-VM host (two separable vm labels);
 #  - the folded file of the same run names the hot functions;
+#  - --top shows the hot functions' own and total shares;
 #  - SIGKILL of the sampler at random moments, many times: the program
 #    keeps running and finishes with its normal output; SIGINT: the same,
 #    and a valid profile is written;
@@ -61,6 +62,29 @@ for fn in hot_a hot_b hot_c; do
 		echo "FAIL folded: no $fn"; status=1
 	fi
 done
+
+# --top: a frame a second on stdout (not a terminal: no screen control);
+# in the last full one, spin (the leaf under hot_a/b/c) owns nearly all
+# the time and the callers' totals follow the script's 60/30/10; no
+# profile file is written without -o.
+mkdir "$tmp/top"
+(cd "$tmp/top" && LC_SAMPLE_SECONDS=4 "$sample" --top -r 250 -- "$out/deb-5.4/lchost" \
+	"$scen/split.lua" >"$tmp/top.out" 2>"$tmp/top.err")
+if res=$(awk -F'  +' '
+	/^luacore-sample --top:/ { frames++; delete own; delete tot; next }
+	/%/ && NF >= 6 { f = $6; sub(/ \(.*/, "", f); own[f] = $2 + 0; tot[f] = $3 + 0 }
+	/^$/ && frames { for (f in own) { lo[f] = own[f]; lt[f] = tot[f] } }
+	END {
+		ok = frames >= 2 && lo["spin"] > 90 && lt["hot_a"] > 45 && lt["hot_a"] < 75 &&
+		     lt["hot_b"] > 18 && lt["hot_b"] < 42 && lt["hot_c"] > 3 && lt["hot_c"] < 20
+		printf "%d frames; last: spin own %.1f%%, totals hot_a %.1f%% hot_b %.1f%% hot_c %.1f%%\n",
+			frames, lo["spin"], lt["hot_a"], lt["hot_b"], lt["hot_c"]
+		exit !ok
+	}' "$tmp/top.out") && ! ls "$tmp/top" | grep -q .; then
+	echo "PASS --top: $res"
+else
+	echo "FAIL --top: $res; files: $(ls "$tmp/top")"; tail -25 "$tmp/top.out"; status=1
+fi
 
 # Filters, on one running two-VM program: --thread the worker's tid,
 # then --vm the worker VM's global_State (from a first profile's labels).
