@@ -13,6 +13,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -194,6 +195,10 @@ int lc_live_wait_stop_spin(int tid, int *sig, double spin_s)
 				  __WALL | (until ? WNOHANG : 0));
 
 		if (r == 0) {
+			/* The thread may be waiting for this very CPU (woken
+			 * by the interrupt, it can be placed on the waker's):
+			 * yield to it between polls. */
+			sched_yield();
 			if (lc_now_s() > until)
 				until = 0;
 			continue;

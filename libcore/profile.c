@@ -456,15 +456,15 @@ enum lc_prof_format lc_profile_format_for(const char *path)
 }
 
 /* Folded stacks: semicolons separate frames, so they become ':' in a
- * label; the weight is CPU microseconds (rounded, at least 1), or the
- * sample count in wall-clock mode. */
+ * label; the weight is microseconds of CPU time (wall-clock time with
+ * --wall), rounded, at least 1. */
 int lc_profile_write_folded(const struct lc_profile *p, FILE *out)
 {
 	char label[512];
 
 	for (size_t i = 0; i < p->nsamples; i++) {
 		const struct lc_prof_sample *s = &p->samples[i];
-		int64_t w = p->wall ? s->count : (s->cpu_ns + 500) / 1000;
+		int64_t w = (s->cpu_ns + 500) / 1000;
 
 		if (w < 1)
 			w = 1;

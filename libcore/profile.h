@@ -71,6 +71,7 @@ struct lc_prof_quality {
 	double stop_median_us;
 	double stop_p99_us;
 	double sampler_cpu_s;	/* our own CPU time */
+	bool realtime;		/* the sampler ran at real-time priority */
 };
 
 struct lc_profile {

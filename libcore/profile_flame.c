@@ -1,8 +1,8 @@
 /* Speedscope JSON and the SVG flame graph.
  *
  * Both use lc_profile_label's frame labels and the folded writer's
- * weights (CPU microseconds per sample, rounded, at least 1; the sample
- * count with --wall), so that the text formats of one profile agree on
+ * weights (microseconds of CPU time, or of wall-clock time with --wall,
+ * per sample, rounded, at least 1), so that the text formats of one profile agree on
  * names and numbers.
  *
  * Numbers with a fraction are formatted by hand (fixed()), not with
@@ -270,7 +270,7 @@ static void cat(char *buf, size_t size, const char *fmt, ...)
 static int64_t sample_weight(const struct lc_profile *p,
 			     const struct lc_prof_sample *s)
 {
-	int64_t w = p->wall ? s->count : (s->cpu_ns + 500) / 1000;
+	int64_t w = (s->cpu_ns + 500) / 1000;
 
 	return w < 1 ? 1 : w;
 }
@@ -410,7 +410,7 @@ static void speedscope_thread(const struct lc_profile *p,
 	fputs("{\"type\":\"sampled\",\"name\":", out);
 	json_str(out, name);
 	fprintf(out, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%" PRId64
-		",\n\"samples\":[", p->wall ? "none" : "microseconds", end);
+		",\n\"samples\":[", "microseconds", end);
 	for (size_t i = 0; i < n; i++) {
 		if (i)
 			fputs(i % 16 ? "," : ",\n", out);
@@ -475,9 +475,8 @@ int lc_profile_write_speedscope(const struct lc_profile *p, FILE *out)
 	/* Speedscope wants a profile to show, even an empty one. */
 	if (!p->nsamples)
 		fprintf(out, "{\"type\":\"sampled\",\"name\":\"no samples\","
-			"\"unit\":\"%s\",\"startValue\":0,\"endValue\":0,"
-			"\"samples\":[],\"weights\":[]}",
-			p->wall ? "none" : "microseconds");
+			"\"unit\":\"microseconds\",\"startValue\":0,"
+			"\"endValue\":0,\"samples\":[],\"weights\":[]}");
 	fputs("\n]}\n", out);
 	free(v);
 	return finish(out);
@@ -1024,7 +1023,7 @@ static const char svg_script[] =
 	"\t\t(n === 1 ? ' frame)' : ' frames)');\n"
 	"}\n";
 
-/* "label (1,234 us, 12.34%)" or, with --wall, "label (12 samples, ...)". */
+/* "label (1,234 us, 12.34%)" */
 static void frame_title(const struct lc_profile *p, const struct flame *fl,
 			const char *label, int64_t w, FILE *out)
 {
@@ -1032,7 +1031,7 @@ static void frame_title(const struct lc_profile *p, const struct flame *fl,
 
 	xml_str(out, label, SIZE_MAX);
 	fprintf(out, " (%s %s, %s%%)", grouped(n, sizeof(n), w),
-		p->wall ? (w == 1 ? "sample" : "samples") : "us",
+		"us",
 		fixed(pct, sizeof(pct),
 		      fl->total ? 100.0 * (double)w / (double)fl->total : 0,
 		      2));
@@ -1125,7 +1124,7 @@ int lc_profile_write_svg(const struct lc_profile *p, const char *title,
 		title = p->wall ? "Wall-clock profile" : "CPU profile";
 	describe_run(p, run, sizeof(run));
 	cat(run, sizeof(run), "; widths: %s",
-	    p->wall ? "sample counts" : "CPU time (us)");
+	    p->wall ? "wall-clock time (us)" : "CPU time (us)");
 	if (!fl.total)
 		cat(run, sizeof(run), "; no samples");
 	if (fl.omitted)

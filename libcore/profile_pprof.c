@@ -550,9 +550,8 @@ static void label_num(struct pw *w, int64_t key, int64_t val)
 	put_msg(w, &w->msg, SAMPLE_LABEL, &w->sub);
 }
 
-/* Values: [count, nanoseconds].  In --wall mode each sample stands for
- * one period of wall-clock time; in CPU mode for the CPU time the thread
- * used since its previous sample. */
+/* Values: [count, nanoseconds]: the CPU time the thread used since its
+ * previous sample or, with --wall, the wall-clock time since then. */
 static void write_samples(struct pw *w)
 {
 	const struct lc_profile *p = w->p;
@@ -580,8 +579,7 @@ static void write_samples(struct pw *w)
 		put_packed_ids(w, &w->msg, SAMPLE_LOCATION_ID, s->locs,
 			       s->nlocs);
 		v[0] = (uint64_t)s->count;
-		v[1] = (uint64_t)(p->wall ? s->count * p->period_ns :
-				  s->cpu_ns);
+		v[1] = (uint64_t)s->cpu_ns;
 		put_packed(w, &w->msg, SAMPLE_VALUE, v, 2);
 
 		if (*tname)

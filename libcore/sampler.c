@@ -27,6 +27,10 @@
 #define STACK_SLACK	(2 * 1024)	/* above the outermost frame unwound */
 #define HOT_PAGES	32		/* pages of Lua state copied with it */
 #define SPIN_S		0.002		/* poll this long for a stop, then sleep */
+/* CPU time a sleeping thread may use between ticks and still be in the
+ * same sleep: stopping it for a sample wakes it, and putting itself back
+ * to sleep costs it some 10-50 us. */
+#define SELF_NS		250000
 #define PAGE		4096ull
 #define LIVE_PAGES	256		/* pages read after the stop, per sample */
 #define MAX_THREADS	4096
@@ -61,11 +65,16 @@ struct tstate {
 	size_t nhot;
 	size_t stack_need;		/* bytes above rsp to copy, 0: most */
 	char *name;
-	/* The last stack seen (root last, no synthetic leaf), for idle
-	 * samples of --wall that do not stop a sleeping thread. */
+	/* The last stack seen (root last, no synthetic leaf), for samples
+	 * that do not stop a sleeping thread. */
 	uint32_t *last;
 	size_t nlast;
 	uint64_t last_vm, last_co;
+	enum lc_prof_kind last_leaf;
+	bool last_asleep;		/* taken while it was not running */
+	char sleep_at[96];		/* its /proc syscall line then */
+	int cpu;			/* the CPU it last ran on, -1 unknown */
+	double last_tick;		/* when the last tick looked at it */
 };
 
 struct lc_sampler {
@@ -84,6 +93,7 @@ struct lc_sampler {
 	cpu_set_t allowed;		/* our affinity at the start */
 	cpu_set_t current;
 	bool affinity;			/* allowed is known */
+	bool rt;			/* real-time priority is permitted */
 };
 
 /* ---- reading the copy ---- */
@@ -249,6 +259,21 @@ static int cmp_page(const void *a, const void *b)
 
 enum take { TAKEN, GONE, FAILED };
 
+/* The sampler waits for its ticks and stops threads at real-time
+ * priority where it may, and decodes at normal priority.  Without it,
+ * a sampler that shares a CPU with the thread it samples waits for it
+ * to sleep or for the end of its time slice: it would never see it run.
+ * (Stopping a thread wakes it on the sampler's CPU, so sharing is the
+ * rule, not the exception.) */
+static void set_rt(struct lc_sampler *s, bool on)
+{
+	struct sched_param sp = { .sched_priority = on ? 1 : 0 };
+
+	if (s->rt)
+		sched_setscheduler(0, (on ? SCHED_FIFO : SCHED_OTHER) |
+				   SCHED_RESET_ON_FORK, &sp);
+}
+
 /* Seize, stop, copy, let go.  *stop_us gets how long it was stopped. */
 static enum take take(struct lc_sampler *s, struct tstate *ts, double *stop_us)
 {
@@ -277,7 +302,9 @@ static enum take take(struct lc_sampler *s, struct tstate *ts, double *stop_us)
 	/* A signal that arrived first is handed back on detach.  Polling
 	 * rather than sleeping: a wake-up of the sampler costs the thread
 	 * tens of microseconds more stopped. */
-	if (lc_live_wait_stop_spin(ts->tid, &sig, SPIN_S) < 0) {
+	if (lc_live_wait_stop_spin(ts->tid, &sig,
+				   ts->cpu >= 0 && ts->cpu == sched_getcpu() ?
+				   0 : SPIN_S) < 0) {
 		lc_live_unhold(ts->tid);
 		return GONE;
 	}
@@ -415,9 +442,11 @@ static void add_sample(struct lc_sampler *s, struct tstate *ts,
 	}
 	if (gc && leaf_known)
 		leaf = LC_PROF_GC;
-	if (idle)
+	/* idle: the thread was not running; with --wall that is what the
+	 * sample shows. */
+	if (idle && s->o.wall)
 		leaf = LC_PROF_IDLE;
-	/* Remember it for the idle samples of --wall. */
+	/* Remember it for the samples of the same sleep. */
 	free(ts->last);
 	ts->last = malloc((n ? n : 1) * sizeof(*locs));
 	ts->nlast = 0;
@@ -427,6 +456,8 @@ static void add_sample(struct lc_sampler *s, struct tstate *ts,
 	}
 	ts->last_vm = th->vm;
 	ts->last_co = coroutine;
+	ts->last_leaf = leaf;
+	ts->last_asleep = idle;
 	add_stack(s, ts, locs, n, cpu_ns, th->vm, coroutine, leaf);
 	free(locs);
 }
@@ -491,10 +522,13 @@ static int stat_of(int pid, int tid, char *state)
 	return cpu;
 }
 
-/* Keep off the CPUs the sampled threads run on.  Waking up on a
+/* Keep off the CPUs the sampled threads are running on.  Waking up on a
  * thread's CPU preempts it, and it is then preempted at its next
  * syscall far more often than anywhere else: the samples would pile up
- * at syscall sites (os.clock, I/O).  Only where other CPUs are left. */
+ * at syscall sites (os.clock, I/O).  Only where other CPUs are left, and
+ * only while they run: pinned next to a sleeping thread, the sampler
+ * would share the CPU it wakes up on and could not look at it until it
+ * slept again. */
 static void avoid_cpus(struct lc_sampler *s, const cpu_set_t *busy)
 {
 	cpu_set_t set = s->allowed;
@@ -508,6 +542,23 @@ static void avoid_cpus(struct lc_sampler *s, const cpu_set_t *busy)
 		if (sched_setaffinity(0, sizeof(set), &set) == 0)
 			s->current = set;
 	}
+}
+
+/* /proc/PID/task/TID/syscall: "NR ARGS... SP PC" of a blocked thread,
+ * where it sleeps; "" if unknown (running, or not readable). */
+static void syscall_of(int pid, int tid, char *buf, size_t size)
+{
+	char path[80];
+	FILE *f;
+
+	buf[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid, tid);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	if (!fgets(buf, (int)size, f) || strncmp(buf, "running", 7) == 0)
+		buf[0] = '\0';
+	fclose(f);
 }
 
 static uint64_t cpu_ns_of(int pid, int tid)
@@ -630,6 +681,7 @@ static void sample_thread(struct lc_sampler *s, struct tstate *ts,
 
 	s->prof->q.attempted++;
 	k = take(s, ts, &stop_us);
+	set_rt(s, false);
 	if (k != GONE && s->nstops < MAX_STOPS) {
 		double *p = s->nstops % 4096 ? s->stops :
 			    realloc(s->stops, (s->nstops + 4096) * sizeof(*p));
@@ -659,7 +711,9 @@ static void sample_thread(struct lc_sampler *s, struct tstate *ts,
 		 * stopped. */
 		lc_report_destroy(r);
 		r = NULL;
+		set_rt(s, true);
 		k = take(s, ts, &stop_us);
+		set_rt(s, false);
 		if (k != TAKEN) {
 			if (k == GONE)
 				s->prof->q.lost_gone++;
@@ -722,7 +776,7 @@ int lc_sampler_tick(struct lc_sampler *s)
 			int tid = atoi(de->d_name), c;
 			struct tstate *ts;
 			uint64_t cpu;
-			int64_t delta;
+			int64_t delta, weight;
 			char state;
 			void *p;
 
@@ -743,35 +797,75 @@ int lc_sampler_tick(struct lc_sampler *s)
 				continue;
 			}
 			c = stat_of(s->pid, tid, &state);
-			if (s->o.wall && state != 'R' && ts->last) {
-				/* Asleep: its stack is the one it went to sleep
-				 * with; stopping it would wake it. */
-				s->prof->q.attempted++;
-				s->prof->q.taken++;
-				add_stack(s, ts, ts->last, ts->nlast,
-					  (int64_t)(period * 1e9), ts->last_vm,
-					  ts->last_co, LC_PROF_IDLE);
+			ts->cpu = c;
+			/* What a sample stands for: the CPU time used since the
+			 * last tick, or with --wall the time since then. */
+			weight = s->o.wall ? (int64_t)((ts->last_tick ?
+				 now - ts->last_tick : period) * 1e9) : delta;
+			if (weight > 1000000000)
+				weight = 1000000000;
+			ts->last_tick = now;
+			/* Still in the sleep a stack was taken in: the same
+			 * system call at the same place, and no more CPU used
+			 * than our stop cost it.  That stack stands; stopping
+			 * the thread again would only wake it again. */
+			if (state == 'S' && ts->last && ts->last_asleep &&
+			    delta < SELF_NS) {
+				char at[sizeof(ts->sleep_at)];
+
+				syscall_of(s->pid, tid, at, sizeof(at));
+				if (at[0] && strcmp(at, ts->sleep_at) == 0) {
+					if (!s->o.wall) {
+						s->prof->q.idle_skipped++;
+						continue;
+					}
+					s->prof->q.attempted++;
+					s->prof->q.taken++;
+					add_stack(s, ts, ts->last, ts->nlast,
+						  weight, ts->last_vm,
+						  ts->last_co, LC_PROF_IDLE);
+					continue;
+				}
+			}
+			/* In uninterruptible sleep it would not even stop. */
+			if (state == 'D') {
+				if (ts->last) {
+					s->prof->q.attempted++;
+					s->prof->q.taken++;
+					add_stack(s, ts, ts->last, ts->nlast,
+						  weight, ts->last_vm,
+						  ts->last_co, s->o.wall ?
+						  LC_PROF_IDLE : ts->last_leaf);
+				} else {
+					s->prof->q.idle_skipped++;
+				}
 				continue;
 			}
+			ts->sleep_at[0] = '\0';
+			if (state != 'R')
+				syscall_of(s->pid, tid, ts->sleep_at,
+					   sizeof(ts->sleep_at));
 			p = realloc(todo, (ntodo + 1) * sizeof(*todo));
 			if (!p)
 				break;
 			todo = p;
 			todo[ntodo].ts = ts;
-			todo[ntodo].cpu_ns = s->o.wall ? (int64_t)(period * 1e9) :
-					     delta;
-			todo[ntodo].idle = s->o.wall && state != 'R';
+			todo[ntodo].cpu_ns = weight;
+			todo[ntodo].idle = state != 'R';
 			ntodo++;
-			if (s->affinity && c >= 0 && c < CPU_SETSIZE)
+			if (s->affinity && state == 'R' && c >= 0 &&
+			    c < CPU_SETSIZE)
 				CPU_SET(c, &busy);
 		}
-		if (s->affinity && ntodo)
+		if (s->affinity)
 			avoid_cpus(s, &busy);
 		/* Thread records may move as new ones are added: all were
 		 * added above. */
-		for (size_t i = 0; i < ntodo; i++)
+		for (size_t i = 0; i < ntodo; i++) {
 			sample_thread(s, todo[i].ts, todo[i].cpu_ns,
 				      todo[i].idle);
+			set_rt(s, true);
+		}
 		free(todo);
 	}
 	closedir(d);
@@ -869,6 +963,13 @@ struct lc_error *lc_sampler_create(int pid,
 	s->affinity = sched_getaffinity(0, sizeof(s->allowed), &s->allowed) == 0 &&
 		      CPU_COUNT(&s->allowed) > 1;
 	s->current = s->allowed;
+	{
+		struct sched_param sp = { .sched_priority = 1 };
+
+		s->rt = sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK,
+					   &sp) == 0;
+		s->prof->q.realtime = s->rt;
+	}
 	*ret = s;
 	return NULL;
 }
@@ -885,6 +986,7 @@ struct lc_profile *lc_sampler_profile(struct lc_sampler *s, double elapsed)
 	struct lc_prof_quality *q = &s->prof->q;
 	struct rusage ru;
 
+	set_rt(s, false);	/* sorting a long run's stops takes a while */
 	s->prof->duration_ns = (int64_t)(elapsed * 1e9);
 	q->achieved_hz = elapsed > 0 ? (double)q->ticks / elapsed : 0;
 	if (s->nstops) {
@@ -904,6 +1006,7 @@ struct lc_profile *lc_sampler_profile(struct lc_sampler *s, double elapsed)
 		(double)(ru.ru_utime.tv_usec - s->ru0.ru_utime.tv_usec) / 1e6 +
 		(double)(ru.ru_stime.tv_sec - s->ru0.ru_stime.tv_sec) +
 		(double)(ru.ru_stime.tv_usec - s->ru0.ru_stime.tv_usec) / 1e6;
+	set_rt(s, true);
 	return s->prof;
 }
 
@@ -929,6 +1032,7 @@ void lc_sampler_destroy(struct lc_sampler *s)
 	free(s->ts);
 	free(s->cur.pages);
 	free(s->cur.live);
+	set_rt(s, false);
 	free(s->stops);
 	lc_profile_destroy(s->prof);
 	free(s);

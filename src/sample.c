@@ -171,6 +171,8 @@ static void report_quality(const struct lc_profile *p, FILE *out)
 	fprintf(out, "luacore-sample: target stopped %.3f s in all, per sample median %.1f us, p99 %.1f us; sampler CPU %.2f s\n",
 		q->stop_total_s, q->stop_median_us, q->stop_p99_us,
 		q->sampler_cpu_s);
+	if (!q->realtime)
+		fputs("luacore-sample: not allowed real-time priority (CAP_SYS_NICE or RLIMIT_RTPRIO): a thread that shares the sampler's CPU is sampled late, when it sleeps or its time slice ends\n", out);
 }
 
 /* --top: per function, the weights at the last refresh. */
@@ -450,8 +452,12 @@ int main(int argc, char **argv)
 				ts.tv_sec = (time_t)sleep_s;
 				ts.tv_nsec = (long)((sleep_s - (double)ts.tv_sec) * 1e9);
 				nanosleep(&ts, NULL);
-			} else if (now - next > 1.0) {
-				next = now;	/* far behind: do not burst */
+			} else if (now - next > 1.0 / so.rate_hz) {
+				/* Behind by a period: skip, never burst.  A
+				 * sample weighs the time since the last, so
+				 * skipping loses nothing, and a burst would
+				 * look at the program only after the delay. */
+				next = now;
 			}
 			if (stop_requested)
 				break;

@@ -8,6 +8,7 @@
 #    collector (leaf=gc), and a two-VM host (two separable vm labels);
 #  - the folded file of the same run names the hot functions;
 #  - --top shows the hot functions' own and total shares;
+#  - --wall: a periodic program's busy share, idle where it sleeps;
 #  - SIGKILL of the sampler at random moments, many times: the program
 #    keeps running and finishes with its normal output; SIGINT: the same,
 #    and a valid profile is written;
@@ -84,6 +85,27 @@ if res=$(awk -F'  +' '
 	echo "PASS --top: $res"
 else
 	echo "FAIL --top: $res; files: $(ls "$tmp/top")"; tail -25 "$tmp/top.out"; status=1
+fi
+
+# --wall on a program busy 1 ms in every 10: the busy function's share
+# of wall time is the script's own (within 3 points), and the idle time
+# is where the program sleeps (sleep_ms), not where it last ran.
+LC_SAMPLE_SECONDS=4 "$sample" -q --wall -r 500 -o "$tmp/per.folded" -- "$out/deb-5.4/lchost" \
+	"$scen/periodic.lua" >"$tmp/per.out" 2>"$tmp/per.err"
+secs=$(awk '/^luacore-sample: [0-9.]* s,/ { print $2 }' "$tmp/per.err")
+busy=$(awk -F'\t' '$1 == "truth" && $2 == "busy" { print $3 }' "$tmp/per.out")
+if res=$(awk -v busy="${busy:-0}" -v secs="${secs:-1}" '
+	{ w = $NF; t += w
+	  if ($0 ~ /\[idle\]/) { i += w; if ($0 ~ /sleep_ms/) s += w }
+	  else if ($0 ~ /busy_1ms/) b += w }
+	END {
+		p = 100 * b / t; q = 100 * busy / secs
+		printf "busy_1ms %.1f%% of wall time, script %.1f%%; idle in sleep_ms %.1f%% of idle\n", p, q, 100 * s / i
+		exit !(p > q - 3 && p < q + 3 && s > 0.8 * i)
+	}' "$tmp/per.folded"); then
+	echo "PASS --wall: $res"
+else
+	echo "FAIL --wall: $res"; cat "$tmp/per.err"; status=1
 fi
 
 # Filters, on one running two-VM program: --thread the worker's tid,

@@ -66,7 +66,7 @@ def check_file(d, mode):
     tids = sorted(exp.threads)
     check(len(profiles) == len(tids), '%s: one profile per thread (%d)'
           % (mode, len(profiles)))
-    unit = 'none' if exp.wall else 'microseconds'
+    unit = 'microseconds'
     seen = collections.Counter()
     for prof, tid in zip(profiles, tids):
         pname = 'Thread %d (%s)' % (tid, json_text(exp.threads[tid]))

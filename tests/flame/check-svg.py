@@ -50,10 +50,7 @@ def fit(label, w):
 
 
 def title_of(exp, label, w):
-    if exp.wall:
-        amount = '%s %s' % (format(w, ','), 'sample' if w == 1 else 'samples')
-    else:
-        amount = '%s us' % format(w, ',')
+    amount = '%s us' % format(w, ',')
     return '%s (%s, %.2f%%)' % (label, amount, 100.0 * w / exp.total)
 
 
@@ -109,7 +106,7 @@ def check_static(exp, path, title):
           ids['title'].text == title, '%s: title %r' % (path, title))
     sub, qual = ids['subtitle'].text, ids['quality'].text
     check('pid 4242 (lua bench.lua)' in sub and
-          ('sample counts' if exp.wall else 'CPU time (us)') in sub,
+          ('wall-clock time (us)' if exp.wall else 'CPU time (us)') in sub,
           '%s: subtitle says what was measured' % path, sub)
     check(all(s in qual for s in ('1,000 samples taken', '10 lost',
                                   '99.5 Hz of 100 Hz')),
@@ -333,8 +330,8 @@ def check_browser_wall(b, exp, path, frames):
     c = rgb(s['fill'])
     check(s['text'] == '[idle]' and s['bboxw'] > 0 and c[0] == c[1] == c[2],
           'browser: [idle] drawn, grey', repr(s))
-    check(idle.title == '[idle] (6 samples, 30.00%)',
-          'browser: wall-clock weights are sample counts: %r' % idle.title)
+    check(idle.title == title_of(exp, '[idle]', 3000),
+          'browser: wall-clock weights are microseconds: %r' % idle.title)
 
 
 def main():
