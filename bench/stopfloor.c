@@ -1,0 +1,103 @@
+/* The machine's floor for stopping a thread with ptrace, for
+ * bench/sample.sh to print beside luacore-sample's own stop times.
+ *
+ *   stopfloor PID HZ SECONDS
+ *
+ * At HZ ticks a second (spaced at random, as luacore-sample does), seize
+ * thread PID, interrupt it, poll for the stop, read its registers and
+ * detach: what every sample must do, and nothing else.  Real-time
+ * priority where permitted, as luacore-sample.  Prints "stops N median
+ * US p99 US", timed as luacore-sample times its stops (from the
+ * interrupt to the detach). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv)
+{
+	struct sched_param sp = { .sched_priority = 1 };
+	double hz, secs, start, next, *v;
+	size_t n = 0, cap;
+	unsigned seed = (unsigned)getpid();
+	int pid;
+
+	if (argc != 4) {
+		fprintf(stderr, "usage: stopfloor PID HZ SECONDS\n");
+		return 64;
+	}
+	pid = atoi(argv[1]);
+	hz = atof(argv[2]);
+	secs = atof(argv[3]);
+	cap = (size_t)(hz * secs * 2) + 16;
+	v = malloc(cap * sizeof(*v));
+	if (!v || pid <= 0 || hz <= 0)
+		return 64;
+	sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp);
+	start = next = now_s();
+	while (n < cap) {
+		struct user_regs_struct u;
+		struct timespec ts;
+		double t0, wait;
+		int st;
+		pid_t r;
+
+		next += (0.5 + (double)rand_r(&seed) / RAND_MAX) / hz;
+		if (next - start > secs)
+			break;
+		wait = next - now_s();
+		if (wait > 0) {
+			ts.tv_sec = (time_t)wait;
+			ts.tv_nsec = (long)((wait - (double)ts.tv_sec) * 1e9);
+			nanosleep(&ts, NULL);
+		}
+		if (ptrace(PTRACE_SEIZE, pid, NULL, NULL) < 0) {
+			if (errno == ESRCH)
+				break;
+			perror("stopfloor: PTRACE_SEIZE");
+			return 2;
+		}
+		t0 = now_s();
+		ptrace(PTRACE_INTERRUPT, pid, NULL, NULL);
+		while ((r = waitpid(pid, &st, __WALL | WNOHANG)) == 0)
+			sched_yield();
+		if (r < 0 || !WIFSTOPPED(st))
+			break;
+		ptrace(PTRACE_GETREGS, pid, NULL, &u);
+		/* A signal that stopped it first goes back with the detach. */
+		ptrace(PTRACE_DETACH, pid, NULL,
+		       (void *)(long)((st >> 16) == PTRACE_EVENT_STOP ? 0 :
+				      WSTOPSIG(st)));
+		v[n++] = (now_s() - t0) * 1e6;
+	}
+	if (!n) {
+		fprintf(stderr, "stopfloor: no stops\n");
+		return 1;
+	}
+	qsort(v, n, sizeof(*v), cmp);
+	printf("stops %zu median %.1f p99 %.1f\n", n, v[n / 2],
+	       v[(size_t)((double)(n - 1) * 0.99)]);
+	free(v);
+	return 0;
+}
