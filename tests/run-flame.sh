@@ -8,7 +8,10 @@
 #  - the SVG in a real browser, headless Chromium driven through
 #    chromedriver (W3C WebDriver): names drawn, hover, zoom, reset,
 #    search with the Search control and with Ctrl-F;
-#  - the same profile gives the same bytes twice.
+#  - the same profile gives the same bytes twice;
+#  - a flame graph luacore-sample writes of a real program (split.lua
+#    under deb-5.4): hot_a, hot_b and hot_c drawn in that order of width,
+#    hover, click-zoom and search in the browser.
 # Chromium and chromedriver are required (Debian: chromium,
 # chromium-driver); without them this fails, it does not skip.
 set -uo pipefail
@@ -52,7 +55,15 @@ for f in cpu.json cpu.svg wall.json wall.svg; do
 	fi
 done
 "$python3" "$here/check-speedscope.py" "$tmp/a" || status=1
-timeout 60 "$python3" "$here/check-svg.py" "$tmp/a" "$chromium" \
-	"$chromedriver" || status=1
+out=${LUACORE_MATRIX_DIR:-$top_builddir/fixtures/out}
+if ! LC_TRUTH_LUA=$top_srcdir/fixtures/lua/truth.lua LC_SAMPLE_SECONDS=2 \
+	"$top_builddir/src/luacore-sample" -q -r 250 -o "$tmp/sampled.svg" -- \
+	"$out/deb-5.4/lchost" "$top_srcdir/fixtures/scenarios/sample/split.lua" \
+	>/dev/null 2>"$tmp/sampled.err"; then
+	echo "FAIL luacore-sample: $(tail -3 "$tmp/sampled.err")"
+	status=1
+fi
+timeout 90 "$python3" "$here/check-svg.py" "$tmp/a" "$chromium" \
+	"$chromedriver" "$tmp/sampled.svg" || status=1
 [ "$status" = 0 ] && echo "all passed" || echo "some failed"
 exit $status

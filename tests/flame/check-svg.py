@@ -334,10 +334,54 @@ def check_browser_wall(b, exp, path, frames):
           'browser: wall-clock weights are microseconds: %r' % idle.title)
 
 
+def check_browser_sampled(b, path):
+    """A flame graph luacore-sample wrote of split.lua (60/30/10 over
+    hot_a, hot_b, hot_c): the names drawn, hover, click-zoom, search."""
+    b.get(webdriver.file_url(path))
+    snap0 = b.js(SNAPSHOT)
+    if not check(snap0, 'browser: sampled %s loads, %d frames'
+                 % (path, len(snap0) if snap0 else 0)):
+        return
+    titles = b.js("return Array.from(document.querySelectorAll("
+                  "'#frames > g')).map(function (g) { return "
+                  "g.querySelector('title').textContent; });")
+    widths = {}
+    for name in ('hot_a', 'hot_b', 'hot_c'):
+        idx = [i for i, t in enumerate(titles) if t.startswith(name + ' (')]
+        drawn = [i for i in idx if snap0[i]['text'].startswith(name) and
+                 snap0[i]['bboxw'] > 0]
+        widths[name] = sum(float(snap0[i]['width']) for i in idx)
+        check(drawn, 'browser: sampled: %s drawn with its name' % name,
+              repr([snap0[i] for i in idx]))
+    check(widths['hot_a'] > widths['hot_b'] > widths['hot_c'] > 0,
+          'browser: sampled: widths hot_a > hot_b > hot_c (%.0f, %.0f, '
+          '%.0f px)' % (widths['hot_a'], widths['hot_b'], widths['hot_c']))
+    hot_a = max((i for i, t in enumerate(titles) if t.startswith('hot_a (')),
+                key=lambda i: float(snap0[i]['width']))
+    b.hover(b.js(FRAME, hot_a))
+    got = b.js(TEXT, 'details')
+    check(got == titles[hot_a] and ' us, ' in got,
+          'browser: sampled: hovering hot_a shows %r' % got)
+    b.click(b.js(FRAME, hot_a))
+    snap = b.js(SNAPSHOT)
+    check(float(snap[hot_a]['width']) == FW and b.js(SHOWN, 'unzoom'),
+          'browser: sampled: clicking hot_a zooms it to the full width')
+    b.click(b.js("return document.getElementById('unzoom');"))
+    b.keys(webdriver.CONTROL, 'f')
+    if check(b.prompt_text() is not None,
+             'browser: sampled: Ctrl-F opens the search prompt'):
+        b.answer_prompt('hot_c')
+        text = b.js(TEXT, 'matched')
+        m = re.match(r'Matched: ([0-9.]+)%', text or '')
+        check(m and 2 < float(m.group(1)) < 25,
+              'browser: sampled: searching hot_c reports %r' % text)
+
+
 def main():
     # A timeout's SIGTERM still closes the browser (the with below).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit('killed'))
     d, chromium, chromedriver = sys.argv[1:4]
+    sampled = sys.argv[4] if len(sys.argv) > 4 else None
     cpu = Expect(os.path.join(d, 'cpu.expect'))
     wall = Expect(os.path.join(d, 'wall.expect'))
     cpu_svg, wall_svg = os.path.join(d, 'cpu.svg'), os.path.join(d, 'wall.svg')
@@ -349,6 +393,8 @@ def main():
         with webdriver.Browser(chromium, chromedriver) as b:
             check_browser_cpu(b, cpu, cpu_svg, fc)
             check_browser_wall(b, wall, wall_svg, fw)
+            if sampled:
+                check_browser_sampled(b, sampled)
     except webdriver.WebDriverError as e:
         check(False, 'browser', str(e))
     return 1 if failures else 0
