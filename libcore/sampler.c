@@ -74,6 +74,7 @@ struct tstate {
 	bool last_asleep;		/* taken while it was not running */
 	char sleep_at[96];		/* its /proc syscall line then */
 	int cpu;			/* the CPU it last ran on, -1 unknown */
+	uint64_t cpu_stop;		/* its run time at its last sample */
 	double last_tick;		/* when the last tick looked at it */
 };
 
@@ -594,6 +595,7 @@ static struct tstate *tstate(struct lc_sampler *s, int tid)
 	memset(p, 0, sizeof(*p));
 	p->tid = tid;
 	p->cpu_ns = UINT64_MAX;
+	p->cpu_stop = UINT64_MAX;
 	p->name = lc_live_comm(s->pid, tid);
 	return p;
 }
@@ -678,10 +680,14 @@ static void sample_thread(struct lc_sampler *s, struct tstate *ts,
 	double stop_us = 0;
 	enum take k;
 	bool first = ts->nhot == 0;
+	uint64_t at_stop;
 
 	s->prof->q.attempted++;
 	k = take(s, ts, &stop_us);
 	set_rt(s, false);
+	/* The thread's run time as of this stop: a stop brings it up to
+	 * date, and the thread has barely run since. */
+	at_stop = k == TAKEN ? cpu_ns_of(s->pid, ts->tid) : UINT64_MAX;
 	if (k != GONE && s->nstops < MAX_STOPS) {
 		double *p = s->nstops % 4096 ? s->stops :
 			    realloc(s->stops, (s->nstops + 4096) * sizeof(*p));
@@ -714,6 +720,7 @@ static void sample_thread(struct lc_sampler *s, struct tstate *ts,
 		set_rt(s, true);
 		k = take(s, ts, &stop_us);
 		set_rt(s, false);
+		at_stop = k == TAKEN ? cpu_ns_of(s->pid, ts->tid) : UINT64_MAX;
 		if (k != TAKEN) {
 			if (k == GONE)
 				s->prof->q.lost_gone++;
@@ -742,9 +749,20 @@ static void sample_thread(struct lc_sampler *s, struct tstate *ts,
 			else if (s->cur.live_reads)
 				s->prof->q.lost_inconsistent++;
 		}
+		/* CPU time: what the thread used from its last sample's stop
+		 * to this one's.  What /proc says at a tick is up to date only
+		 * as of the thread's last scheduling event or CPU clock
+		 * reading, which a program's own os.clock() calls place at the
+		 * edges of its phases: weighing a sample with it credits one
+		 * phase's time to the next. */
+		if (!s->o.wall && at_stop != UINT64_MAX &&
+		    ts->cpu_stop != UINT64_MAX && at_stop >= ts->cpu_stop)
+			cpu_ns = (int64_t)(at_stop - ts->cpu_stop);
 		add_sample(s, ts, &r->threads[0], cpu_ns, idle);
 		s->prof->q.taken++;
 	}
+	if (at_stop != UINT64_MAX)
+		ts->cpu_stop = at_stop;
 	lc_report_destroy(r);
 }
 
