@@ -24,14 +24,15 @@ def main():
     host, script, sampler, floor = sys.argv[1:5]
     cycles = int(sys.argv[5]) if len(sys.argv) > 5 else 4
     window = float(sys.argv[6]) if len(sys.argv) > 6 else 2.0
-    order = ("alone", "100 Hz", "alone", "1000 Hz", "alone", "floor")
+    order = ("alone", "100 Hz", "alone", "floor 100", "alone", "1000 Hz",
+             "alone", "floor 1000")
     total = cycles * len(order) * (window + 0.6) + 3
     env = dict(os.environ, LC_FIB=os.environ.get("LC_FIB_REP", "27"),
                LC_LOOP_SECONDS=str(total))
     prog = subprocess.Popen([host, script], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, text=True)
     time.sleep(1.0)
-    spans = {"alone": [], "100 Hz": [], "1000 Hz": [], "floor": []}
+    spans = {k: [] for k in order}
     startup = []
     for _ in range(cycles):
         for kind in order:
@@ -40,10 +41,10 @@ def main():
                 time.sleep(window)
                 spans[kind].append((t0, time.monotonic()))
                 continue
-            if kind == "floor":
+            if kind.startswith("floor"):
                 t0 = time.monotonic()
-                r = subprocess.run([floor, str(prog.pid), "1000", str(window)],
-                                   stdout=subprocess.DEVNULL)
+                r = subprocess.run([floor, str(prog.pid), kind.split()[1],
+                                    str(window)], stdout=subprocess.DEVNULL)
                 spans[kind].append((t0, time.monotonic()))
                 continue
             rate = kind.split()[0]
@@ -70,10 +71,11 @@ def main():
              if any(a + 0.05 <= t0 and t0 + dur <= b - 0.05 for a, b in ss)]
         med[kind] = (statistics.median(d), len(d)) if d else (float("nan"), 0)
     base = med["alone"][0]
-    for kind in ("alone", "100 Hz", "1000 Hz", "floor"):
+    for kind in ("alone", "100 Hz", "floor 100", "1000 Hz", "floor 1000"):
         m, n = med[kind]
-        label = {"alone": "alone", "floor": "bare ptrace stop 1000 Hz"}.get(
-            kind, "luacore-sample " + kind)
+        label = "alone" if kind == "alone" else (
+            "bare ptrace stop %s Hz" % kind.split()[1]
+            if kind.startswith("floor") else "luacore-sample " + kind)
         print("  %-24s fib(27) median %7.3f ms  x%.3f (%+5.1f%%)  %d repetitions"
               % (label, m * 1e3, m / base, (m / base - 1) * 100, n))
     print("  (luacore-sample's start-up before its first sample: median %.2f s,"

@@ -6,7 +6,7 @@
  * At HZ ticks a second (spaced at random, as luacore-sample does), seize
  * thread PID, interrupt it, poll for the stop, read its registers and
  * detach: what every sample must do, and nothing else.  Real-time
- * priority where permitted, as luacore-sample.  Prints "stops N median
+ * priority where permitted, and the same wait, as luacore-sample.  Prints "stops N median
  * US p99 US", timed as luacore-sample times its stops (from the
  * interrupt to the detach). */
 #define _GNU_SOURCE
@@ -14,6 +14,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/ptrace.h>
 #include <sys/user.h>
 #include <sys/wait.h>
@@ -26,6 +27,27 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The CPU thread pid last ran on (field 39 of its stat), or -1. */
+static int cpu_of(int pid)
+{
+	char path[64], buf[1024], *p;
+	int field = 2, cpu = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')))
+		for (char *tok = strtok(p + 1, " "); tok; tok = strtok(NULL, " "))
+			if (++field == 39) {
+				cpu = atoi(tok);
+				break;
+			}
+	fclose(f);
+	return cpu;
 }
 
 static int cmp(const void *a, const void *b)
@@ -60,7 +82,7 @@ int main(int argc, char **argv)
 		struct user_regs_struct u;
 		struct timespec ts;
 		double t0, wait;
-		int st;
+		int st, spin;
 		pid_t r;
 
 		next += (0.5 + (double)rand_r(&seed) / RAND_MAX) / hz;
@@ -72,6 +94,10 @@ int main(int argc, char **argv)
 			ts.tv_nsec = (long)((wait - (double)ts.tv_sec) * 1e9);
 			nanosleep(&ts, NULL);
 		}
+		/* Poll for the stop, as luacore-sample does, unless the
+		 * thread is on this CPU: at real-time priority, polling would
+		 * keep it from ever reaching its stop. */
+		spin = cpu_of(pid) != sched_getcpu();
 		if (ptrace(PTRACE_SEIZE, pid, NULL, NULL) < 0) {
 			if (errno == ESRCH)
 				break;
@@ -80,7 +106,7 @@ int main(int argc, char **argv)
 		}
 		t0 = now_s();
 		ptrace(PTRACE_INTERRUPT, pid, NULL, NULL);
-		while ((r = waitpid(pid, &st, __WALL | WNOHANG)) == 0)
+		while ((r = waitpid(pid, &st, __WALL | (spin ? WNOHANG : 0))) == 0)
 			sched_yield();
 		if (r < 0 || !WIFSTOPPED(st))
 			break;
