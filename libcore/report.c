@@ -240,7 +240,8 @@ static void build_thread(struct lc_target *t, struct lc_lua_ctx *ctx,
 	/* VMs in order of first appearance; within a VM, the resume chain
 	 * by C-call count (ldo.c:lua_resume gives the resumed thread its
 	 * resumer's count plus one). */
-	qsort(cs, ncs, sizeof(*cs), cmp_chain);
+	if (ncs > 1)	/* cs is NULL when there is none */
+		qsort(cs, ncs, sizeof(*cs), cmp_chain);
 	for (size_t i = 0; i < ncs; i++) {
 		/* Pull every later state of the same VM up, highest count
 		 * first (stable insertion; chains are short). */

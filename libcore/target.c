@@ -132,10 +132,14 @@ void lc_target_invalidate(struct lc_target *t)
 		memset(t->cache, 0, LC_CACHE_PAGES * sizeof(*t->cache));
 }
 
+void (*lc_read_hook)(uint64_t addr, size_t len);
+
 int lc_read(struct lc_target *t, uint64_t addr, void *buf, size_t len)
 {
 	uint8_t *out = buf;
 
+	if (lc_read_hook)
+		lc_read_hook(addr, len);
 	/* Callback targets read everything through the callback; what it
 	 * cannot serve may still be file-backed text or rodata of a module
 	 * added with lc_target_add_module. */

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Build the libFuzzer harnesses with AddressSanitizer and
+# UndefinedBehaviorSanitizer: libcore's sources are compiled with clang's
+# coverage instrumentation, so that the fuzzer sees inside the decoder.
+#
+#   tests/fuzz/build.sh BUILDDIR OUTDIR
+#
+# BUILDDIR is a configured build tree (for config.h).  Writes
+# OUTDIR/fuzz_decode and OUTDIR/fuzz_core.  Needs clang and its runtime
+# (Debian: clang libclang-rt-14-dev); CC overrides clang.
+set -euo pipefail
+src=$(cd "$(dirname "$0")/../.." && pwd)
+build=$(cd "$1" && pwd)
+mkdir -p "$2/obj"
+out=$(cd "$2" && pwd)
+cc=${CC:-clang}
+san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+cflags="-g -O1 $san -I$build -I$src/libcore $(pkg-config --cflags libdw libelf zlib)"
+libs="$(pkg-config --libs libdw libelf zlib) -lm"
+objs=()
+for c in "$src"/libcore/*.c; do
+	o=$out/obj/$(basename "$c" .c).o
+	if [ ! "$o" -nt "$c" ] || [ "$build/config.h" -nt "$o" ]; then
+		"$cc" $cflags -fsanitize=fuzzer-no-link -c -o "$o" "$c"
+	fi
+	objs+=("$o")
+done
+for h in fuzz_decode fuzz_core; do
+	"$cc" $cflags -fsanitize=fuzzer -o "$out/$h" "$src/tests/fuzz/$h.c" \
+		"${objs[@]}" $libs
+done

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The fuzzing harnesses (tests/fuzz), briefly:
+#  - the committed corpus and every reproducer of a past finding
+#    (tests/fuzz/corpus/HARNESS), replayed through harnesses built with
+#    the project's compiler and flags (sanitizers with --enable-asan/
+#    --enable-ubsan), against fixture cores of 5.1, 5.2, 5.3 and 5.4;
+#  - a short libFuzzer run of each harness with ASan, UBSan and leak
+#    checks ($LC_FUZZ_SECONDS, default 20), on a copy of the corpus.
+# clang and its runtime are required (Debian: clang libclang-rt-14-dev);
+# without them this fails, it does not skip.  make fuzz runs longer.
+set -uo pipefail
+top_srcdir=${top_srcdir:-.}
+top_builddir=${top_builddir:-.}
+out=${LUACORE_MATRIX_DIR:-$top_builddir/fixtures/out}
+fz=$top_builddir/tests/fuzz
+corpus=$(cd "$top_srcdir/tests/fuzz/corpus" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export LSAN_OPTIONS=suppressions=$(cd "$top_srcdir/tests/fuzz" && pwd)/lsan.supp
+status=0
+
+for h in fuzz_decode fuzz_core; do
+	for c in deb-5.1/coroutines3 src-5.2.4-O2/coroutines3 deb-5.3/crash \
+		src-5.4.7-O0/coroutines3 src-5.4.7-O2/crash; do
+		rc=0
+		LC_FUZZ_CORE=$out/$c/core LC_FUZZ_EXE=$out/$c/exe timeout 600 \
+			"$fz/$h" "$corpus/$h" >"$tmp/replay.out" 2>&1 || rc=$?
+		if [ "$rc" = 0 ]; then
+			echo "PASS $h on $c: $(tail -1 "$tmp/replay.out")"
+		else
+			echo "FAIL $h on $c: exit $rc"
+			grep -E "ERROR|runtime error|SUMMARY" "$tmp/replay.out" | head -5 | sed 's/^/    /'
+			status=1
+		fi
+	done
+done
+
+cp -r "$corpus/." "$tmp/corpus"
+"$top_srcdir/tests/fuzz/campaign.sh" "$top_builddir" "${LC_FUZZ_SECONDS:-20}" "$tmp/corpus" || status=1
+exit $status
