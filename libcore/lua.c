@@ -42,6 +42,7 @@ struct proto {
 	uint64_t addr;
 	bool ok;		/* header readable */
 	char *source;
+	bool bad_source;	/* points to something that is no string */
 	int linedefined, lastlinedefined;
 	uint64_t code;
 	int sizecode;
@@ -203,7 +204,8 @@ int lc_lua_read_tvalue(struct lc_lua_ctx *ctx, uint64_t addr, struct lc_tvalue *
 }
 
 /* Copy a TString's bytes (at most LC_MAX_STR).  Returns a malloc'd
- * NUL-terminated string, or NULL if unreadable. */
+ * NUL-terminated string, or NULL if unreadable or not a string (its
+ * length does not end at the NUL Lua puts after every string). */
 char *lc_lua_read_string(struct lc_lua_ctx *ctx, uint64_t ts, uint64_t *lenp,
 			 bool *truncated)
 {
@@ -228,6 +230,16 @@ char *lc_lua_read_string(struct lc_lua_ctx *ctx, uint64_t ts, uint64_t *lenp,
 		} else {
 			return NULL;
 		}
+	}
+	/* Lua ends every string's bytes with a NUL: a length that does not
+	 * land on one (or on memory at all) is not the string's. */
+	{
+		uint8_t nul;
+
+		if (len >= (1ull << 40) ||
+		    lc_read_u8(ctx->t, ts + l->ts_contents + len, &nul) < 0 ||
+		    nul != 0)
+			return NULL;
 	}
 	if (lenp)
 		*lenp = len;
@@ -689,6 +701,7 @@ static struct proto *proto_get(struct lc_lua_ctx *ctx, uint64_t addr)
 	    p->sizecode < 0 || p->sizecode > LC_MAX_CODE)
 		return p;
 	p->source = src ? lc_lua_read_string(ctx, src, NULL, NULL) : NULL;
+	p->bad_source = src && !p->source;
 	p->ok = true;
 	return p;
 }
@@ -1071,6 +1084,8 @@ void lc_lua_frame(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 		f->linedefined = p->linedefined;
 		f->source = p->source ? strdup(p->source) : strdup("=?");
 		f->short_src = chunkid(p->source ? p->source : "=?");
+		if (p->bad_source)
+			f->partial = true;	/* a source that is no string */
 		{
 			int pc = current_pc(p, ci);
 

@@ -924,6 +924,8 @@ struct lc_error *lc_vm_decode(struct lc_lua_ctx *ctx, uint64_t g,
 
 /* ---- one lua_State ---- */
 
+#define LC_MAX_ERRORJMPS	4096	/* nested pcall/resume depth, at most */
+
 static void th_note(struct lc_luathread *th, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
@@ -1129,6 +1131,28 @@ void lc_luathread_decode(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 		if (LC_HAS(l->lj.status) &&
 		    lc_lua_read_sfield(ctx, th->errorjmp, l->lj.status, &s) == 0)
 			th->errorjmp_status = (int)s;
+		/* The chain of recovery points (nested pcalls and resumes),
+		 * each a struct lua_longjmp on a machine stack: every link
+		 * must be readable; bounded, as it may loop. */
+		if (LC_HAS(l->lj.previous)) {
+			uint64_t j = th->errorjmp;
+			unsigned n = 0;
+
+			for (; j && n < LC_MAX_ERRORJMPS; n++) {
+				uint64_t prev;
+
+				if ((j & 7) || lc_read_u64(t, j + (uint64_t)l->lj.previous.off,
+							   &prev) < 0) {
+					th_note(th, "errorJmp chain broken: 0x%" PRIx64
+						" (link %u) is unreadable", j, n);
+					break;
+				}
+				j = prev;
+			}
+			if (j && n == LC_MAX_ERRORJMPS)
+				th_note(th, "errorJmp chain longer than %d links (a loop?)",
+					LC_MAX_ERRORJMPS);
+		}
 		th->errorjmp_suspicious = !th->is_main &&
 			(st->status == ST_YIELD || !active);
 	}

@@ -13,6 +13,7 @@
 
 #include <inttypes.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -191,6 +192,8 @@ static void build_thread(struct lc_target *t, struct lc_lua_ctx *ctx,
 	bool partial = false;
 	char *why = NULL;
 	struct lc_error *err;
+	long bad_l = -1;	/* a frame whose DWARF L does not validate */
+	uint64_t bad_addr = 0;
 
 	err = lc_unwind_thread(t, ctx, th->tid, max_frames, &nf, &nnf,
 			       &partial, &why);
@@ -223,8 +226,9 @@ static void build_thread(struct lc_target *t, struct lc_lua_ctx *ctx,
 			/* Running or normal: status LUA_OK with frames.  A
 			 * coroutine that died of an error keeps its frames
 			 * (and a yielded one its), but runs nowhere. */
-			if (lc_lua_state_read(ctx, a, &st) < 0 ||
-			    !lc_lua_state_active(&st) || st.status != 0)
+			if (lc_lua_state_read(ctx, a, &st) < 0)
+				continue;
+			if (!lc_lua_state_active(&st) || st.status != 0)
 				continue;
 			void *p = realloc(cs, (ncs + 1) * sizeof(*cs));
 			if (!p)
@@ -235,6 +239,31 @@ static void build_thread(struct lc_target *t, struct lc_lua_ctx *ctx,
 			cs[ncs].first_frame = i;
 			cs[ncs].locals = opts && opts->locals;
 			ncs++;
+		}
+	}
+	/* The VM's own code runs here with an L its debug info names that
+	 * is no valid lua_State: what it points to is damaged (or its VM
+	 * is), and that state's Lua frames cannot be shown. */
+	for (size_t i = 0; ctx && i < nnf && bad_l < 0; i++) {
+		struct lc_lstate st;
+
+		if (nf[i].L_raw && in_lua_module(l, &nf[i]) &&
+		    lc_lua_state_read(ctx, nf[i].L_raw, &st) < 0) {
+			bad_l = (long)i;
+			bad_addr = nf[i].L_raw;
+		}
+	}
+	if (bad_l >= 0) {
+		char *n = NULL;
+
+		th->partial = true;
+		if (asprintf(&n, "%s%sframe #%ld (%s) runs Lua with L = 0x%" PRIx64
+			     ", which does not read as a lua_State of a valid VM: its Lua frames are not shown",
+			     th->note ? th->note : "", th->note ? "; " : "",
+			     bad_l, nf[bad_l].function ? nf[bad_l].function : "??",
+			     bad_addr) >= 0) {
+			free(th->note);
+			th->note = n;
 		}
 	}
 	/* VMs in order of first appearance; within a VM, the resume chain

@@ -454,6 +454,8 @@ static void dwarf_states(struct lc_target *t, struct lc_lua_ctx *ctx,
 		if (eval_expr(&env, e->vars[i].ops, e->vars[i].nops, false,
 			      &v) < 0)
 			continue;
+		if (e->vars[i].is_L && !f->L_raw)
+			f->L_raw = v;
 		if (!ctx || lc_lua_state_read(ctx, v, &st) < 0)
 			continue;
 		if (e->vars[i].is_L && !f->L)
@@ -708,6 +710,16 @@ struct lc_error *lc_unwind_thread(struct lc_target *t, struct lc_lua_ctx *ctx,
 		mod = NULL;
 		if (t->dwfl)
 			symbolize(t, f, pc_adj, &mod);
+		/* A caller's return address outside every module: the
+		 * unwinder followed a stack that something overwrote. */
+		if (t->dwfl && !mod && i > 0 && !*partial) {
+			*partial = true;
+			free(*why);
+			if (asprintf(why, "frame #%zu returns to 0x%" PRIx64
+				     ", outside any loaded module: the machine stack looks overwritten",
+				     i, f->pc) < 0)
+				*why = NULL;
+		}
 		if (!ctx)
 			continue;
 		/* On x86_64 a frame's CFA is its caller's stack pointer. */

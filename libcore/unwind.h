@@ -33,6 +33,8 @@ struct lc_native_frame {
 	size_t ninl;
 	uint64_t L;		/* validated lua_State from the frame's
 				   DWARF parameter named L, 0 if none */
+	uint64_t L_raw;		/* that parameter's value, validated or
+				   not, 0 if unknown */
 	uint64_t *cands;	/* other validated lua_States this frame
 				   holds (DWARF, registers, stack words) */
 	size_t ncands;

@@ -1,0 +1,235 @@
+/* Make a corrupted copy of a fixture core, for tests/run-corrupt.sh.
+ *
+ *   corrupt SCENARIO CORE EXE OUT
+ *
+ * Finds, in the core, the first thread running Lua: its innermost
+ * lua_State, CallInfo and Lua function, their VM; field offsets come
+ * from the DWARF layout, as luacore-inspect reads them.  Writes OUT, a
+ * copy of CORE with that memory changed as SCENARIO says, and prints
+ * what it changed.  Exit 0, 1 if the scenario does not apply to this
+ * Lua version (a message says why), 2 on error.
+ *
+ * Scenarios (the damage a wild write or a use-after-free leaves):
+ *   ci-cycle       the innermost CallInfo's previous is itself (5.1:
+ *                  L->ci points far past the CallInfo array)
+ *   ci-next        previous->next disagrees with previous (5.2+)
+ *   stack-outside  the innermost CallInfo's function slot is 1 GiB past
+ *                  the stack
+ *   proto-sizes    the innermost Lua function's Proto has absurd sizes
+ *   string-len     its source string claims 2^40 bytes
+ *   gc-cycle       the VM's list of all objects loops back on itself
+ *   mainthread     the global_State's mainthread is not its main thread
+ *   longjmp        the state's errorJmp chain leads into unmapped memory
+ *   smashed-stack  the crashed thread's machine stack overwritten with
+ *                  0x41 bytes above its stack pointer, like an overflow */
+#include <config.h>
+
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "layout.h"
+#include "lua.h"
+
+#define MAX_PATCHES	64
+
+static struct lc_target *t;
+static const struct lc_layout *l;
+static const uint8_t *raw;
+static size_t rawsize;
+static struct { uint64_t addr; uint8_t bytes[512]; size_t len; } patch[MAX_PATCHES];
+static size_t npatch;
+
+static void die(const char *what)
+{
+	fprintf(stderr, "corrupt: %s\n", what);
+	exit(2);
+}
+
+static void skip(const char *why)
+{
+	printf("not applicable: %s\n", why);
+	exit(1);
+}
+
+static uint64_t rd(uint64_t addr, struct lc_field f)
+{
+	uint64_t v = 0;
+
+	if (!LC_HAS(f) || lc_read_uint(t, addr + (uint64_t)f.off, f.size, &v) < 0)
+		die("cannot read a field of the unmodified core");
+	return v;
+}
+
+static void put_bytes(uint64_t addr, const void *b, size_t len)
+{
+	if (npatch == MAX_PATCHES || len > sizeof(patch[0].bytes))
+		die("too many patches");
+	patch[npatch].addr = addr;
+	memcpy(patch[npatch].bytes, b, len);
+	patch[npatch].len = len;
+	npatch++;
+	printf("patch 0x%" PRIx64 " (%zu bytes)\n", addr, len);
+}
+
+static void put(uint64_t addr, struct lc_field f, uint64_t v)
+{
+	if (!LC_HAS(f))
+		die("the layout lacks a field the scenario needs");
+	put_bytes(addr + (uint64_t)f.off, &v, f.size);
+}
+
+/* The file offset of target address addr, or -1. */
+static int64_t file_off(uint64_t addr, size_t len)
+{
+	for (size_t i = 0; i < t->ncore_segs; i++) {
+		const struct lc_segment *s = &t->core_segs[i];
+
+		if (addr >= s->start && addr < s->end && len <= s->end - addr &&
+		    s->data >= raw && s->data < raw + rawsize)
+			return (int64_t)(s->data - raw) + (int64_t)(addr - s->start);
+	}
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct lc_report_options o = { .no_scan = true };
+	struct lc_report *r = NULL;
+	struct lc_lua_ctx *ctx = NULL;
+	const struct lc_thread *th = NULL;
+	const struct lc_frame *lf = NULL;
+	struct lc_lstate st;
+	struct lc_error *err;
+	const char *sc;
+	uint64_t L, ci, g;
+	int fd;
+
+	if (argc != 5) {
+		fprintf(stderr, "usage: corrupt SCENARIO CORE EXE OUT\n");
+		return 64;
+	}
+	sc = argv[1];
+	if ((err = lc_target_open_core(argv[2], argv[3], &t)) ||
+	    (err = lc_layout_get(t, &l)) ||
+	    (err = lc_lua_ctx_create(t, &ctx)) ||
+	    (err = lc_report_create(t, &o, &r)))
+		die(lc_error_message(err));
+	raw = (const uint8_t *)elf_rawfile(t->core_elf, &rawsize);
+	for (size_t i = 0; i < r->nthreads && !lf; i++) {
+		th = &r->threads[i];
+		for (size_t k = 0; k < th->nframes && !lf; k++)
+			if (th->frames[k].kind == LC_FRAME_LUA &&
+			    th->frames[k].ci && th->frames[k].what &&
+			    strcmp(th->frames[k].what, "C") != 0)
+				lf = &th->frames[k];
+	}
+	if (!lf)
+		die("no thread runs Lua in this core");
+	L = lf->state;
+	ci = lf->ci;
+	if (lc_lua_state_read(ctx, L, &st) < 0)
+		die("cannot read the lua_State");
+	g = st.g;
+	printf("thread %d, lua_State 0x%" PRIx64 ", CallInfo 0x%" PRIx64
+	       ", global_State 0x%" PRIx64 ", Lua %s\n", th->tid, L, ci, g,
+	       l->version);
+
+	if (strcmp(sc, "ci-cycle") == 0) {
+		if (l->major == 501)
+			put(L, l->L.ci, st.end_ci + 1000ull * l->sz_callinfo);
+		else
+			put(ci, l->ci.previous, ci);
+	} else if (strcmp(sc, "ci-next") == 0) {
+		uint64_t prev;
+
+		if (l->major == 501)
+			skip("5.1 keeps CallInfos in an array, with no links");
+		prev = rd(ci, l->ci.previous);
+		put(prev, l->ci.next, prev + 8);
+	} else if (strcmp(sc, "stack-outside") == 0) {
+		put(ci, l->ci.func, st.stack + (1ull << 30));
+	} else if (strcmp(sc, "proto-sizes") == 0 ||
+		   strcmp(sc, "string-len") == 0) {
+		uint64_t func = rd(ci, l->ci.func);
+		uint64_t cl = rd(func, l->tv.value);
+		uint64_t p = rd(cl, l->cl.p);
+
+		if (sc[0] == 'p') {
+			put(p, l->p.sizecode, 0x7fffffff);
+			put(p, l->p.sizelineinfo, 0x7fffffff);
+			put(p, l->p.sizek, 0x7fffffff);
+			put(p, l->p.sizelocvars, 0x7fffffff);
+			put(p, l->p.sizeupvalues, 0x7fffffff);
+			if (LC_HAS(l->p.sizeabslineinfo))
+				put(p, l->p.sizeabslineinfo, 0x7fffffff);
+		} else {
+			uint64_t s = rd(p, l->p.source);
+
+			if (l->major >= 503) {
+				/* A long string: tag 4 | 1 << 4 (5.3, 5.4). */
+				put(s, l->ts.tt, 0x14);
+				put(s, l->ts.lnglen, 1ull << 40);
+			} else {
+				put(s, l->ts.len, 1ull << 40);
+			}
+		}
+	} else if (strcmp(sc, "gc-cycle") == 0) {
+		struct lc_field head = LC_HAS(l->Gx.allgc) ? l->Gx.allgc :
+				       l->Gx.rootgc;
+		uint64_t first = rd(g, head), second;
+
+		if (!first)
+			die("the VM has no objects");
+		second = rd(first, l->Lx.next);
+		if (!second)
+			die("the VM has one object");
+		put(second, l->Lx.next, first);
+	} else if (strcmp(sc, "mainthread") == 0) {
+		put(g, l->G.mainthread, st.mainthread + 64);
+	} else if (strcmp(sc, "longjmp") == 0) {
+		put(L, l->L.errorJmp, 0xdead0000);
+	} else if (strcmp(sc, "smashed-stack") == 0) {
+		uint8_t a[512];
+		uint64_t sp = th->nframes ? th->frames[0].sp : 0;
+
+		if (!sp)
+			die("no stack pointer for the thread");
+		memset(a, 0x41, sizeof(a));
+		/* From the stack pointer up: the frames' saved registers and
+		 * return addresses. */
+		put_bytes(sp, a, sizeof(a));
+	} else {
+		die("unknown scenario");
+	}
+
+	{
+		FILE *in = fopen(argv[2], "rb");
+		char buf[1 << 16];
+		size_t n;
+
+		fd = open(argv[4], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (!in || fd < 0)
+			die("cannot copy the core");
+		while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+			if (write(fd, buf, n) != (ssize_t)n)
+				die("cannot write the copy");
+		fclose(in);
+	}
+	for (size_t i = 0; i < npatch; i++) {
+		int64_t off = file_off(patch[i].addr, patch[i].len);
+
+		if (off < 0 || pwrite(fd, patch[i].bytes, patch[i].len, off) !=
+				       (ssize_t)patch[i].len)
+			die("the memory to change is not in the core file");
+	}
+	close(fd);
+	lc_report_destroy(r);
+	lc_lua_ctx_destroy(ctx);
+	lc_target_destroy(t);
+	return 0;
+}
