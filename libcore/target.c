@@ -525,6 +525,15 @@ struct lc_error *lc_target_open_core(const char *core_path,
 			"cannot read the program headers of '%s'", core_path);
 		goto fail;
 	}
+	/* libelf gives no program headers when they are cut off. */
+	if (ehdr.e_phoff > size ||
+	    (uint64_t)(ehdr.e_phnum == PN_XNUM ? phnum : ehdr.e_phnum) *
+	    ehdr.e_phentsize > size - ehdr.e_phoff) {
+		err = lc_error_create(LC_ERR_FORMAT,
+			"'%s' is truncated (%zu bytes) within its program headers: none of the process's memory, threads or files can be found",
+			core_path, size);
+		goto fail;
+	}
 	for (size_t i = 0; i < phnum; i++) {
 		GElf_Phdr mem, *ph = gelf_getphdr(t->core_elf, i, &mem);
 		struct lc_segment s;
