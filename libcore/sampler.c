@@ -785,7 +785,9 @@ int lc_sampler_tick(struct lc_sampler *s)
 	for (size_t i = 0; i < s->nts; i++)
 		s->ts[i].seen = false;
 	{
-		struct { struct tstate *ts; int64_t cpu_ns; bool idle; } *todo = NULL;
+		/* By index: a thread seen later in this loop may move the
+		 * records (tstate reallocates them). */
+		struct { size_t ts; int64_t cpu_ns; bool idle; } *todo = NULL;
 		size_t ntodo = 0;
 		cpu_set_t busy;
 
@@ -867,7 +869,7 @@ int lc_sampler_tick(struct lc_sampler *s)
 			if (!p)
 				break;
 			todo = p;
-			todo[ntodo].ts = ts;
+			todo[ntodo].ts = (size_t)(ts - s->ts);
 			todo[ntodo].cpu_ns = weight;
 			todo[ntodo].idle = state != 'R';
 			ntodo++;
@@ -877,10 +879,8 @@ int lc_sampler_tick(struct lc_sampler *s)
 		}
 		if (s->affinity)
 			avoid_cpus(s, &busy);
-		/* Thread records may move as new ones are added: all were
-		 * added above. */
 		for (size_t i = 0; i < ntodo; i++) {
-			sample_thread(s, todo[i].ts, todo[i].cpu_ns,
+			sample_thread(s, &s->ts[todo[i].ts], todo[i].cpu_ns,
 				      todo[i].idle);
 			set_rt(s, true);
 		}
