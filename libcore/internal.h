@@ -141,6 +141,11 @@ int lc_read(struct lc_target *t, uint64_t addr, void *buf, size_t len);
 /* Called with every lc_read when set: the fuzzing harness learns which
  * memory the decoder reads.  NULL (the default) costs one branch. */
 extern void (*lc_read_hook)(uint64_t addr, size_t len);
+/* Where [addr, addr + len) of a core's memory lies in the core file's
+ * image (elf_rawfile), or NULL: not a core, or memory the file does not
+ * hold in one piece.  For the tools that damage cores on purpose. */
+const uint8_t *lc_core_image_at(struct lc_target *t, uint64_t addr,
+				size_t len);
 int lc_read_u64(struct lc_target *t, uint64_t addr, uint64_t *ret);
 int lc_read_u32(struct lc_target *t, uint64_t addr, uint32_t *ret);
 int lc_read_u8(struct lc_target *t, uint64_t addr, uint8_t *ret);

@@ -134,6 +134,23 @@ void lc_target_invalidate(struct lc_target *t)
 
 void (*lc_read_hook)(uint64_t addr, size_t len);
 
+const uint8_t *lc_core_image_at(struct lc_target *t, uint64_t addr,
+				size_t len)
+{
+	size_t size = 0;
+	const uint8_t *raw = t->core_elf ?
+		(const uint8_t *)elf_rawfile(t->core_elf, &size) : NULL;
+
+	for (size_t i = 0; raw && i < t->ncore_segs; i++) {
+		const struct lc_segment *s = &t->core_segs[i];
+
+		if (addr >= s->start && addr < s->end && len <= s->end - addr &&
+		    s->data >= raw && s->data < raw + size)
+			return s->data + (addr - s->start);
+	}
+	return NULL;
+}
+
 int lc_read(struct lc_target *t, uint64_t addr, void *buf, size_t len)
 {
 	uint8_t *out = buf;

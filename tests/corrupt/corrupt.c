@@ -40,7 +40,6 @@
 static struct lc_target *t;
 static const struct lc_layout *l;
 static const uint8_t *raw;
-static size_t rawsize;
 static struct { uint64_t addr; uint8_t bytes[512]; size_t len; } patch[MAX_PATCHES];
 static size_t npatch;
 
@@ -86,14 +85,9 @@ static void put(uint64_t addr, struct lc_field f, uint64_t v)
 /* The file offset of target address addr, or -1. */
 static int64_t file_off(uint64_t addr, size_t len)
 {
-	for (size_t i = 0; i < t->ncore_segs; i++) {
-		const struct lc_segment *s = &t->core_segs[i];
+	const uint8_t *p = lc_core_image_at(t, addr, len);
 
-		if (addr >= s->start && addr < s->end && len <= s->end - addr &&
-		    s->data >= raw && s->data < raw + rawsize)
-			return (int64_t)(s->data - raw) + (int64_t)(addr - s->start);
-	}
-	return -1;
+	return p ? (int64_t)(p - raw) : -1;
 }
 
 int main(int argc, char **argv)
@@ -119,7 +113,7 @@ int main(int argc, char **argv)
 	    (err = lc_lua_ctx_create(t, &ctx)) ||
 	    (err = lc_report_create(t, &o, &r)))
 		die(lc_error_message(err));
-	raw = (const uint8_t *)elf_rawfile(t->core_elf, &rawsize);
+	raw = (const uint8_t *)elf_rawfile(t->core_elf, NULL);
 	for (size_t i = 0; i < r->nthreads && !lf; i++) {
 		th = &r->threads[i];
 		for (size_t k = 0; k < th->nframes && !lf; k++)

@@ -37,17 +37,10 @@ static uint64_t pages[MAX_PAGES];	/* target addresses read, page-aligned */
 static size_t npages;
 static FILE *devnull;
 
-/* The file offset of target address addr, or NULL. */
+/* Where target address addr lies in the (writable) image, or NULL. */
 static uint8_t *image_at(uint64_t addr, size_t len)
 {
-	for (size_t i = 0; i < target->ncore_segs; i++) {
-		const struct lc_segment *s = &target->core_segs[i];
-
-		if (addr >= s->start && addr < s->end && len <= s->end - addr &&
-		    s->data >= image && s->data < image + image_size)
-			return (uint8_t *)s->data + (addr - s->start);
-	}
-	return NULL;
+	return (uint8_t *)lc_core_image_at(target, addr, len);
 }
 
 /* While learning: the pages of every read. */
