@@ -7,10 +7,13 @@
 #    text, with the exit status of the normal build; run-corrupt.sh (62
 #    damaged cores), run-badinput.sh and run-options.sh with those
 #    binaries;
+#  - luacore-sample built the same way, through run-soak.sh for
+#    $LC_SAN_SOAK_SECONDS (default 30): sampled, killed and inspected
+#    programs, threads coming and going;
 #  - valgrind --leak-check=full on the normal build for one core of each
 #    Lua version and the 200-VM core: no error, no definite leak.
-# The sampler and the gdb front end are not in it (ptrace under ASan, gdb
-# loading an ASan library); the fuzzers run with ASan (run-fuzz.sh).
+# The gdb front end is not in it (gdb would load an ASan library); the
+# fuzzers run with ASan (run-fuzz.sh).
 # valgrind is required (Debian: valgrind); without it this fails.
 set -uo pipefail
 top_srcdir=${top_srcdir:-.}
@@ -39,6 +42,7 @@ for c in "$src"/libcore/*.c; do
 	objs+=("$o")
 done
 ${CC:-gcc} $flags -o "$san/src/luacore-inspect" "$src/src/inspect.c" "${objs[@]}" $libs &&
+${CC:-gcc} $flags -o "$san/src/luacore-sample" "$src/src/sample.c" "${objs[@]}" $libs &&
 ${CC:-gcc} $flags -o "$san/tests/corrupt/corrupt" "$src/tests/corrupt/corrupt.c" "${objs[@]}" $libs ||
 	{ echo "FAIL: cannot link the sanitized programs"; exit 1; }
 
@@ -71,6 +75,16 @@ for t in run-corrupt run-badinput run-options; do
 		status=1
 	fi
 done
+
+if LC_SOAK_SECONDS=${LC_SAN_SOAK_SECONDS:-30} top_srcdir=$src top_builddir=$san \
+	bash "$src/tests/run-soak.sh" >"$tmp/soak.log" 2>&1 &&
+	! grep -qE "Sanitizer|runtime error" "$tmp/soak.log"; then
+	echo "PASS sanitized run-soak: $(tail -1 "$tmp/soak.log")"
+else
+	echo "FAIL sanitized run-soak"
+	grep -E "FAIL|ERROR|runtime error|SUMMARY" "$tmp/soak.log" | head -10 | sed 's/^/    /'
+	status=1
+fi
 
 for c in deb-5.1/coroutines3 src-5.2.4-O2/crash deb-5.3/post_locals src-5.4.7-O2/coroutines3 \
 	deb-5.4/post_many_vms; do
