@@ -797,7 +797,7 @@ int lc_sampler_tick(struct lc_sampler *s)
 			struct tstate *ts;
 			uint64_t cpu;
 			int64_t delta, weight;
-			char state;
+			char state, at[sizeof(((struct tstate *)0)->sleep_at)];
 			void *p;
 
 			if (tid <= 0 || (s->o.tid && tid != s->o.tid))
@@ -829,11 +829,11 @@ int lc_sampler_tick(struct lc_sampler *s)
 			 * system call at the same place, and no more CPU used
 			 * than our stop cost it.  That stack stands; stopping
 			 * the thread again would only wake it again. */
+			at[0] = '\0';
+			if (state != 'R' && state != 'D')
+				syscall_of(s->pid, tid, at, sizeof(at));
 			if (state == 'S' && ts->last && ts->last_asleep &&
 			    delta < SELF_NS) {
-				char at[sizeof(ts->sleep_at)];
-
-				syscall_of(s->pid, tid, at, sizeof(at));
 				if (at[0] && strcmp(at, ts->sleep_at) == 0) {
 					if (!s->o.wall) {
 						s->prof->q.idle_skipped++;
@@ -861,10 +861,7 @@ int lc_sampler_tick(struct lc_sampler *s)
 				}
 				continue;
 			}
-			ts->sleep_at[0] = '\0';
-			if (state != 'R')
-				syscall_of(s->pid, tid, ts->sleep_at,
-					   sizeof(ts->sleep_at));
+			memcpy(ts->sleep_at, at, sizeof(at));
 			p = realloc(todo, (ntodo + 1) * sizeof(*todo));
 			if (!p)
 				break;
