@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal.h"
 #include "profile.h"
 
 /* Open-addressing tables of ids, keyed by a hash of what they stand for;
@@ -346,6 +347,75 @@ int lc_profile_add(struct lc_profile *p, const uint32_t *locs, size_t nlocs,
 	put(t, h, (uint32_t)p->nsamples);
 	p->nsamples++;
 	return 0;
+}
+
+/* The collector's entry points: a stack through one of them is doing
+ * collection work (allocation alone goes through lgc.c too, in
+ * luaC_link or luaC_newobj, and is not). */
+static bool is_gc_frame(const struct lc_frame *f)
+{
+	static const char *const entry[] = {
+		"luaC_step", "luaC_fullgc", "luaC_runtilstate",
+		"luaC_freeallobjects", "luaC_checkGC",
+	};
+
+	for (size_t i = 0; f->function && i < LC_ARRAY_SIZE(entry); i++)
+		if (strcmp(f->function, entry[i]) == 0)
+			return true;
+	return false;
+}
+
+size_t lc_profile_stack_of(struct lc_profile *p, const struct lc_thread *th,
+			   uint32_t *locs, enum lc_prof_kind *leaf)
+{
+	size_t n = 0;
+	bool leaf_known = false, gc = false;
+
+	*leaf = LC_PROF_NATIVE;
+	for (size_t i = 0; i < th->nframes; i++) {
+		const struct lc_frame *f = &th->frames[i];
+		uint32_t fn;
+
+		if (f->kind == LC_FRAME_LUA) {
+			const char *nm = f->global_name ? f->global_name :
+					 f->name;
+			char buf[256];
+			bool c = f->what && strcmp(f->what, "C") == 0;
+
+			if (!nm && c)
+				nm = f->function ? f->function : "?";
+			if (!nm && f->what && strcmp(f->what, "main") == 0)
+				nm = "main chunk";
+			if (!nm) {
+				snprintf(buf, sizeof(buf), "function <%s:%d>",
+					 f->short_src ? f->short_src : "?",
+					 f->linedefined);
+				nm = buf;
+			}
+			fn = lc_profile_func(p, nm, c ? NULL : f->short_src,
+					     c ? 0 : f->linedefined,
+					     c ? LC_PROF_LUA_C : LC_PROF_LUA);
+			if (!leaf_known) {
+				*leaf = c ? LC_PROF_LUA_C : LC_PROF_LUA;
+				leaf_known = true;
+			}
+			if (fn != UINT32_MAX)
+				locs[n++] = lc_profile_loc(p, fn,
+					f->currentline > 0 ? f->currentline : 0, 0);
+		} else {
+			if (!leaf_known && is_gc_frame(f))
+				gc = true;
+			fn = lc_profile_func(p, f->function ? f->function : "??",
+					     lc_base_name(f->file), 0,
+					     LC_PROF_NATIVE);
+			if (fn != UINT32_MAX)
+				locs[n++] = lc_profile_loc(p, fn, f->line,
+							   f->inlined ? 0 : f->pc);
+		}
+	}
+	if (gc && leaf_known)
+		*leaf = LC_PROF_GC;
+	return n;
 }
 
 void lc_profile_label(const struct lc_profile *p, uint32_t func, char *buf,

@@ -110,6 +110,22 @@ int lc_profile_add(struct lc_profile *p, const uint32_t *locs, size_t nlocs,
 		   int64_t cpu_ns, int tid, const char *thread_name,
 		   uint64_t vm, uint64_t coroutine, enum lc_prof_kind leaf);
 
+struct lc_thread;
+
+/* A decoded thread's stack (luacore.h) as locations, leaf first, into
+ * locs (room for th->nframes): a Lua function by its global or call-site
+ * name, else "main chunk" or "function <src:line>"; a C function called
+ * from Lua by its name or symbol; a machine frame by its symbol, "??"
+ * when it has none.  Names come from the target and are taken as they
+ * are (the writers escape them).  *leaf gets what the innermost frame
+ * is: LC_PROF_LUA or LC_PROF_LUA_C for the innermost Lua frame's kind,
+ * LC_PROF_GC when a collector entry point lies leafward of it, and
+ * LC_PROF_NATIVE when the stack has no Lua frame.  Returns how many
+ * locations were written (fewer than frames only when memory ran
+ * out). */
+size_t lc_profile_stack_of(struct lc_profile *p, const struct lc_thread *th,
+			   uint32_t *locs, enum lc_prof_kind *leaf);
+
 /* Per function: the weight (cpu_ns) of the samples it is the leaf of,
  * into self, and of those it is anywhere in, once per sample however
  * deep it recurses, into total.  Both have room for p->nfuncs entries.

@@ -367,22 +367,6 @@ out:
 
 /* ---- the profile sample ---- */
 
-/* The collector's entry points: a stack through one of them is doing
- * collection work (allocation alone goes through lgc.c too, in
- * luaC_link or luaC_newobj, and is not). */
-static bool is_gc_frame(const struct lc_frame *f)
-{
-	static const char *const entry[] = {
-		"luaC_step", "luaC_fullgc", "luaC_runtilstate",
-		"luaC_freeallobjects", "luaC_checkGC",
-	};
-
-	for (size_t i = 0; f->function && i < LC_ARRAY_SIZE(entry); i++)
-		if (strcmp(f->function, entry[i]) == 0)
-			return true;
-	return false;
-}
-
 /* Frames of the report's thread, root first into the profile. */
 static void add_stack(struct lc_sampler *s, struct tstate *ts,
 		      const uint32_t *frames, size_t nframes, int64_t cpu_ns,
@@ -391,58 +375,14 @@ static void add_stack(struct lc_sampler *s, struct tstate *ts,
 static void add_sample(struct lc_sampler *s, struct tstate *ts,
 		       const struct lc_thread *th, int64_t cpu_ns, bool idle)
 {
-	struct lc_profile *p = s->prof;
 	uint32_t *locs = calloc(th->nframes + 2, sizeof(*locs));
-	size_t n = 0;
-	enum lc_prof_kind leaf = LC_PROF_NATIVE;
-	bool leaf_known = false, gc = false;
+	enum lc_prof_kind leaf;
 	uint64_t coroutine = th->nstates ? th->states[0] : 0;
+	size_t n;
 
 	if (!locs)
 		return;
-	for (size_t i = 0; i < th->nframes; i++) {
-		const struct lc_frame *f = &th->frames[i];
-		uint32_t fn;
-
-		if (f->kind == LC_FRAME_LUA) {
-			const char *nm = f->global_name ? f->global_name :
-					 f->name;
-			char buf[256];
-			bool c = f->what && strcmp(f->what, "C") == 0;
-
-			if (!nm && c)
-				nm = f->function ? f->function : "?";
-			if (!nm && f->what && strcmp(f->what, "main") == 0)
-				nm = "main chunk";
-			if (!nm) {
-				snprintf(buf, sizeof(buf), "function <%s:%d>",
-					 f->short_src ? f->short_src : "?",
-					 f->linedefined);
-				nm = buf;
-			}
-			fn = lc_profile_func(p, nm, c ? NULL : f->short_src,
-					     c ? 0 : f->linedefined,
-					     c ? LC_PROF_LUA_C : LC_PROF_LUA);
-			if (!leaf_known) {
-				leaf = c ? LC_PROF_LUA_C : LC_PROF_LUA;
-				leaf_known = true;
-			}
-			if (fn != UINT32_MAX)
-				locs[n++] = lc_profile_loc(p, fn,
-					f->currentline > 0 ? f->currentline : 0, 0);
-		} else {
-			if (!leaf_known && is_gc_frame(f))
-				gc = true;
-			fn = lc_profile_func(p, f->function ? f->function : "??",
-					     lc_base_name(f->file), 0,
-					     LC_PROF_NATIVE);
-			if (fn != UINT32_MAX)
-				locs[n++] = lc_profile_loc(p, fn, f->line,
-							   f->inlined ? 0 : f->pc);
-		}
-	}
-	if (gc && leaf_known)
-		leaf = LC_PROF_GC;
+	n = lc_profile_stack_of(s->prof, th, locs, &leaf);
 	/* idle: the thread was not running; with --wall that is what the
 	 * sample shows. */
 	if (idle && s->o.wall)
