@@ -19,7 +19,7 @@ trap 'rm -rf "$tmp"' EXIT
 export LSAN_OPTIONS=suppressions=$(cd "$top_srcdir/tests/fuzz" && pwd)/lsan.supp
 status=0
 
-for h in fuzz_decode fuzz_core; do
+for h in fuzz_decode fuzz_core fuzz_sample; do
 	for c in deb-5.1/coroutines3 src-5.2.4-O2/coroutines3 deb-5.3/crash \
 		src-5.4.7-O0/coroutines3 src-5.4.7-O2/crash; do
 		rc=0

@@ -6,7 +6,7 @@
 #   tests/fuzz/build.sh BUILDDIR OUTDIR
 #
 # BUILDDIR is a configured build tree (for config.h).  Writes
-# OUTDIR/fuzz_decode and OUTDIR/fuzz_core.  Needs clang and its runtime
+# OUTDIR/fuzz_decode, OUTDIR/fuzz_core and OUTDIR/fuzz_sample.  Needs clang and its runtime
 # (Debian: clang libclang-rt-14-dev); CC overrides clang.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -25,7 +25,7 @@ for c in "$src"/libcore/*.c; do
 	fi
 	objs+=("$o")
 done
-for h in fuzz_decode fuzz_core; do
+for h in fuzz_decode fuzz_core fuzz_sample; do
 	"$cc" $cflags -fsanitize=fuzzer -o "$out/$h" "$src/tests/fuzz/$h.c" \
-		"${objs[@]}" $libs
+		"$src/tests/fuzz/image.c" "${objs[@]}" $libs
 done

@@ -3,7 +3,7 @@
 #
 #   tests/fuzz/campaign.sh BUILDDIR SECONDS CORPUSDIR [HARNESS...]
 #
-# Each harness (default: fuzz_decode fuzz_core) runs for SECONDS on its
+# Each harness (default: fuzz_decode fuzz_core fuzz_sample) runs for SECONDS on its
 # own fixture core, one at a time per CPU, with ASan, UBSan and leak
 # checks, an input taking over 30 s counted as a hang (the largest
 # bounded work, a data stack of 1.1M garbage slots decoded and printed,
@@ -18,7 +18,7 @@ build=$(cd "$1" && pwd)
 secs=$2
 corpus=$3
 shift 3
-harnesses=${*:-fuzz_decode fuzz_core}
+harnesses=${*:-fuzz_decode fuzz_core fuzz_sample}
 out=${LUACORE_MATRIX_DIR:-$build/fixtures/out}
 bin=$build/tests/fuzz/lf
 "$here/build.sh" "$build" "$bin" || { echo "FAIL: tests/fuzz/build.sh (clang and libclang-rt-14-dev needed)"; exit 1; }
@@ -28,6 +28,7 @@ core_of() {	# the fixture each harness works on
 	case $1 in
 	fuzz_decode) echo src-5.4.7-O0/coroutines3 ;;
 	fuzz_core) echo src-5.4.7-O0/crash ;;
+	fuzz_sample) echo src-5.4.7-O0/two_threads ;;
 	esac
 }
 pids=() status=0

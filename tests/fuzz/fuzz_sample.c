@@ -1,0 +1,112 @@
+/* libFuzzer harness: the sampler's decoding and profile writers on a
+ * real process image, mutated.
+ *
+ * As fuzz_decode (image.h), but each input is decoded the way
+ * luacore-sample decodes a stopped thread: one report per thread, no
+ * scan, no VM list, at most 256 frames.  Each thread's stack becomes a
+ * profile sample (lc_profile_stack_of, as the sampler's), and the
+ * profile is written in every format (folded, pprof, speedscope, SVG)
+ * and weighed as luacore-sample --top does.  Names and sources read from
+ * the mutated image reach every writer's escaping.  A crash, a sanitizer
+ * report or a hang (libFuzzer's -timeout) is a bug.
+ *
+ * Built by tests/fuzz/build.sh with libFuzzer and ASan/UBSan, or with
+ * tests/fuzz/replay.c for replaying a corpus (make check). */
+#include <config.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "fuzz.h"
+#include "image.h"
+#include "internal.h"
+#include "profile.h"
+
+static struct lc_target *target;
+static FILE *devnull;
+
+/* Each thread's sample into p (NULL: decode only). */
+static void sample_threads(struct lc_profile *p)
+{
+	size_t nthreads = target->nthreads;
+
+	for (size_t i = 0; i < nthreads; i++) {
+		struct lc_report_options o = {
+			.max_frames = 256, .tid = target->threads[i].tid,
+			.no_scan = true, .no_vms = true,
+		};
+		struct lc_report *r = NULL;
+		struct lc_error *err = lc_report_create(target, &o, &r);
+
+		if (!err && p && r->nthreads) {
+			const struct lc_thread *th = &r->threads[0];
+			uint32_t *locs = calloc(th->nframes + 1, sizeof(*locs));
+			enum lc_prof_kind leaf;
+
+			if (locs) {
+				size_t n = lc_profile_stack_of(p, th, locs,
+							       &leaf);
+
+				lc_profile_add(p, locs, n, 1000 * (int64_t)(i + 1),
+					       th->tid, th->name, th->vm,
+					       th->nstates ? th->states[0] : 0,
+					       leaf);
+				free(locs);
+			}
+		}
+		lc_error_destroy(err);
+		lc_report_destroy(r);
+	}
+}
+
+static void learn(void)
+{
+	sample_threads(NULL);
+}
+
+static void write_all(struct lc_profile *p)
+{
+	int64_t *self = calloc(p->nfuncs + 1, sizeof(*self));
+	int64_t *total = calloc(p->nfuncs + 1, sizeof(*total));
+	char label[512];
+
+	lc_profile_write_folded(p, devnull);
+	lc_profile_write_pprof(p, devnull);
+	lc_profile_write_speedscope(p, devnull);
+	lc_profile_write_svg(p, "fuzz_sample", devnull);
+	if (self && total) {
+		lc_profile_func_weights(p, true, self, total);
+		lc_profile_func_weights(p, false, self, total);
+	}
+	for (uint32_t f = 0; f < p->nfuncs; f++)
+		lc_profile_label(p, f, label, sizeof(label));
+	free(self);
+	free(total);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	devnull = fopen("/dev/null", "w");
+	target = fuzz_image_open("fuzz_sample");
+	fuzz_image_learn("fuzz_sample", learn);
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct lc_profile *p = lc_profile_create();
+
+	fuzz_image_patch(data, size);
+	if (p) {
+		p->pid = 4242;
+		p->period_ns = 10000000;
+		p->duration_ns = 1000000000;
+		sample_threads(p);
+		write_all(p);
+		lc_profile_destroy(p);
+	}
+	fuzz_image_restore();
+	return 0;
+}

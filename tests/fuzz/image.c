@@ -1,0 +1,118 @@
+/* Patches to a fixture core's image: see image.h. */
+#include <config.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "image.h"
+#include "internal.h"
+
+#define MAX_PAGES	4096
+#define MAX_PATCHES	64
+
+static struct lc_target *target;
+static uint64_t pages[MAX_PAGES];	/* target addresses read, page-aligned */
+static size_t npages;
+static struct {
+	uint8_t *at;
+	uint8_t old[8];
+	size_t len;
+} undo[MAX_PATCHES];
+static size_t nundo;
+
+/* Where target address addr lies in the (writable) image, or NULL. */
+static uint8_t *image_at(uint64_t addr, size_t len)
+{
+	return (uint8_t *)lc_core_image_at(target, addr, len);
+}
+
+/* While learning: the pages of every read. */
+static void learn_read(uint64_t addr, size_t len)
+{
+	for (uint64_t pa = addr & ~4095ull; len && pa < addr + len &&
+	     npages < MAX_PAGES; pa += 4096) {
+		size_t i;
+
+		for (i = 0; i < npages && pages[i] != pa; i++)
+			;
+		if (i == npages && image_at(pa, 1))
+			pages[npages++] = pa;
+	}
+}
+
+struct lc_target *fuzz_image_open(const char *who)
+{
+	const char *core = getenv("LC_FUZZ_CORE"), *exe = getenv("LC_FUZZ_EXE");
+	struct lc_error *err;
+	uint8_t *image;
+	size_t size;
+	uintptr_t lo, hi;
+
+	if (!core) {
+		fprintf(stderr, "%s: set LC_FUZZ_CORE (and LC_FUZZ_EXE)\n", who);
+		exit(2);
+	}
+	err = lc_target_open_core(core, exe, &target);
+	if (err) {
+		fprintf(stderr, "%s: %s\n", who, lc_error_message(err));
+		exit(2);
+	}
+	image = (uint8_t *)elf_rawfile(target->core_elf, &size);
+	lo = (uintptr_t)image & ~(uintptr_t)4095;
+	hi = ((uintptr_t)image + size + 4095) & ~(uintptr_t)4095;
+	if (!image || mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE)) {
+		fprintf(stderr, "%s: cannot make the core image writable\n", who);
+		exit(2);
+	}
+	return target;
+}
+
+void fuzz_image_learn(const char *who, void (*learn)(void))
+{
+	/* The scan for idle VMs reads the whole image directly, not through
+	 * lc_read: only reads through lc_read are learned. */
+	lc_read_hook = learn_read;
+	learn();
+	lc_read_hook = NULL;
+	if (!npages) {
+		fprintf(stderr, "%s: the decoder read no memory of the core\n", who);
+		exit(2);
+	}
+	fprintf(stderr, "%s: %zu pages of %s\n", who, npages,
+		target->core_path);
+}
+
+void fuzz_image_patch(const uint8_t *data, size_t size)
+{
+	while (size >= 6 && nundo < MAX_PATCHES) {
+		size_t idx = (data[0] | (size_t)data[1] << 8) % npages;
+		size_t off = (data[2] | (size_t)data[3] << 8) % 4096;
+		size_t len = data[4] % 8 + 1;
+		uint8_t *at;
+
+		data += 5;
+		size -= 5;
+		if (len > size)
+			len = size;
+		at = image_at(pages[idx] + off, len);
+		if (at) {
+			undo[nundo].at = at;
+			undo[nundo].len = len;
+			memcpy(undo[nundo].old, at, len);
+			memcpy(at, data, len);
+			nundo++;
+		}
+		data += len;
+		size -= len;
+	}
+}
+
+void fuzz_image_restore(void)
+{
+	while (nundo) {
+		nundo--;
+		memcpy(undo[nundo].at, undo[nundo].old, undo[nundo].len);
+	}
+}
