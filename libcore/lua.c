@@ -498,6 +498,14 @@ int lc_lua_state_read(struct lc_lua_ctx *ctx, uint64_t addr,
 	} else {
 		st->base_ci = addr + (uint64_t)l->L.base_ci.off;
 	}
+	/* The base CallInfo's function is the stack's first slot: Lua puts
+	 * it there (lstate.c, stack_init) and moves both together when the
+	 * stack is reallocated (ldo.c, correctstack).  A stack pointer that
+	 * disagrees is damaged, and would make every slot from it to top
+	 * look live. */
+	if (lc_lua_read_stkid(ctx, st->base_ci, l->ci.func, st->stack, &v) < 0 ||
+	    v != st->stack)
+		return -1;
 	if (lc_lua_read_field(ctx, addr, l->L.nCcalls, &v) == 0)
 		st->nCcalls = (uint32_t)v;
 	return 0;

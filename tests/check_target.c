@@ -127,9 +127,11 @@ static void build_54(struct image *im, const struct lc_layout *l)
 	put(im, L, l->L.top, STK + 10 * 16);
 	put(im, L, l->L.stack_last, STK + 40 * 16);
 	put(im, L, l->L.ci, CI2);
-	/* CallInfo chain: base_ci <- CI0 <- CI1 <- CI2. */
+	/* CallInfo chain: base_ci <- CI0 <- CI1 <- CI2; base_ci's function
+	 * is the stack's first slot, as Lua's stack_init puts it. */
 	uint64_t base_ci = L + (uint64_t)l->L.base_ci.off;
 	uint64_t cis[3] = { CI0, CI1, CI2 };
+	put(im, base_ci, l->ci.func, STK);
 	for (int i = 0; i < 3; i++) {
 		uint64_t prev = i ? cis[i - 1] : base_ci;
 
@@ -319,6 +321,8 @@ static void build_old(struct image *im, const struct lc_layout *l)
 			put(im, cis[i - 1], l->ci.next, cis[i]);
 		}
 	}
+	/* The base CallInfo's function is the stack's first slot. */
+	put(im, cis[0], l->ci.func, STK);
 	for (int i = 1; i < 4; i++) {
 		uint64_t slot = STK + (uint64_t)(i - 1) * 3 * l->sz_tvalue;
 

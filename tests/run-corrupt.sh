@@ -2,7 +2,7 @@
 # Corrupted cores: a real core of every Lua build, damaged the way a wild
 # write or a use-after-free leaves memory (tests/corrupt/corrupt.c: a
 # CallInfo cycle, previous/next links that disagree, a function slot
-# outside the stack, a Proto with absurd sizes, a string of 2^40 bytes, a
+# outside the stack, a lua_State's stack pointer moved 1 MiB down, a Proto with absurd sizes, a string of 2^40 bytes, a
 # GC list that loops, a global_State whose mainthread is not its own, an
 # errorJmp chain into unmapped memory, a machine stack overwritten with
 # 0x41 bytes).  luacore-inspect must finish within 30 s with exit status
@@ -20,7 +20,7 @@ pass=0 fail=0 na=0
 
 for b in $builds; do
 	d=$out/$b/coroutines3
-	for sc in ci-cycle ci-next stack-outside proto-sizes string-len gc-cycle \
+	for sc in ci-cycle ci-next stack-outside stack-moved proto-sizes string-len gc-cycle \
 		mainthread longjmp smashed-stack; do
 		rc=0
 		"$corrupt" "$sc" "$d/core" "$d/exe" "$tmp/core" >"$tmp/what" 2>&1 || rc=$?

@@ -15,6 +15,8 @@
  *   ci-next        previous->next disagrees with previous (5.2+)
  *   stack-outside  the innermost CallInfo's function slot is 1 GiB past
  *                  the stack
+ *   stack-moved    the lua_State's stack pointer 1 MiB lower, so that a
+ *                  million slots of other memory would look live
  *   proto-sizes    the innermost Lua function's Proto has absurd sizes
  *   string-len     its source string claims 2^40 bytes
  *   gc-cycle       the VM's list of all objects loops back on itself
@@ -147,6 +149,8 @@ int main(int argc, char **argv)
 		put(prev, l->ci.next, prev + 8);
 	} else if (strcmp(sc, "stack-outside") == 0) {
 		put(ci, l->ci.func, st.stack + (1ull << 30));
+	} else if (strcmp(sc, "stack-moved") == 0) {
+		put(L, l->L.stack, st.stack - (1ull << 20));
 	} else if (strcmp(sc, "proto-sizes") == 0 ||
 		   strcmp(sc, "string-len") == 0) {
 		uint64_t func = rd(ci, l->ci.func);
