@@ -10,11 +10,20 @@
 #  - luacore-sample built the same way, through run-soak.sh for
 #    $LC_SAN_SOAK_SECONDS (default 30): sampled, killed and inspected
 #    programs, threads coming and going;
+#  - the Check programs (check_names, check_values, check_target,
+#    check_vm) built the same way: the decoder's corner cases on
+#    synthetic images, through the callback target the gdb front end
+#    uses;
 #  - valgrind --leak-check=full on the normal build for one core of each
-#    Lua version and the 200-VM core: no error, no definite leak.
-# The gdb front end is not in it (gdb would load an ASan library); the
-# fuzzers run with ASan (run-fuzz.sh).
-# valgrind is required (Debian: valgrind); without it this fails.
+#    Lua version and the 200-VM core: no error, no definite leak;
+#  - the gdb front end under valgrind (gdb hangs in its start-up with an
+#    ASan runtime preloaded): gdb/luaprof.py's commands on one core of
+#    each Lua version, through the normal libluacore.so; an error whose
+#    stack passes through libluacore is a failure (gdb's and Python's
+#    own reports are not ours to judge, and leaks are not checked there).
+# The fuzzers run with ASan (run-fuzz.sh).
+# valgrind and Check are required (Debian: valgrind check); without them
+# this fails.
 set -uo pipefail
 top_srcdir=${top_srcdir:-.}
 top_builddir=${top_builddir:-.}
@@ -45,6 +54,12 @@ ${CC:-gcc} $flags -o "$san/src/luacore-inspect" "$src/src/inspect.c" "${objs[@]}
 ${CC:-gcc} $flags -o "$san/src/luacore-sample" "$src/src/sample.c" "${objs[@]}" $libs &&
 ${CC:-gcc} $flags -o "$san/tests/corrupt/corrupt" "$src/tests/corrupt/corrupt.c" "${objs[@]}" $libs ||
 	{ echo "FAIL: cannot link the sanitized programs"; exit 1; }
+checkflags=$(pkg-config --cflags --libs check) ||
+	{ echo "FAIL: Check is missing (apt-get install check)"; exit 1; }
+for t in check_names check_values check_target check_vm; do
+	${CC:-gcc} $flags -o "$san/tests/$t" "$src/tests/$t.c" "${objs[@]}" $libs $checkflags ||
+		{ echo "FAIL: cannot build tests/$t sanitized"; exit 1; }
+done
 
 n=0 bad=0
 for c in "$out"/*/*/core; do
@@ -76,6 +91,18 @@ for t in run-corrupt run-badinput run-options; do
 	fi
 done
 
+# The Check programs look for the fixtures under top_builddir.
+for t in check_names check_values check_target check_vm; do
+	if top_builddir=$build CK_FORK=no "$san/tests/$t" >"$tmp/$t.log" 2>&1 &&
+		! grep -qE "Sanitizer|runtime error" "$tmp/$t.log"; then
+		echo "PASS sanitized $t: $(grep -E '^[0-9]+%' "$tmp/$t.log" | tail -1)"
+	else
+		echo "FAIL sanitized $t"
+		grep -E "ERROR|runtime error|SUMMARY|:[EF]:" "$tmp/$t.log" | head -10 | sed 's/^/    /'
+		status=1
+	fi
+done
+
 if LC_SOAK_SECONDS=${LC_SAN_SOAK_SECONDS:-30} top_srcdir=$src top_builddir=$san \
 	bash "$src/tests/run-soak.sh" >"$tmp/soak.log" 2>&1 &&
 	! grep -qE "Sanitizer|runtime error" "$tmp/soak.log"; then
@@ -102,6 +129,42 @@ for c in deb-5.1/coroutines3 src-5.2.4-O2/crash deb-5.3/post_locals src-5.4.7-O2
 		status=1
 	else
 		echo "PASS valgrind $c: no memcheck error, no definite leak (exit $rc)"
+	fi
+done
+
+# valgrind's error blocks ("==PID== Invalid read..." up to an empty
+# "==PID==" line) whose stack passes through libluacore.
+ours() {
+	awk '/^==[0-9]+== [A-Z]/ { blk = $0; inb = 1; next }
+		inb && /^==[0-9]+== *$/ { if (blk ~ /libluacore/) { print blk; n++ } inb = 0; next }
+		inb { blk = blk "\n" $0 }
+		END { exit n > 0 }' "$1"
+}
+for c in deb-5.1/coroutines3 src-5.2.4-O2/crash deb-5.3/post_locals \
+	src-5.4.7-O0/coroutines3 deb-5.4/post_many_vms; do
+	d=$out/$c
+	[ -f "$d/core" ] || { echo "FAIL valgrind gdb $c: no core"; status=1; continue; }
+	extra=()
+	case $c in
+	src-5.4.7-O0/*) extra=(-ex 'thread 1' -ex 'frame function luaV_execute'
+		-ex 'lua-value L' -ex 'lua-value -n 5 &L->l_G->l_registry') ;;
+	esac
+	PYTHONMALLOC=malloc LUACORE_LIB=$build/libcore/.libs/libluacore.so \
+		timeout 600 valgrind -q --leak-check=no --log-file="$tmp/vgg" \
+		gdb -nx -batch -x "$src/gdb/luaprof.py" -ex 'lua-bt -a -full' \
+		-ex 'lua-states' -ex 'lua-vm' -ex 'lua-stack' "${extra[@]}" \
+		"$d/exe" "$d/core" >"$tmp/vgg.out" 2>&1
+	rc=$?
+	if [ "$rc" = 124 ] || ! grep -q "lua: " "$tmp/vgg.out"; then
+		echo "FAIL valgrind gdb $c: exit $rc, no Lua frame shown"
+		tail -5 "$tmp/vgg.out" | sed 's/^/    /'
+		status=1
+	elif ! ours "$tmp/vgg" >"$tmp/vgg.ours"; then
+		echo "FAIL valgrind gdb $c: memcheck errors in libluacore"
+		head -30 "$tmp/vgg.ours" | sed 's/^/    /'
+		status=1
+	else
+		echo "PASS valgrind gdb $c: lua-bt -a -full, lua-states, lua-vm, lua-stack${extra:+, lua-value}: no memcheck error through libluacore ($(grep -c '^==[0-9]*== [A-Z]' "$tmp/vgg") of gdb's and Python's own)"
 	fi
 done
 exit $status
