@@ -3,11 +3,12 @@
 #
 #   tests/fuzz/campaign.sh BUILDDIR SECONDS CORPUSDIR [HARNESS...]
 #
-# Each harness (default: fuzz_decode fuzz_core fuzz_sample) runs for SECONDS on its
-# own fixture core, one at a time per CPU, with ASan, UBSan and leak
-# checks, an input taking over 30 s counted as a hang (the largest
-# bounded work, a data stack of 1.1M garbage slots decoded and printed,
-# takes 0.6 s in a normal build and 4-10 s under ASan on a busy machine); its corpus is
+# Each harness (default: fuzz_decode fuzz_core fuzz_sample) runs for
+# SECONDS on its own fixture core, one per CPU at a time (LC_FUZZ_JOBS
+# at a time if set), with ASan, UBSan and leak checks; an input taking
+# over 30 s counts as a hang (the largest bounded work, a data stack of
+# a million slots decoded and printed, takes under a second in a normal
+# build and up to 10 s under ASan on a busy machine).  Its corpus is
 # CORPUSDIR/HARNESS (grown in place), a crash is written to
 # CORPUSDIR/HARNESS-crashes/.  Prints each harness's executions and
 # exits 1 if any found anything.  The fixture cores come from make check
@@ -41,7 +42,7 @@ for h in $harnesses; do
 		-artifact_prefix="$corpus/$h-crashes/" "$corpus/$h" >"$corpus/$h.log" 2>&1 ) &
 	pids+=($!)
 	# One harness per CPU.
-	while [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ]; do sleep 1; done
+	while [ "$(jobs -rp | wc -l)" -ge "${LC_FUZZ_JOBS:-$(nproc)}" ]; do sleep 1; done
 done
 for p in "${pids[@]}"; do wait "$p" || status=1; done
 for h in $harnesses; do
