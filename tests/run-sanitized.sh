@@ -80,38 +80,31 @@ done
 echo "sanitized: $((n - bad)) of $n reports clean"
 [ "$bad" = 0 ] || status=1
 
-for t in run-corrupt run-badinput run-options; do
-	if top_srcdir=$src top_builddir=$san bash "$src/tests/$t.sh" >"$tmp/$t.log" 2>&1 &&
-		! grep -qE "Sanitizer|runtime error" "$tmp/$t.log"; then
-		echo "PASS sanitized $t: $(tail -1 "$tmp/$t.log")"
+# sanitized NAME PATTERN COMMAND...: run COMMAND; it passes when it
+# succeeds and no sanitizer spoke, summed up by its last line matching
+# PATTERN.
+sanitized() {
+	local name=$1 pat=$2 log=$tmp/$1.log
+
+	shift 2
+	if "$@" >"$log" 2>&1 && ! grep -qE "Sanitizer|runtime error" "$log"; then
+		echo "PASS sanitized $name: $(grep -E "$pat" "$log" | tail -1)"
 	else
-		echo "FAIL sanitized $t"
-		grep -E "FAIL|ERROR|runtime error|SUMMARY" "$tmp/$t.log" | head -10 | sed 's/^/    /'
+		echo "FAIL sanitized $name"
+		grep -E "FAIL|ERROR|runtime error|SUMMARY|:[EF]:" "$log" | head -10 | sed 's/^/    /'
 		status=1
 	fi
-done
+}
 
+for t in run-corrupt run-badinput run-options; do
+	sanitized "$t" . env top_srcdir="$src" top_builddir="$san" bash "$src/tests/$t.sh"
+done
 # The Check programs look for the fixtures under top_builddir.
 for t in check_names check_values check_target check_vm; do
-	if top_builddir=$build CK_FORK=no "$san/tests/$t" >"$tmp/$t.log" 2>&1 &&
-		! grep -qE "Sanitizer|runtime error" "$tmp/$t.log"; then
-		echo "PASS sanitized $t: $(grep -E '^[0-9]+%' "$tmp/$t.log" | tail -1)"
-	else
-		echo "FAIL sanitized $t"
-		grep -E "ERROR|runtime error|SUMMARY|:[EF]:" "$tmp/$t.log" | head -10 | sed 's/^/    /'
-		status=1
-	fi
+	sanitized "$t" '^[0-9]+%' env top_builddir="$build" CK_FORK=no "$san/tests/$t"
 done
-
-if LC_SOAK_SECONDS=${LC_SAN_SOAK_SECONDS:-30} top_srcdir=$src top_builddir=$san \
-	bash "$src/tests/run-soak.sh" >"$tmp/soak.log" 2>&1 &&
-	! grep -qE "Sanitizer|runtime error" "$tmp/soak.log"; then
-	echo "PASS sanitized run-soak: $(tail -1 "$tmp/soak.log")"
-else
-	echo "FAIL sanitized run-soak"
-	grep -E "FAIL|ERROR|runtime error|SUMMARY" "$tmp/soak.log" | head -10 | sed 's/^/    /'
-	status=1
-fi
+sanitized run-soak . env LC_SOAK_SECONDS="${LC_SAN_SOAK_SECONDS:-30}" \
+	top_srcdir="$src" top_builddir="$san" bash "$src/tests/run-soak.sh"
 
 for c in deb-5.1/coroutines3 src-5.2.4-O2/crash deb-5.3/post_locals src-5.4.7-O2/coroutines3 \
 	deb-5.4/post_many_vms; do
