@@ -4,7 +4,7 @@
 #  - luacore-inspect and tests/corrupt built with -fsanitize=address,
 #    undefined into $top_builddir/_san, then: every fixture core of the
 #    matrix and post-mortem sets (140) with --json --locals --stack and as
-#    text, with the exit status of the normal build; run-corrupt.sh (62
+#    text, with the exit status of the normal build; run-corrupt.sh (69
 #    damaged cores), run-badinput.sh and run-options.sh with those
 #    binaries;
 #  - luacore-sample built the same way, through run-soak.sh for
@@ -126,10 +126,13 @@ for c in deb-5.1/coroutines3 src-5.2.4-O2/crash deb-5.3/post_locals src-5.4.7-O2
 done
 
 # valgrind's error blocks ("==PID== Invalid read..." up to an empty
-# "==PID==" line) whose stack passes through libluacore.
+# "==PID==" line) whose stack passes through libluacore: a frame of its
+# object, or of a source file under libcore/ (valgrind names the source
+# instead of the object where there is debug info; --fullpath-after=
+# makes it the whole path).
 ours() {
 	awk '/^==[0-9]+== [A-Z]/ { blk = $0; inb = 1; next }
-		inb && /^==[0-9]+== *$/ { if (blk ~ /libluacore/) { print blk; n++ } inb = 0; next }
+		inb && /^==[0-9]+== *$/ { if (blk ~ /libluacore|\/libcore\//) { print blk; n++ } inb = 0; next }
 		inb { blk = blk "\n" $0 }
 		END { exit n > 0 }' "$1"
 }
@@ -143,7 +146,7 @@ for c in deb-5.1/coroutines3 src-5.2.4-O2/crash deb-5.3/post_locals \
 		-ex 'lua-value L' -ex 'lua-value -n 5 &L->l_G->l_registry') ;;
 	esac
 	PYTHONMALLOC=malloc LUACORE_LIB=$build/libcore/.libs/libluacore.so \
-		timeout 600 valgrind -q --leak-check=no --log-file="$tmp/vgg" \
+		timeout 600 valgrind -q --leak-check=no --fullpath-after= --log-file="$tmp/vgg" \
 		gdb -nx -batch -x "$src/gdb/luaprof.py" -ex 'lua-bt -a -full' \
 		-ex 'lua-states' -ex 'lua-vm' -ex 'lua-stack' "${extra[@]}" \
 		"$d/exe" "$d/core" >"$tmp/vgg.out" 2>&1
