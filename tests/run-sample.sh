@@ -71,9 +71,11 @@ done
 mkdir "$tmp/top"
 (cd "$tmp/top" && LC_SAMPLE_SECONDS=4 "$sample" --top -r 250 -- "$out/deb-5.4/lchost" \
 	"$scen/split.lua" >"$tmp/top.out" 2>"$tmp/top.err")
-if res=$(awk -F'  +' '
+# Rows are "%Own %Total OwnTime TotalTime Function (file:line)"; split on
+# any blank run: two shares of 100.0% are one space apart.
+if res=$(awk '
 	/^luacore-sample --top:/ { frames++; delete own; delete tot; next }
-	/%/ && NF >= 6 { f = $6; sub(/ \(.*/, "", f); own[f] = $2 + 0; tot[f] = $3 + 0 }
+	$1 ~ /%$/ && $2 ~ /%$/ && NF >= 5 { f = $5; own[f] = $1 + 0; tot[f] = $2 + 0 }
 	/^$/ && frames { for (f in own) { lo[f] = own[f]; lt[f] = tot[f] } }
 	END {
 		ok = frames >= 2 && lo["spin"] > 90 && lt["hot_a"] > 45 && lt["hot_a"] < 75 &&

@@ -48,6 +48,13 @@ def main():
     if not want:
         print("no frame in the truth file")
         return 1
+    # lua-bt prints short_src, which Lua shortens from the left to
+    # "...tail" when the path is long (luaO_chunkid): such a source
+    # matches the truth's path when it is that path's tail.
+    for k, (w, g) in enumerate(zip(want, got)):
+        if (g[0].startswith("...") and len(g[0]) > 3 and
+                w[0].endswith(g[0][3:]) and w[1] == g[1]):
+            got[k] = w
     if want == got:
         print("equal: %d Lua frames" % len(want))
         return 0
