@@ -10,6 +10,11 @@
 
 #include "internal.h"
 
+const char *lc_version(void)
+{
+	return LC_VERSION_STRING;
+}
+
 /* Returned when even an error cannot be allocated; never freed. */
 struct lc_error lc_error_nomem = {
 	.code = LC_ERR_NOMEM,

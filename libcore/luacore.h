@@ -21,6 +21,17 @@
 extern "C" {
 #endif
 
+/* ---- version ----------------------------------------------------------- */
+
+/* The version of the header compiled against; lc_version() gives the
+ * library's, "MAJOR.MINOR.PATCH". */
+#define LC_VERSION_MAJOR	0
+#define LC_VERSION_MINOR	1
+#define LC_VERSION_PATCH	0
+#define LC_VERSION_STRING	"0.1.0"
+
+const char *lc_version(void);
+
 /* ---- errors ------------------------------------------------------------ */
 
 enum lc_error_code {
