@@ -19,8 +19,8 @@
 #include <unistd.h>
 
 #include "luacore.h"
-#include "profile.h"
-#include "sampler.h"
+#include "sample/profile.h"
+#include "sample/sampler.h"
 
 #define EXIT_POOR	1
 #define EXIT_FATAL	2

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lua_names.h"
+#include "vm/puc/names.h"
 
 /* ------------------------------------------------------------------ */
 /* Instruction encoders, written from each release's lopcodes.h layout. */

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
-#include "layout.h"
-#include "lua.h"
+#include "prog/target.h"
+#include "vm/puc/layout.h"
+#include "vm/puc/puc.h"
 
 #define BASE	0x100000ull
 #define SIZE	0x10000

@@ -15,10 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
-#include "layout.h"
-#include "lua.h"
-#include "lua_values.h"
+#include "prog/target.h"
+#include "vm/puc/layout.h"
+#include "vm/puc/puc.h"
+#include "vm/puc/values.h"
 
 #define BASE	0x100000ull
 #define SIZE	0x40000ull

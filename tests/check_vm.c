@@ -16,10 +16,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
-#include "layout.h"
-#include "lua.h"
-#include "lua_vm.h"
+#include "prog/target.h"
+#include "vm/puc/layout.h"
+#include "vm/puc/puc.h"
+#include "vm/puc/heap.h"
 
 #define BASE	0x100000ull
 #define SIZE	0x300000ull	/* 3 MiB: the scan reads it in 3 chunks */

@@ -45,11 +45,15 @@ mkdir -p "$san/src" "$san/tests/corrupt" "$san/obj"
 flags="-g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -I$build -I$src/libcore $(pkg-config --cflags libdw libelf zlib)"
 libs="$(pkg-config --libs libdw libelf zlib) -lm"
 objs=()
-for c in "$src"/libcore/*.c; do
-	o=$san/obj/$(basename "$c" .c).o
+# Every source of the library, in every layer's folder; objects named
+# after the path, since two layers may hold files of the same name.
+while IFS= read -r c; do
+	rel=${c#"$src"/libcore/}
+	o=$san/obj/${rel//\//_}
+	o=${o%.c}.o
 	${CC:-gcc} $flags -c -o "$o" "$c" || { echo "FAIL: cannot build $c sanitized"; exit 1; }
 	objs+=("$o")
-done
+done < <(find "$src/libcore" -name '*.c' | sort)
 ${CC:-gcc} $flags -o "$san/src/luacore-inspect" "$src/src/inspect.c" "${objs[@]}" $libs &&
 ${CC:-gcc} $flags -o "$san/src/luacore-sample" "$src/src/sample.c" "${objs[@]}" $libs &&
 ${CC:-gcc} $flags -o "$san/tests/corrupt/corrupt" "$src/tests/corrupt/corrupt.c" "${objs[@]}" $libs ||

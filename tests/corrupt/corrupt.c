@@ -33,9 +33,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
-#include "layout.h"
-#include "lua.h"
+#include "prog/target.h"
+#include "vm/puc/layout.h"
+#include "vm/puc/puc.h"
 
 #define MAX_PATCHES	64
 

@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profile.h"
+#include "sample/profile.h"
 
 struct func {
 	const char *name;

@@ -18,13 +18,17 @@ san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-fram
 cflags="-g -O1 $san -I$build -I$src/libcore $(pkg-config --cflags libdw libelf zlib)"
 libs="$(pkg-config --libs libdw libelf zlib) -lm"
 objs=()
-for c in "$src"/libcore/*.c; do
-	o=$out/obj/$(basename "$c" .c).o
+# Every source of the library, in every layer's folder; objects named
+# after the path, since two layers may hold files of the same name.
+while IFS= read -r c; do
+	rel=${c#"$src"/libcore/}
+	o=$out/obj/${rel//\//_}
+	o=${o%.c}.o
 	if [ ! "$o" -nt "$c" ] || [ "$build/config.h" -nt "$o" ]; then
 		"$cc" $cflags -fsanitize=fuzzer-no-link -c -o "$o" "$c"
 	fi
 	objs+=("$o")
-done
+done < <(find "$src/libcore" -name '*.c' | sort)
 for h in fuzz_decode fuzz_core fuzz_sample; do
 	"$cc" $cflags -fsanitize=fuzzer -o "$out/$h" "$src/tests/fuzz/$h.c" \
 		"$src/tests/fuzz/image.c" "${objs[@]}" $libs

@@ -15,7 +15,7 @@
 
 #include "fuzz.h"
 #include "image.h"
-#include "internal.h"
+#include "prog/target.h"
 
 static struct lc_target *target;
 static FILE *devnull;

@@ -19,8 +19,8 @@
 
 #include "fuzz.h"
 #include "image.h"
-#include "internal.h"
-#include "profile.h"
+#include "prog/target.h"
+#include "sample/profile.h"
 
 static struct lc_target *target;
 static FILE *devnull;

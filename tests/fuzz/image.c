@@ -7,7 +7,7 @@
 #include <sys/mman.h>
 
 #include "image.h"
-#include "internal.h"
+#include "prog/target.h"
 
 #define MAX_PAGES	4096
 #define MAX_PATCHES	64

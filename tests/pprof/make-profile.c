@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profile.h"
+#include "sample/profile.h"
 
 enum {
 	F_MAIN, F_PCALL, F_EXEC, F_CHUNK, F_OUTER, F_INNER, F_UTF8, F_LONG,

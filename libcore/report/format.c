@@ -7,7 +7,7 @@
 #include <signal.h>
 #include <string.h>
 
-#include "internal.h"
+#include "prog/target.h"
 
 static const char *sig_name(int signo)
 {

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lua.h"
-#include "lua_names.h"
+#include "vm/puc/puc.h"
+#include "vm/puc/names.h"
 
 /* Type tags (low 6 bits of a TValue tag; bit 6 marks collectable values
  * in 5.2+).  Base types are the same in every version. */

@@ -12,8 +12,8 @@
 #ifndef LC_SAMPLER_H
 #define LC_SAMPLER_H
 
-#include "internal.h"
-#include "profile.h"
+#include "prog/target.h"
+#include "sample/profile.h"
 
 struct lc_sampler_options {
 	double rate_hz;		/* samples per second per thread (100) */

@@ -4,7 +4,7 @@
 #ifndef LC_UNWIND_H
 #define LC_UNWIND_H
 
-#include "internal.h"
+#include "prog/target.h"
 
 #define LC_NREGS	17	/* x86_64 DWARF registers 0-16 (rip = 16) */
 #define LC_REG_SP	7

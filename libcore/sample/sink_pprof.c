@@ -22,7 +22,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "profile.h"
+#include "sample/profile.h"
 
 /* Field numbers, from profile.proto. */
 enum {

@@ -24,7 +24,7 @@
  * Owned by libcore; internal, not installed.
  */
 
-#include "lua_names.h"
+#include "vm/puc/names.h"
 
 #include <stdbool.h>
 #include <stdint.h>

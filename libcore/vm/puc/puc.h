@@ -7,9 +7,9 @@
 #ifndef LC_LUA_H
 #define LC_LUA_H
 
-#include "internal.h"
-#include "layout.h"
-#include "lua_names.h"
+#include "prog/target.h"
+#include "vm/puc/layout.h"
+#include "vm/puc/names.h"
 
 /* Upper bounds on what we believe from the target. */
 #define LC_MAX_CI	1000000		/* CallInfos in one lua_State */

@@ -24,7 +24,7 @@
 #ifndef LC_LUA_VALUES_H
 #define LC_LUA_VALUES_H
 
-#include "lua.h"
+#include "vm/puc/puc.h"
 
 /* The longest text of a string, function source or other value (bytes,
  * without the NUL): longer strings are cut on a character boundary and

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <elfutils/libdw.h>
 
-#include "layout.h"
+#include "vm/puc/layout.h"
 
 /* Every type name the layout uses. */
 enum {

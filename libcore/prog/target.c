@@ -15,9 +15,9 @@
 #include <elfutils/libdwelf.h>
 #include <sys/user.h>
 
-#include "internal.h"
-#include "layout.h"
-#include "unwind.h"
+#include "prog/target.h"
+#include "vm/puc/layout.h"
+#include "native/unwind.h"
 
 static char *debuginfo_path;
 

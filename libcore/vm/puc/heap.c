@@ -20,7 +20,7 @@
 #include <unistd.h>
 #include <libelf.h>
 
-#include "lua_vm.h"
+#include "vm/puc/heap.h"
 
 #define TAG_TABLE	5
 #define TAG_THREAD	8

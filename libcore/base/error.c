@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
+#include "base/base.h"
 
 const char *lc_version(void)
 {

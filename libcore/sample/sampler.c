@@ -18,9 +18,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "layout.h"
-#include "lua.h"
-#include "sampler.h"
+#include "vm/puc/layout.h"
+#include "vm/puc/puc.h"
+#include "sample/sampler.h"
 
 #define STACK_COPY	(32 * 1024)	/* most bytes above rsp copied while stopped */
 #define STACK_MIN	(4 * 1024)	/* least */

@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "internal.h"
+#include "prog/target.h"
 
 struct lc_field {
 	int32_t off;		/* byte offset in the struct, -1 if absent */

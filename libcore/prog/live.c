@@ -28,8 +28,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
-#include "layout.h"
+#include "prog/target.h"
+#include "vm/puc/layout.h"
 
 #define LC_MAX_THREADS	65536
 #define LC_ATTACH_ROUNDS 16	/* re-reads of the thread list */

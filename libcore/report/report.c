@@ -17,10 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lua.h"
-#include "lua_values.h"
-#include "lua_vm.h"
-#include "unwind.h"
+#include "vm/puc/puc.h"
+#include "vm/puc/values.h"
+#include "vm/puc/heap.h"
+#include "native/unwind.h"
 
 #define DEFAULT_MAX_FRAMES	512
 

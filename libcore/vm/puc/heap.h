@@ -75,7 +75,7 @@
 #ifndef LC_LUA_VM_H
 #define LC_LUA_VM_H
 
-#include "lua.h"
+#include "vm/puc/puc.h"
 
 /* GC objects walked per VM, over all its lists. */
 #define LC_VM_MAX_OBJECTS	50000000

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lua_values.h"
-#include "lua_names.h"
+#include "vm/puc/values.h"
+#include "vm/puc/names.h"
 
 #define EXTRA_STACK	5	/* lstate.h, every version */
 #define MAXREGS		255	/* registers of one Lua function */

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
-#include "profile.h"
+#include "prog/target.h"
+#include "sample/profile.h"
 
 /* Open-addressing tables of ids, keyed by a hash of what they stand for;
  * the id's own data is compared on a hit.  Sized to stay under half

@@ -20,7 +20,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "profile.h"
+#include "sample/profile.h"
 
 #define LABEL_MAX	512	/* as the folded writer's */
 

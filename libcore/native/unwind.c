@@ -9,8 +9,8 @@
 #include <string.h>
 #include <elfutils/libdw.h>
 
-#include "lua.h"
-#include "unwind.h"
+#include "vm/puc/puc.h"
+#include "native/unwind.h"
 
 #define LC_FRAME_SCAN_MAX	4096	/* stack bytes searched per frame */
 
