@@ -591,7 +591,7 @@ class LuaBt(gdb.Command):
 Usage: lua-bt [-a] [-full] [THREAD...]
 
 Shows the selected thread's native frames, as gdb unwinds them, with the
-Lua frames each luaV_execute runs spliced in after it, and every Lua C
+Lua frames each interpreter frame runs spliced in after it, and every Lua C
 function after its native frame.  Lua frames read "lua: SOURCE:LINE: in
 function 'NAME'", as Lua's own traceback words them.
   -a         every thread (as "thread apply all bt")
@@ -688,8 +688,8 @@ Usage: lua-vm [L]
 
 L is any expression giving a lua_State *.  Without it: the selected
 frame's variable L if gdb can read it, else the lua_State whose Lua
-frames lua-bt shows next after the selected frame (a luaV_execute's own,
-even where its L is <optimized out>), else the innermost one running on
+frames lua-bt shows next after the selected frame (an interpreter
+frame's own, even where its L is <optimized out>), else the innermost one running on
 the selected thread.  Shows the VM's memory, GC state, debt, estimate and parameters,
 then the state's status, C calls and non-yieldable depth (nCcalls as
 stored), errorJmp, hook, stack size, top, CallInfos and open upvalues."""

@@ -10,9 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "prog/target.h"
-#include "vm/puc/layout.h"
-#include "vm/puc/puc.h"
+#include "puc_support.h"
 
 #define BASE	0x100000ull
 #define SIZE	0x10000
@@ -179,7 +177,7 @@ START_TEST(test_walk_and_lines_54)
 	bool partial;
 
 	build_54(im, l);
-	ck_assert_ptr_null(lc_lua_ctx_create(t, &ctx));
+	ck_assert_ptr_null(lc_test_ctx(t, &ctx));
 	ck_assert_int_eq(lc_lua_state_read(ctx, L, &st), 0);
 	ck_assert(lc_lua_state_active(&st));
 	ck_assert_ptr_null(lc_lua_walk(ctx, &st, 100, &cis, &n, &partial));
@@ -227,7 +225,7 @@ START_TEST(test_walk_cycle_is_partial)
 	/* CI0 -> previous = CI2: a cycle whose next links agree. */
 	put(im, CI0, l->ci.previous, CI2);
 	put(im, CI2, l->ci.next, CI0);
-	ck_assert_ptr_null(lc_lua_ctx_create(t, &ctx));
+	ck_assert_ptr_null(lc_test_ctx(t, &ctx));
 	ck_assert_int_eq(lc_lua_state_read(ctx, L, &st), 0);
 	ck_assert_ptr_null(lc_lua_walk(ctx, &st, 1000, &cis, &n, &partial));
 	ck_assert(partial);		/* bounded by max, marked */
@@ -254,7 +252,7 @@ START_TEST(test_state_validation)
 	struct lc_lstate st;
 
 	build_54(im, l);
-	ck_assert_ptr_null(lc_lua_ctx_create(t, &ctx));
+	ck_assert_ptr_null(lc_test_ctx(t, &ctx));
 	ck_assert_int_eq(lc_lua_state_read(ctx, L, &st), 0);
 	ck_assert_int_ne(lc_lua_state_read(ctx, L + 8, &st), 0);
 	ck_assert_int_ne(lc_lua_state_read(ctx, BASE + SIZE + 64, &st), 0);
@@ -379,7 +377,7 @@ static void check_old(const char *lib, int major)
 
 	ck_assert_int_eq(l->major, major);
 	build_old(im, l);
-	ck_assert_ptr_null(lc_lua_ctx_create(t, &ctx));
+	ck_assert_ptr_null(lc_test_ctx(t, &ctx));
 	ck_assert_int_eq(lc_lua_state_read(ctx, L, &st), 0);
 	ck_assert_ptr_null(lc_lua_walk(ctx, &st, 100, &cis, &n, &partial));
 	ck_assert(!partial);

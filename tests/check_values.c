@@ -15,9 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "prog/target.h"
-#include "vm/puc/layout.h"
-#include "vm/puc/puc.h"
+#include "puc_support.h"
 #include "vm/puc/values.h"
 
 #define BASE	0x100000ull
@@ -102,7 +100,7 @@ static bool member(Dwarf_Die *type, const char *name, Dwarf_Word *off,
 static int dw_off(struct lc_target *t, uint64_t modaddr, const char *tname,
 		  const char *path)
 {
-	Dwfl_Module *mod = dwfl_addrmodule(t->dwfl, modaddr);
+	Dwfl_Module *mod = dwfl_addrmodule(t->prog->dwfl, modaddr);
 	Dwarf_Die *cu = NULL;
 	Dwarf_Addr bias;
 
@@ -147,7 +145,7 @@ static int dw_off(struct lc_target *t, uint64_t modaddr, const char *tname,
 static uint64_t sym_addr(struct lc_target *t, uint64_t modaddr,
 			 const char *name)
 {
-	Dwfl_Module *mod = dwfl_addrmodule(t->dwfl, modaddr);
+	Dwfl_Module *mod = dwfl_addrmodule(t->prog->dwfl, modaddr);
 	int n = dwfl_module_getsymtab(mod);
 
 	for (int i = 1; i < n; i++) {
@@ -208,7 +206,7 @@ static struct env *env_open(int major)
 	ck_assert_msg(err == NULL, "%s (install liblua5.x-0-dbg)",
 		      lc_error_message(err));
 	ck_assert_int_eq(e->l->major, major);
-	ck_assert_ptr_null(lc_lua_ctx_create(e->t, &e->ctx));
+	ck_assert_ptr_null(lc_test_ctx(e->t, &e->ctx));
 	m = e->l->module_start;
 	e->tab_tt = dw_off(e->t, m, "Table", "tt");
 	e->tab_lastfree = dw_off(e->t, m, "Table", "lastfree");
@@ -1168,9 +1166,9 @@ static void build_54(struct env *e, struct img54 *m)
 	{
 		uint64_t code;
 
-		lc_read_u64(e->t, p_outer + (uint64_t)l->p.code.off, &code);
+		lc_read_u64(e->t->prog->mem, p_outer + (uint64_t)l->p.code.off, &code);
 		put(e, m->CI0, l->ci.savedpc, code + 4 * 3);
-		lc_read_u64(e->t, m->p_inner + (uint64_t)l->p.code.off, &code);
+		lc_read_u64(e->t->prog->mem, m->p_inner + (uint64_t)l->p.code.off, &code);
 		put(e, m->CI1, l->ci.savedpc, code + 4 * 14);	/* pc 13 */
 	}
 	putn(e, m->CI1 + (uint64_t)e->ci_nextra, 2, 4);
@@ -1398,7 +1396,7 @@ static void frame_vars_old(int major)
 	set_tv(e, STK + 6 * SLOT, tag(e, SHRSTR), mkstr(e, "bee"));
 	put(e, CIA, l->ci.func, STK + 1 * SLOT);
 	put(e, CIA, l->ci.base, STK + 5 * SLOT);
-	lc_read_u64(e->t, p + (uint64_t)l->p.code.off, &code);
+	lc_read_u64(e->t->prog->mem, p + (uint64_t)l->p.code.off, &code);
 	st.addr = obj(e, 16);
 	st.stack = STK;
 	st.top = STK + 7 * SLOT;

@@ -16,9 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "prog/target.h"
-#include "vm/puc/layout.h"
-#include "vm/puc/puc.h"
+#include "puc_support.h"
 #include "vm/puc/heap.h"
 
 #define BASE	0x100000ull
@@ -321,8 +319,8 @@ static int64_t dwarf_offset(struct lc_target *t, const char *cuname,
 	Dwarf_Die *cu = NULL;
 	Dwarf_Addr bias;
 
-	ck_assert_ptr_nonnull(t->dwfl);
-	mod = dwfl_addrmodule(t->dwfl, BIAS + 0x1000);
+	ck_assert_ptr_nonnull(t->prog->dwfl);
+	mod = dwfl_addrmodule(t->prog->dwfl, BIAS + 0x1000);
 	ck_assert_ptr_nonnull(mod);
 	while ((cu = dwfl_module_nextcu(mod, cu, &bias))) {
 		const char *n = dwarf_diename(cu);
@@ -418,7 +416,7 @@ START_TEST(test_gcstate_names)
 	uint64_t g = build_vm(im, l);
 	int n = 0;
 
-	ck_assert_ptr_null(lc_lua_ctx_create(t, &ctx));
+	ck_assert_ptr_null(lc_test_ctx(t, &ctx));
 	while (n < 10 && want[_i][n])
 		n++;
 	for (int s = 0; s <= n; s++) {
@@ -466,7 +464,7 @@ START_TEST(test_gc_params_54)
 	put(im, g, l->Gx.genminormul, 20);
 	put(im, g, l->Gx.genmajormul, 25);
 	put(im, g, l->Gx.gckind, 1);
-	ck_assert_ptr_null(lc_lua_ctx_create(t, &ctx));
+	ck_assert_ptr_null(lc_test_ctx(t, &ctx));
 	ck_assert_ptr_null(lc_vm_decode(ctx, g, &vm));
 	ck_assert_uint_eq(vm.g, g);
 	ck_assert_uint_eq(vm.mainthread, g - (uint64_t)l->lg_g_minus_l);
@@ -513,7 +511,7 @@ START_TEST(test_gc_params_51_53)
 	}
 	put(im, g, l->Gx.gcpause, 150);
 	put(im, g, l->Gx.gcstepmul, 400);
-	ck_assert_ptr_null(lc_lua_ctx_create(t, &ctx));
+	ck_assert_ptr_null(lc_test_ctx(t, &ctx));
 	ck_assert_ptr_null(lc_vm_decode(ctx, g, &vm));
 	ck_assert_int_eq(vm.totalbytes, 100000);
 	ck_assert_int_eq(vm.gcestimate, 70000);
@@ -547,7 +545,7 @@ START_TEST(test_ccalls_per_version)
 	struct lc_lstate st;
 	struct lc_luathread th;
 
-	ck_assert_ptr_null(lc_lua_ctx_create(t, &ctx));
+	ck_assert_ptr_null(lc_test_ctx(t, &ctx));
 	switch (major) {
 	case 501:
 		/* nny: 1 when nCcalls > baseCcalls (lua_yield's test). */
@@ -642,7 +640,7 @@ START_TEST(test_status_names)
 	add_frame(im, l, yielded);
 	put(im, failed, l->L.status, 2);	/* LUA_ERRRUN */
 	add_frame(im, l, running);
-	ck_assert_ptr_null(lc_lua_ctx_create(t, &ctx));
+	ck_assert_ptr_null(lc_test_ctx(t, &ctx));
 	for (size_t i = 0; i < LC_ARRAY_SIZE(cases); i++) {
 		struct lc_lstate st;
 		struct lc_luathread th;
@@ -698,7 +696,7 @@ START_TEST(test_errorjmp)
 	put(im, yielded, l->L.status, 1);
 	add_frame(im, l, yielded);
 	add_frame(im, l, running);
-	ck_assert_ptr_null(lc_lua_ctx_create(t, &ctx));
+	ck_assert_ptr_null(lc_test_ctx(t, &ctx));
 	/* None: nothing to say. */
 	ck_assert_int_eq(lc_lua_state_read(ctx, yielded, &st), 0);
 	lc_luathread_decode(ctx, &st, &th);
@@ -735,7 +733,7 @@ END_TEST
 /* The address of an exported function of the Lua module. */
 static uint64_t module_sym(struct lc_target *t, const char *name)
 {
-	Dwfl_Module *mod = dwfl_addrmodule(t->dwfl, BIAS + 0x1000);
+	Dwfl_Module *mod = dwfl_addrmodule(t->prog->dwfl, BIAS + 0x1000);
 	int n;
 
 	ck_assert_ptr_nonnull(mod);
@@ -770,7 +768,7 @@ START_TEST(test_hook)
 	put(im, co, l->L.basehookcount, 1000);
 	put(im, co, l->L.hookcount, 665);
 	put(im, co, l->L.allowhook, 0);
-	ck_assert_ptr_null(lc_lua_ctx_create(t, &ctx));
+	ck_assert_ptr_null(lc_test_ctx(t, &ctx));
 	ck_assert_int_eq(lc_lua_state_read(ctx, co, &st), 0);
 	lc_luathread_decode(ctx, &st, &th);
 	ck_assert_uint_eq(th.hook, module_sym(t, "lua_gethook"));
@@ -808,7 +806,7 @@ START_TEST(test_openupval_and_tbc)
 	put(im, uv[1], l->uvx.open_next, uv[2]);
 	if (LC_HAS(l->L.tbclist))
 		put(im, co, l->L.tbclist, stk + 2 * slot(l));
-	ck_assert_ptr_null(lc_lua_ctx_create(t, &ctx));
+	ck_assert_ptr_null(lc_test_ctx(t, &ctx));
 	ck_assert_int_eq(lc_lua_state_read(ctx, co, &st), 0);
 	lc_luathread_decode(ctx, &st, &th);
 	ck_assert_int_eq(th.openupval, 3);
@@ -859,7 +857,7 @@ START_TEST(test_gc_list_threads)
 
 	put(im, bogus, l->L.tt, 8);	/* a thread tag, nothing else */
 	link_list(im, l, g, list_head(l), list, LC_ARRAY_SIZE(list));
-	ck_assert_ptr_null(lc_lua_ctx_create(t, &ctx));
+	ck_assert_ptr_null(lc_test_ctx(t, &ctx));
 	ck_assert_ptr_null(lc_vm_decode(ctx, g, &vm));
 	/* Main first, then oldest first; the other VM's thread and the
 	 * bogus one left out, and said so. */
@@ -910,7 +908,7 @@ START_TEST(test_gc_lists_53_54)
 	link_list(im, l, g, l->Gx.finobj, b, 2);
 	link_list(im, l, g, l->Gx.tobefnz, c, 1);
 	link_list(im, l, g, l->Gx.fixedgc, d, 2);
-	ck_assert_ptr_null(lc_lua_ctx_create(t, &ctx));
+	ck_assert_ptr_null(lc_test_ctx(t, &ctx));
 	ck_assert_ptr_null(lc_vm_decode(ctx, g, &vm));
 	ck_assert_uint_eq(vm.nthreads, 5);
 	ck_assert(!vm.partial);
@@ -949,7 +947,7 @@ START_TEST(test_gc_list_cycle)
 	link_list(im, l, g, list_head(l), list, n);
 	/* The last object points back into the middle: a lasso. */
 	put(im, list[n - 1], l->Lx.next, list[17]);
-	ck_assert_ptr_null(lc_lua_ctx_create(t, &ctx));
+	ck_assert_ptr_null(lc_test_ctx(t, &ctx));
 	ck_assert_ptr_null(lc_vm_decode_max(ctx, g, 100000, &vm));
 	ck_assert(vm.partial);
 	ck_assert_ptr_nonnull(vm.note);
@@ -994,7 +992,7 @@ START_TEST(test_gc_list_bounds)
 	list[5] = c1;
 	list[50] = c2;
 	link_list(im, l, g, l->Gx.allgc, list, LC_ARRAY_SIZE(list));
-	ck_assert_ptr_null(lc_lua_ctx_create(t, &ctx));
+	ck_assert_ptr_null(lc_test_ctx(t, &ctx));
 	ck_assert_ptr_null(lc_vm_decode_max(ctx, g, 100, &vm));
 	ck_assert(!vm.partial);
 	ck_assert_uint_eq(vm.nthreads, 3);
@@ -1028,7 +1026,7 @@ START_TEST(test_decode_rejects)
 	struct lc_vm vm;
 	struct lc_error *err;
 
-	ck_assert_ptr_null(lc_lua_ctx_create(t, &ctx));
+	ck_assert_ptr_null(lc_test_ctx(t, &ctx));
 	err = lc_vm_decode(ctx, g + 8, &vm);
 	ck_assert_ptr_nonnull(err);
 	ck_assert_int_eq(lc_error_code(err), LC_ERR_CORRUPT);
@@ -1057,7 +1055,7 @@ START_TEST(test_scan_callback_finds_nothing)
 	size_t n = 99;
 
 	build_vm(im, l);
-	ck_assert_ptr_null(lc_lua_ctx_create(t, &ctx));
+	ck_assert_ptr_null(lc_test_ctx(t, &ctx));
 	ck_assert_ptr_null(lc_vm_scan(ctx, &gs, &n));
 	ck_assert_ptr_null(gs);
 	ck_assert_uint_eq(n, 0);
@@ -1146,7 +1144,7 @@ START_TEST(test_scan_synthetic_core)
 		err = lc_target_add_module(t, lua_path(major), BIAS);
 		ck_assert_msg(err == NULL, "%s", lc_error_message(err));
 	}
-	ck_assert_ptr_null(lc_lua_ctx_create(t, &ctx));
+	ck_assert_ptr_null(lc_test_ctx(t, &ctx));
 	ck_assert_ptr_null(lc_vm_scan(ctx, &gs, &n));
 	ck_assert_uint_eq(n, 3);
 	ck_assert_uint_eq(gs[0], g1);
@@ -1161,7 +1159,7 @@ START_TEST(test_scan_synthetic_core)
 		ck_assert_uint_eq(vm.nthreads, 1);
 		ck_assert_str_eq(vm.threads[0].status, "idle");
 		lc_vm_clear(&vm);
-		lc_vm_release_core_pages(t);
+		lc_vm_release_core_pages(t->prog->mem);
 		ck_assert_ptr_null(lc_vm_decode(ctx, g3, &vm));
 		ck_assert_uint_eq(vm.mainthread,
 				  g3 - (uint64_t)l->lg_g_minus_l);
@@ -1226,10 +1224,10 @@ START_TEST(test_scan_fixture)
 	free(exe);
 	/* make check runs this after tests/run-matrix.sh, which remakes
 	 * every core with its executable. */
-	ck_assert_msg(!t->build_id_mismatch,
+	ck_assert_msg(!t->prog->build_id_mismatch,
 		      "%s/%s: the core is older than its executable: remake the cells (tests/matrix/make-all.sh)",
 		      fixtures[_i].build, fixtures[_i].scenario);
-	err = lc_lua_ctx_create(t, &ctx);
+	err = lc_test_ctx(t, &ctx);
 	ck_assert_msg(err == NULL, "%s", lc_error_message(err));
 	ck_assert_ptr_null(lc_vm_scan(ctx, &gs, &n));
 	ck_assert_msg(n == fixtures[_i].nvms, "%s/%s: %zu VMs, want %zu",

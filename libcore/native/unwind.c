@@ -9,7 +9,6 @@
 #include <string.h>
 #include <elfutils/libdw.h>
 
-#include "vm/puc/puc.h"
 #include "native/unwind.h"
 
 #define LC_FRAME_SCAN_MAX	4096	/* stack bytes searched per frame */
@@ -65,10 +64,10 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 #define LC_CALLEE_SAVED	((1u << 3) | (1u << 6) | (1u << 7) | (1u << 12) | \
 			 (1u << 13) | (1u << 14) | (1u << 15) | (1u << 16))
 
-/* The frames a debugger gave for thread tid of a callback target. */
-static int given_frames(struct lc_target *t, int tid, struct collect *c)
+/* The frames a debugger gave for thread tid of a callback program. */
+static int given_frames(struct lc_program *t, int tid, struct collect *c)
 {
-	const struct lc_target_thread *th = NULL;
+	const struct lc_program_thread *th = NULL;
 
 	for (size_t i = 0; i < t->nthreads; i++)
 		if (t->threads[i].tid == tid) {
@@ -102,7 +101,7 @@ static int given_frames(struct lc_target *t, int tid, struct collect *c)
  * locations at -O0 and -O2 (registers, frame base, CFA, derefs). */
 
 struct eval_env {
-	struct lc_target *t;
+	struct lc_memory *mem;
 	const struct lc_native_frame *f;
 	uint64_t cfa;		/* 0 if unknown */
 	Dwarf_Die *func;	/* for DW_AT_frame_base */
@@ -221,7 +220,7 @@ static int eval_expr(struct eval_env *env, const Dwarf_Op *ops, size_t nops,
 			break;
 		case DW_OP_deref:
 			NEED(1);
-			if (lc_read_u64(env->t, stack[sp - 1], &v) < 0)
+			if (lc_read_u64(env->mem, stack[sp - 1], &v) < 0)
 				return -1;
 			stack[sp - 1] = v;
 			break;
@@ -244,11 +243,11 @@ static int eval_expr(struct eval_env *env, const Dwarf_Op *ops, size_t nops,
 		*ret = stack[sp - 1];
 		return 0;
 	}
-	return lc_read_u64(env->t, stack[sp - 1], ret);
+	return lc_read_u64(env->mem, stack[sp - 1], ret);
 }
 
-/* Does this DIE's type point to struct lua_State? */
-static bool is_lua_state_ptr(Dwarf_Die *var)
+/* Does this DIE's type point to the struct named type_name? */
+static bool is_state_ptr(Dwarf_Die *var, const char *type_name)
 {
 	Dwarf_Attribute attr;
 	Dwarf_Die t;
@@ -268,7 +267,7 @@ static bool is_lua_state_ptr(Dwarf_Die *var)
 	    !dwarf_formref_die(&attr, &t))
 		return false;
 	name = dwarf_diename(&t);
-	return name && strcmp(name, "lua_State") == 0;
+	return name && strcmp(name, type_name) == 0;
 }
 
 static void add_cand(struct lc_native_frame *f, uint64_t v)
@@ -285,7 +284,7 @@ static void add_cand(struct lc_native_frame *f, uint64_t v)
 	f->cands[f->ncands++] = v;
 }
 
-/* What a pc's DWARF says, kept per target: symbolizing and looking up
+/* What a pc's DWARF says, kept per unwinder: symbolizing and looking up
  * variables walk DIE trees, and a sampler meets the same pcs again and
  * again.  Open addressing on the module-relative pc. */
 #define PC_CACHE_SIZE	8192	/* entries; a full cache is not grown */
@@ -293,7 +292,7 @@ static void add_cand(struct lc_native_frame *f, uint64_t v)
 struct var_loc {
 	Dwarf_Op *ops;		/* owned by libdw, valid while the module is */
 	size_t nops;
-	bool is_L;		/* a formal parameter named L */
+	bool is_L;		/* the formal parameter of the probe's name */
 };
 
 struct pc_entry {
@@ -319,15 +318,23 @@ struct pc_cache {
 	size_t n;
 };
 
-static struct pc_entry *pc_lookup(struct lc_target *t, uint64_t pc, bool add)
+struct lc_unwinder {
+	struct lc_program *prog;
+	unsigned generation;	/* of the program when the cache was made */
+	const char *type_name;	/* the probe the cache's variables are for */
+	const char *param_name;
+	struct pc_cache *pc_cache;
+};
+
+static struct pc_entry *pc_lookup(struct lc_unwinder *u, uint64_t pc, bool add)
 {
-	struct pc_cache *c = t->pc_cache;
+	struct pc_cache *c = u->pc_cache;
 	size_t i;
 
 	if (!c) {
 		if (!add)
 			return NULL;
-		c = t->pc_cache = calloc(1, sizeof(*c));
+		c = u->pc_cache = calloc(1, sizeof(*c));
 		if (!c)
 			return NULL;
 	}
@@ -347,9 +354,9 @@ static struct pc_entry *pc_lookup(struct lc_target *t, uint64_t pc, bool add)
 	return NULL;
 }
 
-void lc_unwind_cache_free(struct lc_target *t)
+static void cache_free(struct lc_unwinder *u)
 {
-	struct pc_cache *c = t->pc_cache;
+	struct pc_cache *c = u->pc_cache;
 
 	if (!c)
 		return;
@@ -369,11 +376,13 @@ void lc_unwind_cache_free(struct lc_target *t)
 		free(e->vars);
 	}
 	free(c);
-	t->pc_cache = NULL;
+	u->pc_cache = NULL;
 }
 
-/* The lua_State * variables in scope at pc_adj: their locations. */
-static void find_vars(struct pc_entry *e, Dwfl_Module *mod, Dwarf_Addr pc_adj)
+/* The variables in scope at pc_adj that point to the probe's type: their
+ * locations. */
+static void find_vars(struct pc_entry *e, Dwfl_Module *mod, Dwarf_Addr pc_adj,
+		      const struct lc_state_probe *probe)
 {
 	Dwarf_Addr bias;
 	Dwarf_Die *cu = dwfl_module_addrdie(mod, pc_adj, &bias);
@@ -411,7 +420,7 @@ static void find_vars(struct pc_entry *e, Dwfl_Module *mod, Dwarf_Addr pc_adj)
 			if (tag != DW_TAG_formal_parameter &&
 			    tag != DW_TAG_variable)
 				continue;
-			if (!is_lua_state_ptr(&child) ||
+			if (!is_state_ptr(&child, probe->type_name) ||
 			    !dwarf_attr_integrate(&child, DW_AT_location, &attr) ||
 			    dwarf_getlocation_addr(&attr, pc_adj - bias, &ops,
 						   &nops, 1) != 1)
@@ -423,7 +432,8 @@ static void find_vars(struct pc_entry *e, Dwfl_Module *mod, Dwarf_Addr pc_adj)
 			name = dwarf_diename(&child);
 			p[e->nvars].ops = ops;
 			p[e->nvars].nops = nops;
-			p[e->nvars].is_L = name && strcmp(name, "L") == 0 &&
+			p[e->nvars].is_L = name && probe->param_name &&
+					   strcmp(name, probe->param_name) == 0 &&
 					   tag == DW_TAG_formal_parameter;
 			e->nvars++;
 		} while (dwarf_siblingof(&child, &child) == 0 && ++count < 4096);
@@ -431,22 +441,23 @@ static void find_vars(struct pc_entry *e, Dwfl_Module *mod, Dwarf_Addr pc_adj)
 	free(scopes);
 }
 
-/* Look in the frame's DWARF scopes for variables of type lua_State *. */
-static void dwarf_states(struct lc_target *t, struct lc_lua_ctx *ctx,
+/* Look in the frame's DWARF scopes for variables pointing to the probe's
+ * type. */
+static void dwarf_states(struct lc_unwinder *u,
+			 const struct lc_state_probe *probe,
 			 struct lc_native_frame *f, uint64_t cfa,
 			 Dwfl_Module *mod, Dwarf_Addr pc_adj)
 {
-	struct pc_entry local = { 0 }, *e = pc_lookup(t, pc_adj, true);
+	struct pc_entry local = { 0 }, *e = pc_lookup(u, pc_adj, true);
 
 	if (!e)
 		e = &local;
 	if (!e->vars_done)
-		find_vars(e, mod, pc_adj);
+		find_vars(e, mod, pc_adj, probe);
 	for (size_t i = 0; i < e->nvars; i++) {
-		struct lc_lstate st;
 		uint64_t v;
 		struct eval_env env = {
-			.t = t, .f = f, .cfa = cfa,
+			.mem = u->prog->mem, .f = f, .cfa = cfa,
 			.func = e->have_func ? &e->func : NULL,
 			.pc = pc_adj - e->bias, .bias = e->bias,
 		};
@@ -456,7 +467,7 @@ static void dwarf_states(struct lc_target *t, struct lc_lua_ctx *ctx,
 			continue;
 		if (e->vars[i].is_L && !f->L_raw)
 			f->L_raw = v;
-		if (!ctx || lc_lua_state_read(ctx, v, &st) < 0)
+		if (!probe->check(probe->arg, v))
 			continue;
 		if (e->vars[i].is_L && !f->L)
 			f->L = v;
@@ -466,26 +477,26 @@ static void dwarf_states(struct lc_target *t, struct lc_lua_ctx *ctx,
 		free(local.vars);
 }
 
-/* Registers and stack words of the frame that validate as lua_States. */
-static void scan_states(struct lc_target *t, struct lc_lua_ctx *ctx,
+/* Registers and stack words of the frame that the probe validates. */
+static void scan_states(struct lc_unwinder *u,
+			const struct lc_state_probe *probe,
 			struct lc_native_frame *f, uint64_t lo, uint64_t hi)
 {
-	struct lc_lstate st;
 	uint64_t words[LC_FRAME_SCAN_MAX / 8];
 
 	for (unsigned r = 0; r < LC_NREGS; r++)
-		if ((f->regmask & (1u << r)) && r != LC_REG_SP && r != 16 &&
-		    lc_lua_state_read(ctx, f->regs[r], &st) == 0)
+		if ((f->regmask & (1u << r)) && r != LC_REG_SP && r != LC_REG_PC &&
+		    probe->check(probe->arg, f->regs[r]))
 			add_cand(f, f->regs[r]);
 	if (!lo || hi <= lo)
 		return;
 	if (hi - lo > LC_FRAME_SCAN_MAX)
 		hi = lo + LC_FRAME_SCAN_MAX;
 	lo &= ~7ull;
-	if (lc_read(t, lo, words, hi - lo) < 0)
+	if (lc_read(u->prog->mem, lo, words, hi - lo) < 0)
 		return;
 	for (size_t i = 0; i < (hi - lo) / 8; i++)
-		if (lc_lua_state_read(ctx, words[i], &st) == 0)
+		if (probe->check(probe->arg, words[i]))
 			add_cand(f, words[i]);
 }
 
@@ -597,11 +608,11 @@ static struct lc_inline *inl_dup(const struct lc_inline *inl, size_t n)
 	return p;
 }
 
-/* symbolize_dwfl, through the target's pc cache. */
-static void symbolize(struct lc_target *t, struct lc_native_frame *f,
+/* symbolize_dwfl, through the unwinder's pc cache. */
+static void symbolize(struct lc_unwinder *u, struct lc_native_frame *f,
 		      Dwarf_Addr pc_adj, Dwfl_Module **modp)
 {
-	struct pc_entry *e = pc_lookup(t, pc_adj, true);
+	struct pc_entry *e = pc_lookup(u, pc_adj, true);
 
 	if (e && e->mod) {
 		*modp = e->mod;
@@ -614,7 +625,7 @@ static void symbolize(struct lc_target *t, struct lc_native_frame *f,
 			f->ninl = e->ninl;
 		return;
 	}
-	symbolize_dwfl(t->dwfl, f, pc_adj, modp);
+	symbolize_dwfl(u->prog->dwfl, f, pc_adj, modp);
 	if (e && *modp) {
 		e->mod = *modp;
 		e->function = lc_strdup_or_null(f->function);
@@ -658,26 +669,62 @@ static void symbolize_dwfl(Dwfl *dwfl, struct lc_native_frame *f,
 	expand_inlines(mod, f, pc_adj);
 }
 
-struct lc_error *lc_unwind_thread(struct lc_target *t, struct lc_lua_ctx *ctx,
+struct lc_error *lc_unwinder_create(struct lc_program *p,
+				    struct lc_unwinder **ret)
+{
+	struct lc_unwinder *u = calloc(1, sizeof(*u));
+
+	if (!u)
+		return &lc_error_nomem;
+	u->prog = p;
+	u->generation = p->generation;
+	*ret = u;
+	return NULL;
+}
+
+void lc_unwinder_destroy(struct lc_unwinder *u)
+{
+	if (!u)
+		return;
+	cache_free(u);
+	free(u);
+}
+
+struct lc_error *lc_unwind_thread(struct lc_unwinder *u,
+				  const struct lc_state_probe *probe,
 				  int tid, size_t max,
 				  struct lc_native_frame **ret, size_t *nret,
-				  bool *partial, char **why)
+				  unsigned *partial, char **why)
 {
+	struct lc_program *t = u->prog;
 	struct collect c = { .max = max };
 
-	*partial = false;
+	/* What the cache knows of a pc's variables is for one probe, and
+	 * of its module for one set of modules. */
+	if (u->generation != t->generation ||
+	    (probe && (u->type_name != probe->type_name ||
+		       u->param_name != probe->param_name))) {
+		cache_free(u);
+		u->generation = t->generation;
+	}
+	if (probe) {
+		u->type_name = probe->type_name;
+		u->param_name = probe->param_name;
+	}
+
+	*partial = 0;
 	*why = NULL;
-	if (t->read_cb && !t->live) {
+	if (t->kind == LC_PROGRAM_CALLBACK) {
 		if (given_frames(t, tid, &c) < 0) {
 			lc_native_frames_free(c.frames, c.n);
 			return &lc_error_nomem;
 		}
 		if (c.truncated) {
-			*partial = true;
+			*partial = LC_NATIVE_TRUNCATED;
 			*why = strdup("native stack truncated at the frame limit");
 		}
 	} else if (!t->dwfl || !t->dwfl_attached) {
-		*partial = true;
+		*partial = LC_NATIVE_BROKEN;
 		*why = strdup("native unwinding unavailable (dwfl_core_file_attach failed)");
 		*ret = NULL;
 		*nret = 0;
@@ -689,10 +736,10 @@ struct lc_error *lc_unwind_thread(struct lc_target *t, struct lc_lua_ctx *ctx,
 			return &lc_error_nomem;
 		}
 		if (c.truncated) {
-			*partial = true;
+			*partial = LC_NATIVE_TRUNCATED;
 			*why = strdup("native stack truncated at the frame limit");
 		} else if (r != 0 && c.n <= 1) {
-			*partial = true;
+			*partial = LC_NATIVE_BROKEN;
 			if (asprintf(why, "native unwinding stopped: %s",
 				     dwfl_errmsg(-1)) < 0)
 				*why = NULL;
@@ -709,23 +756,23 @@ struct lc_error *lc_unwind_thread(struct lc_target *t, struct lc_lua_ctx *ctx,
 			caller_sp = c.frames[i + 1].regs[LC_REG_SP];
 		mod = NULL;
 		if (t->dwfl)
-			symbolize(t, f, pc_adj, &mod);
+			symbolize(u, f, pc_adj, &mod);
 		/* A caller's return address outside every module: the
 		 * unwinder followed a stack that something overwrote. */
 		if (t->dwfl && !mod && i > 0 && !*partial) {
-			*partial = true;
+			*partial = LC_NATIVE_BROKEN;
 			free(*why);
 			if (asprintf(why, "frame #%zu returns to 0x%" PRIx64
 				     ", outside any loaded module: the machine stack looks overwritten",
 				     i, f->pc) < 0)
 				*why = NULL;
 		}
-		if (!ctx)
+		if (!probe)
 			continue;
 		/* On x86_64 a frame's CFA is its caller's stack pointer. */
 		if (mod)
-			dwarf_states(t, ctx, f, caller_sp, mod, pc_adj);
-		scan_states(t, ctx, f, sp, caller_sp ? caller_sp : sp + 512);
+			dwarf_states(u, probe, f, caller_sp, mod, pc_adj);
+		scan_states(u, probe, f, sp, caller_sp ? caller_sp : sp + 512);
 	}
 	*ret = c.frames;
 	*nret = c.n;

@@ -1,15 +1,29 @@
-/* Native frames of a thread via libdwfl, with symbols, source lines and
- * the lua_State pointers that DWARF, registers and stack words offer.
- * Owned by libcore; internal. */
+/* The native layer: a thread's machine frames via libdwfl (or as a
+ * debugger handed them in), with symbols, source lines, inlined calls,
+ * and the interpreter states that DWARF variables, registers and stack
+ * words offer, as a probe of the VM layer recognizes them.  It knows no
+ * VM: the probe names the type and parameter to look for and validates
+ * each candidate.
+ *
+ * Ownership: an unwinder borrows its program and owns its cache of what
+ * DWARF says per pc (symbols, inlines, variable locations), which it
+ * drops when the program's modules change or another probe comes.
+ * Frames returned are the caller's (lc_native_frames_free). */
 #ifndef LC_UNWIND_H
 #define LC_UNWIND_H
 
-#include "prog/target.h"
+#include "prog/program.h"
 
-#define LC_NREGS	17	/* x86_64 DWARF registers 0-16 (rip = 16) */
-#define LC_REG_SP	7
+/* What a VM family wants found in native frames. */
+struct lc_state_probe {
+	const char *type_name;	/* variables pointing to this struct */
+	const char *param_name;	/* the parameter naming the state a frame
+				   runs ("L"), or NULL */
+	bool (*check)(void *arg, uint64_t addr);	/* a valid state? */
+	void *arg;
+};
 
-struct lc_lua_ctx;
+struct lc_unwinder;
 
 /* A call inlined into a machine frame, innermost first. */
 struct lc_inline {
@@ -31,25 +45,35 @@ struct lc_native_frame {
 				   outermost inline in this function */
 	struct lc_inline *inl;	/* inlined calls at pc, innermost first */
 	size_t ninl;
-	uint64_t L;		/* validated lua_State from the frame's
-				   DWARF parameter named L, 0 if none */
+	uint64_t L;		/* validated state from the frame's DWARF
+				   parameter of the probe's name, 0 if none */
 	uint64_t L_raw;		/* that parameter's value, validated or
 				   not, 0 if unknown */
-	uint64_t *cands;	/* other validated lua_States this frame
-				   holds (DWARF, registers, stack words) */
+	uint64_t *cands;	/* other validated states this frame holds
+				   (DWARF, registers, stack words) */
 	size_t ncands;
 };
 
-/* Unwind thread tid of t (a core), at most max frames.  *partial is set
- * if unwinding stopped early for a reason other than the stack's end.
- * If ctx is non-NULL, lua_State candidates are looked up and validated
- * with it.  The array and its strings are freed by lc_native_frames_free. */
-struct lc_error *lc_unwind_thread(struct lc_target *t, struct lc_lua_ctx *ctx,
+struct lc_error *lc_unwinder_create(struct lc_program *p,
+				    struct lc_unwinder **ret);
+void lc_unwinder_destroy(struct lc_unwinder *u);
+
+/* Why a native stack is partial (bits). */
+enum {
+	LC_NATIVE_TRUNCATED = 1,	/* more frames than max */
+	LC_NATIVE_BROKEN = 2,		/* unwinding failed or stopped early */
+};
+
+/* Unwind thread tid, at most max frames.  *partial gets LC_NATIVE_* bits
+ * if unwinding stopped for a reason other than the stack's end, *why
+ * says why (malloc'd, or NULL).  With a probe, each frame's state candidates are
+ * looked up and validated with it.  The array and its strings are freed
+ * by lc_native_frames_free. */
+struct lc_error *lc_unwind_thread(struct lc_unwinder *u,
+				  const struct lc_state_probe *probe,
 				  int tid, size_t max,
 				  struct lc_native_frame **ret, size_t *nret,
-				  bool *partial, char **why);
+				  unsigned *partial, char **why);
 void lc_native_frames_free(struct lc_native_frame *f, size_t n);
-/* Free the target's cache of what DWARF says per pc. */
-void lc_unwind_cache_free(struct lc_target *t);
 
 #endif /* LC_UNWIND_H */

@@ -28,8 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "prog/target.h"
-#include "vm/puc/layout.h"
+#include "prog/program.h"
 
 #define LC_MAX_THREADS	65536
 #define LC_ATTACH_ROUNDS 16	/* re-reads of the thread list */
@@ -89,9 +88,18 @@ void lc_live_release_all(void)
 	errno = saved;
 }
 
-static int live_read(void *arg, uint64_t addr, void *buf, size_t len)
+int lc_live_read(int pid, uint64_t addr, void *buf, size_t len)
 {
-	struct lc_target *t = arg;
+	struct iovec l = { buf, len }, r = { (void *)(uintptr_t)addr, len };
+
+	return process_vm_readv(pid, &l, 1, &r, 1, 0) == (ssize_t)len ? 0 : -1;
+}
+
+/* The live program's memory: process_vm_readv, or /proc/PID/mem where
+ * the kernel has no process_vm_readv. */
+static int proc_read(void *arg, uint64_t addr, void *buf, size_t len)
+{
+	const struct lc_program *t = arg;
 	struct iovec local = { buf, len };
 	struct iovec remote = { (void *)(uintptr_t)addr, len };
 	ssize_t n;
@@ -106,6 +114,11 @@ static int live_read(void *arg, uint64_t addr, void *buf, size_t len)
 		       0 : -1;
 	return -1;
 }
+
+static const struct lc_mem_source proc_source = {
+	.name = "proc",
+	.read = proc_read,
+};
 
 /* Why ptrace was refused, and what to do. */
 struct lc_error *lc_live_refused(int pid, int err)
@@ -158,7 +171,7 @@ struct lc_error *lc_live_refused(int pid, int err)
 		pid, strerror(err));
 }
 
-static bool known(const struct lc_target *t, int tid)
+static bool known(const struct lc_program *t, int tid)
 {
 	for (size_t i = 0; i < t->nthreads; i++)
 		if (t->threads[i].tid == tid)
@@ -227,7 +240,7 @@ int lc_live_wait_stop(int tid, int *sig)
 	return lc_live_wait_stop_spin(tid, sig, 0);
 }
 
-static struct lc_error *seize_all(struct lc_target *t)
+struct lc_error *lc_program_seize(struct lc_program *t)
 {
 	char path[64];
 	bool grew = true;
@@ -287,7 +300,7 @@ static struct lc_error *seize_all(struct lc_target *t)
 	return NULL;
 }
 
-static void read_regions(struct lc_target *t)
+static void read_regions(struct lc_program *t)
 {
 	char path[64], line[4096];
 	FILE *f;
@@ -308,7 +321,7 @@ static void read_regions(struct lc_target *t)
 		if (strcmp(name, "[vvar]") == 0 || strcmp(name, "[vsyscall]") == 0 ||
 		    perms[0] != 'r')
 			continue;
-		struct lc_error *err = lc_target_add_region(t, lo, hi,
+		struct lc_error *err = lc_program_add_region(t, lo, hi,
 							    perms[1] == 'w');
 		lc_error_destroy(err);
 	}
@@ -328,10 +341,10 @@ static int warm_module(Dwfl_Module *mod, void **userdata, const char *name,
 	return DWARF_CB_OK;
 }
 
-struct lc_error *lc_live_prepare(int pid, bool proc_attach,
-				 struct lc_target **ret)
+struct lc_error *lc_program_prepare_live(int pid, bool proc_attach,
+					 struct lc_program **ret)
 {
-	struct lc_target *t;
+	struct lc_program *t;
 	struct lc_error *err;
 	char path[64], buf[4096];
 	ssize_t n;
@@ -343,12 +356,16 @@ struct lc_error *lc_live_prepare(int pid, bool proc_attach,
 		return lc_error_create(LC_ERR_INVALID,
 				       "process %d is luacore itself", pid);
 	elf_version(EV_CURRENT);
-	err = lc_target_create_callback(live_read, NULL, &t);
-	if (err)
-		return err;
-	t->read_arg = t;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return &lc_error_nomem;
+	t->kind = LC_PROGRAM_LIVE;
+	t->core_fd = -1;
+	t->mem_fd = -1;
 	t->pid = pid;
-	t->live = true;
+	if ((err = lc_memory_create(&t->mem)) ||
+	    (err = lc_memory_add_space(t->mem, 0, &proc_source, t)))
+		goto fail;
 	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
 	t->mem_fd = open(path, O_RDONLY | O_CLOEXEC);
 	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
@@ -366,7 +383,8 @@ struct lc_error *lc_live_prepare(int pid, bool proc_attach,
 		}
 	}
 	/* What does not change while the process runs is read before it is
-	 * stopped: modules, symbols, CFI, the Lua layout. */
+	 * stopped: modules, symbols, CFI (the layers above add the Lua
+	 * layout). */
 	t->dwfl = dwfl_begin(&proc_callbacks);
 	if (!t->dwfl) {
 		err = lc_error_create(LC_ERR_NOMEM, "dwfl_begin: %s",
@@ -393,39 +411,17 @@ struct lc_error *lc_live_prepare(int pid, bool proc_attach,
 		t->dwfl_attached =
 			dwfl_linux_proc_attach(t->dwfl, pid, true) == 0;
 	dwfl_getmodules(t->dwfl, warm_module, NULL, 0);
-	{
-		const struct lc_layout *l;
-
-		/* An error stays with the target; the report gives it. */
-		(void)lc_layout_get(t, &l);
-	}
 	read_regions(t);
 	*ret = t;
 	return NULL;
 fail:
-	lc_target_destroy(t);
+	lc_program_destroy(t);
 	return err;
 }
 
-struct lc_error *lc_target_attach(int pid, struct lc_target **ret)
+void lc_program_detach(struct lc_program *t)
 {
-	struct lc_target *t;
-	struct lc_error *err = lc_live_prepare(pid, true, &t);
-
-	if (err)
-		return err;
-	err = seize_all(t);
-	if (err) {
-		lc_target_destroy(t);
-		return err;
-	}
-	*ret = t;
-	return NULL;
-}
-
-void lc_target_detach(struct lc_target *t)
-{
-	if (!t || !t->live || t->detached)
+	if (!t || t->kind != LC_PROGRAM_LIVE || t->detached)
 		return;
 	for (size_t i = 0; i < t->nthreads; i++) {
 		ptrace(PTRACE_DETACH, t->threads[i].tid, NULL,
@@ -437,9 +433,9 @@ void lc_target_detach(struct lc_target *t)
 		t->stop_seconds = lc_now_s() - t->stop_start;
 }
 
-double lc_target_stopped_seconds(const struct lc_target *t)
+double lc_program_stopped_seconds(const struct lc_program *t)
 {
-	if (!t->live)
+	if (t->kind != LC_PROGRAM_LIVE)
 		return 0;
 	return t->detached ? t->stop_seconds : lc_now_s() - t->stop_start;
 }

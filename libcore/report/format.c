@@ -7,7 +7,7 @@
 #include <signal.h>
 #include <string.h>
 
-#include "prog/target.h"
+#include "base/base.h"
 
 static const char *sig_name(int signo)
 {

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "prog/target.h"
+#include "report/stack.h"
 #include "sample/profile.h"
 
 /* Open-addressing tables of ids, keyed by a hash of what they stand for;
@@ -349,23 +349,7 @@ int lc_profile_add(struct lc_profile *p, const uint32_t *locs, size_t nlocs,
 	return 0;
 }
 
-/* The collector's entry points: a stack through one of them is doing
- * collection work (allocation alone goes through lgc.c too, in
- * luaC_link or luaC_newobj, and is not). */
-static bool is_gc_frame(const struct lc_frame *f)
-{
-	static const char *const entry[] = {
-		"luaC_step", "luaC_fullgc", "luaC_runtilstate",
-		"luaC_freeallobjects", "luaC_checkGC",
-	};
-
-	for (size_t i = 0; f->function && i < LC_ARRAY_SIZE(entry); i++)
-		if (strcmp(f->function, entry[i]) == 0)
-			return true;
-	return false;
-}
-
-size_t lc_profile_stack_of(struct lc_profile *p, const struct lc_thread *th,
+size_t lc_profile_stack_of(struct lc_profile *p, const struct lc_stack *th,
 			   uint32_t *locs, enum lc_prof_kind *leaf)
 {
 	size_t n = 0;
@@ -403,7 +387,11 @@ size_t lc_profile_stack_of(struct lc_profile *p, const struct lc_thread *th,
 				locs[n++] = lc_profile_loc(p, fn,
 					f->currentline > 0 ? f->currentline : 0, 0);
 		} else {
-			if (!leaf_known && is_gc_frame(f))
+			/* The collector's entry points (the VM family names
+			 * them): a stack through one of them is doing
+			 * collection work. */
+			if (!leaf_known && th->roles &&
+			    (th->roles[i] & LC_ROLE_GC))
 				gc = true;
 			fn = lc_profile_func(p, f->function ? f->function : "??",
 					     lc_base_name(f->file), 0,

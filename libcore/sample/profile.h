@@ -25,7 +25,7 @@ enum lc_prof_kind {
 
 struct lc_prof_func {
 	char *name;		/* display name: "innermost", "string.rep",
-				   "luaV_execute"; never NULL */
+				   "main"; never NULL */
 	char *file;		/* source ("x.lua", "lvm.c") or NULL */
 	int64_t start_line;	/* Lua: linedefined; native: 0 */
 	enum lc_prof_kind kind;
@@ -110,20 +110,21 @@ int lc_profile_add(struct lc_profile *p, const uint32_t *locs, size_t nlocs,
 		   int64_t cpu_ns, int tid, const char *thread_name,
 		   uint64_t vm, uint64_t coroutine, enum lc_prof_kind leaf);
 
-struct lc_thread;
+struct lc_stack;
 
-/* A decoded thread's stack (luacore.h) as locations, leaf first, into
+/* A decoded thread's stack (report/stack.h) as locations, leaf first, into
  * locs (room for th->nframes): a Lua function by its global or call-site
  * name, else "main chunk" or "function <src:line>"; a C function called
  * from Lua by its name or symbol; a machine frame by its symbol, "??"
  * when it has none.  Names come from the target and are taken as they
  * are (the writers escape them).  *leaf gets what the innermost frame
  * is: LC_PROF_LUA or LC_PROF_LUA_C for the innermost Lua frame's kind,
- * LC_PROF_GC when a collector entry point lies leafward of it, and
+ * LC_PROF_GC when a collector entry point (a native frame with
+ * LC_ROLE_GC) lies leafward of it, and
  * LC_PROF_NATIVE when the stack has no Lua frame.  Returns how many
  * locations were written (fewer than frames only when memory ran
  * out). */
-size_t lc_profile_stack_of(struct lc_profile *p, const struct lc_thread *th,
+size_t lc_profile_stack_of(struct lc_profile *p, const struct lc_stack *th,
 			   uint32_t *locs, enum lc_prof_kind *leaf);
 
 /* Per function: the weight (cpu_ns) of the samples it is the leaf of,

@@ -18,8 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "vm/puc/layout.h"
-#include "vm/puc/puc.h"
+#include "report/stack.h"
 #include "sample/sampler.h"
 
 #define STACK_COPY	(32 * 1024)	/* most bytes above rsp copied while stopped */
@@ -81,8 +80,11 @@ struct tstate {
 struct lc_sampler {
 	int pid;
 	struct lc_sampler_options o;
+	/* One session for the whole run: the live program (its memory
+	 * served by the copy, cur), its unwinder and interpreter.  Each
+	 * sample is decoded in a pass of its own. */
 	struct lc_target *t;
-	struct lc_lua_ctx *ctx;		/* for learn_hot; NULL without Lua */
+	struct lc_interp *in;		/* NULL without Lua */
 	struct snap cur;
 	struct tstate *ts;
 	size_t nts;
@@ -99,12 +101,6 @@ struct lc_sampler {
 
 /* ---- reading the copy ---- */
 
-static int live_read(int pid, uint64_t addr, void *buf, size_t len)
-{
-	struct iovec l = { buf, len }, r = { (void *)(uintptr_t)addr, len };
-
-	return process_vm_readv(pid, &l, 1, &r, 1, 0) == (ssize_t)len ? 0 : -1;
-}
 
 static const struct page *find_page(const struct snap *sn, uint64_t pa)
 {
@@ -143,7 +139,7 @@ static const struct page *live_page(struct lc_sampler *s, uint64_t pa)
 		return NULL;
 	p = &sn->live[sn->nlive];
 	sn->live_reads++;
-	if (live_read(s->pid, pa, p->data, PAGE) < 0)
+	if (lc_live_read(s->pid, pa, p->data, PAGE) < 0)
 		return NULL;
 	p->addr = pa;
 	sn->live_slot[i] = (uint32_t)++sn->nlive;
@@ -153,7 +149,8 @@ static const struct page *live_page(struct lc_sampler *s, uint64_t pa)
 /* Serve a read from the copy; what the copy lacks comes from the
  * running process: what does not change while a thread runs (code,
  * Protos, strings, outer stack frames), or, when it does, a mismatch
- * the decoder's checks catch. */
+ * the decoder's checks catch.  The memory's overlay source, and its
+ * sole one: what this cannot read, nothing else can. */
 static int snap_read(void *arg, uint64_t addr, void *buf, size_t len)
 {
 	struct lc_sampler *s = arg;
@@ -179,7 +176,7 @@ static int snap_read(void *arg, uint64_t addr, void *buf, size_t len)
 				p = live_page(s, pa);
 			if (p) {
 				memcpy(out, p->data + (addr - pa), n);
-			} else if (live_read(s->pid, addr, out, n) < 0) {
+			} else if (lc_live_read(s->pid, addr, out, n) < 0) {
 				return -1;
 			}
 		}
@@ -211,6 +208,11 @@ static bool get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
 	*thread_argp = s;
 	return true;
 }
+
+static const struct lc_mem_source snap_source = {
+	.name = "snapshot",
+	.read = snap_read,
+};
 
 static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result,
 			void *arg)
@@ -321,15 +323,12 @@ static enum take take(struct lc_sampler *s, struct tstate *ts, double *stop_us)
 		uint64_t end = sn->stack_lo + 128 +
 			       (ts->stack_need ? ts->stack_need : STACK_COPY);
 
-		for (size_t i = 0; i < s->t->nregions; i++) {
-			const struct lc_segment *g = &s->t->regions[i];
+		uint64_t rs, re;
+		unsigned rf;
 
-			if (sn->regs[7] >= g->start && sn->regs[7] < g->end) {
-				if (g->end < end)
-					end = g->end;
-				break;
-			}
-		}
+		if (lc_memory_region_at(s->t->prog->mem, sn->regs[7], &rs, &re,
+					&rf) && re < end)
+			end = re;
 		sn->stack_hi = end > sn->stack_lo ? end : sn->stack_lo;
 	}
 	for (size_t i = 0; i < ts->nhot; i++) {
@@ -373,7 +372,7 @@ static void add_stack(struct lc_sampler *s, struct tstate *ts,
 		      uint64_t vm, uint64_t coroutine, enum lc_prof_kind leaf);
 
 static void add_sample(struct lc_sampler *s, struct tstate *ts,
-		       const struct lc_thread *th, int64_t cpu_ns, bool idle)
+		       const struct lc_stack *th, int64_t cpu_ns, bool idle)
 {
 	uint32_t *locs = calloc(th->nframes + 2, sizeof(*locs));
 	enum lc_prof_kind leaf;
@@ -568,28 +567,21 @@ static void hot_add(struct tstate *ts, uint64_t addr, uint64_t len)
  * of their data stacks), and the machine stack up to a little above the
  * outermost frame this sample unwound. */
 static void learn_hot(struct lc_sampler *s, struct tstate *ts,
-		      const struct lc_report *r)
+		      struct lc_pass *pass, const struct lc_stack *th)
 {
-	const struct lc_layout *l = s->ctx ? lc_lua_layout(s->ctx) : NULL;
-	const struct lc_thread *th = r && r->nthreads ? &r->threads[0] : NULL;
 	uint64_t rsp = s->cur.regs[7], top = 0;
 
 	ts->nhot = 0;
-	if (th && l) {
-		for (size_t i = 0; i < th->nstates && i < 8; i++)
-			hot_add(ts, th->states[i], l->sz_lstate ? l->sz_lstate : 256);
-		for (size_t i = 0; i < th->nframes; i++)
-			if (th->frames[i].kind == LC_FRAME_LUA && th->frames[i].ci)
-				hot_add(ts, th->frames[i].ci,
-					l->sz_callinfo ? l->sz_callinfo : 128);
-		for (size_t i = 0; i < th->nstates && i < 8; i++) {
-			struct lc_lstate st;
+	if (th && s->in && pass) {
+		size_t room = 16 + th->nframes;
+		uint64_t (*r)[2] = malloc(room * sizeof(*r));
+		size_t n = r ? s->in->ops->hot(pass, th->states, th->nstates,
+					      th->frames, th->nframes, r,
+					      room) : 0;
 
-			if (lc_lua_state_read(s->ctx, th->states[i], &st) == 0 &&
-			    st.top > st.stack)
-				hot_add(ts, st.stack, st.top - st.stack +
-					8 * l->sz_stack_slot);
-		}
+		for (size_t i = 0; i < n; i++)
+			hot_add(ts, r[i][0], r[i][1]);
+		free(r);
 	}
 	for (size_t i = 0; th && i < th->nframes; i++) {
 		uint64_t sp = th->frames[i].sp;
@@ -607,16 +599,32 @@ static void learn_hot(struct lc_sampler *s, struct tstate *ts,
 	}
 }
 
+/* Decode the copy just taken, in a pass of its own, into *st; learn what
+ * to copy next time.  0, or -1 when the pass cannot begin. */
+static int decode(struct lc_sampler *s, struct tstate *ts, struct lc_stack *st)
+{
+	struct lc_stack_options so = { .max_frames = (size_t)s->o.max_frames };
+	struct lc_pass *pass = NULL;
+	struct lc_error *err = s->in ? s->in->ops->begin(s->in, &pass) : NULL;
+
+	if (err) {
+		lc_error_destroy(err);
+		memset(st, 0, sizeof(*st));
+		learn_hot(s, ts, NULL, NULL);
+		return -1;
+	}
+	lc_stack_decode(s->t, pass, ts->tid, &so, st);
+	learn_hot(s, ts, pass, st);
+	if (pass)
+		s->in->ops->end(pass);
+	return 0;
+}
+
 static void sample_thread(struct lc_sampler *s, struct tstate *ts,
 			  int64_t cpu_ns, bool idle)
 {
-	struct lc_report_options ro = {
-		.max_frames = s->o.max_frames, .tid = ts->tid,
-		.no_scan = true, .no_vms = true,
-	};
-	struct lc_target_thread *tt = s->t->threads;
-	struct lc_report *r = NULL;
-	struct lc_error *err;
+	struct lc_stack st;
+	int err;
 	double stop_us = 0;
 	enum take k;
 	bool first = ts->nhot == 0;
@@ -646,17 +654,12 @@ static void sample_thread(struct lc_sampler *s, struct tstate *ts,
 		s->prof->q.lost_read++;
 		return;
 	}
-	memset(tt, 0, sizeof(*tt));
-	tt->tid = ts->tid;
-	s->t->nthreads = 1;
-	err = lc_report_create(s->t, &ro, &r);
-	learn_hot(s, ts, err ? NULL : r);
-	if (!err && first && r->nthreads && r->threads[0].nstates) {
+	err = decode(s, ts, &st);
+	if (!err && first && st.nstates) {
 		/* The thread's first sample read its Lua state from the running
 		 * process: take it again, now copying that state while it is
 		 * stopped. */
-		lc_report_destroy(r);
-		r = NULL;
+		lc_stack_deinit(&st);
 		set_rt(s, true);
 		k = take(s, ts, &stop_us);
 		set_rt(s, false);
@@ -668,23 +671,19 @@ static void sample_thread(struct lc_sampler *s, struct tstate *ts,
 				s->prof->q.lost_read++;
 			return;
 		}
-		err = lc_report_create(s->t, &ro, &r);
-		learn_hot(s, ts, err ? NULL : r);
+		err = decode(s, ts, &st);
 	}
-	if (err || !r->nthreads) {
-		lc_error_destroy(err);
-		lc_report_destroy(r);
+	if (err) {
 		s->prof->q.lost_read++;
 		return;
 	}
-	if (r->threads[0].nframes == 0) {
+	if (st.nframes == 0) {
 		s->prof->q.lost_read++;
-	} else if (s->o.vm && r->threads[0].vm != s->o.vm) {
+	} else if (s->o.vm && st.vm != s->o.vm) {
 		/* Another VM's sample: filtered out. */
 	} else {
-		if (r->threads[0].partial) {
-			if (r->threads[0].note &&
-			    strstr(r->threads[0].note, "frame limit"))
+		if (st.partial) {
+			if (st.partial & LC_PARTIAL_TRUNCATED)
 				s->prof->q.truncated++;
 			else if (s->cur.live_reads)
 				s->prof->q.lost_inconsistent++;
@@ -698,12 +697,12 @@ static void sample_thread(struct lc_sampler *s, struct tstate *ts,
 		if (!s->o.wall && at_stop != UINT64_MAX &&
 		    ts->cpu_stop != UINT64_MAX && at_stop >= ts->cpu_stop)
 			cpu_ns = (int64_t)(at_stop - ts->cpu_stop);
-		add_sample(s, ts, &r->threads[0], cpu_ns, idle);
+		add_sample(s, ts, &st, cpu_ns, idle);
 		s->prof->q.taken++;
 	}
 	if (at_stop != UINT64_MAX)
 		ts->cpu_stop = at_stop;
-	lc_report_destroy(r);
+	lc_stack_deinit(&st);
 }
 
 int lc_sampler_tick(struct lc_sampler *s)
@@ -868,30 +867,36 @@ struct lc_error *lc_sampler_create(int pid,
 		lc_sampler_destroy(s);
 		return &lc_error_nomem;
 	}
-	err = lc_live_prepare(pid, false, &s->t);
+	{
+		struct lc_program *p;
+
+		err = lc_program_prepare_live(pid, false, &p);
+		if (!err)
+			err = lc_target_wrap(p, &s->t);
+		if (err) {
+			lc_sampler_destroy(s);
+			return err;
+		}
+	}
+	/* Decoding reads the copy; libdwfl unwinds from it too. */
+	err = lc_memory_add_space(s->t->prog->mem, LC_MEM_OVERLAY | LC_MEM_SOLE,
+				  &snap_source, s);
 	if (err) {
 		lc_sampler_destroy(s);
 		return err;
 	}
-	/* Decoding reads the copy; libdwfl unwinds from it too. */
-	s->t->read_cb = snap_read;
-	s->t->read_arg = s;
-	s->t->detached = true;	/* nothing for lc_target_destroy to let go */
-	if (!dwfl_attach_state(s->t->dwfl, NULL, pid, &thread_callbacks, s)) {
+	s->t->prog->detached = true;	/* nothing for the target to let go */
+	if (!dwfl_attach_state(s->t->prog->dwfl, NULL, pid, &thread_callbacks, s)) {
 		err = lc_error_create(LC_ERR_UNSUPPORTED,
 				      "cannot unwind process %d: %s", pid,
 				      dwfl_errmsg(-1));
 		lc_sampler_destroy(s);
 		return err;
 	}
-	s->t->dwfl_attached = true;
-	if (lc_lua_ctx_create(s->t, &s->ctx))
-		s->ctx = NULL;	/* the error stays with the target */
-	s->t->threads = calloc(1, sizeof(*s->t->threads));
-	if (!s->t->threads) {
-		lc_sampler_destroy(s);
-		return &lc_error_nomem;
-	}
+	s->t->prog->dwfl_attached = true;
+	/* The layout is read now, before any thread is stopped; without
+	 * one, samples are native stacks (the error stays with the target). */
+	s->in = lc_target_interp(s->t, NULL);
 	/* Is ptrace allowed at all?  Better to know now than per sample.
 	 * (A seized thread is let go only from a stop.) */
 	if (ptrace(PTRACE_SEIZE, pid, NULL, NULL) < 0) {
@@ -978,7 +983,6 @@ void lc_sampler_destroy(struct lc_sampler *s)
 {
 	if (!s)
 		return;
-	lc_lua_ctx_destroy(s->ctx);
 	lc_target_destroy(s->t);
 	for (size_t i = 0; i < s->nts; i++) {
 		free(s->ts[i].name);

@@ -12,7 +12,7 @@
 #ifndef LC_SAMPLER_H
 #define LC_SAMPLER_H
 
-#include "prog/target.h"
+#include "base/base.h"
 #include "sample/profile.h"
 
 struct lc_sampler_options {

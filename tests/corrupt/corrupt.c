@@ -33,9 +33,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "prog/target.h"
-#include "vm/puc/layout.h"
-#include "vm/puc/puc.h"
+#include "../puc_support.h"
 
 #define MAX_PATCHES	64
 
@@ -61,7 +59,7 @@ static uint64_t rd(uint64_t addr, struct lc_field f)
 {
 	uint64_t v = 0;
 
-	if (!LC_HAS(f) || lc_read_uint(t, addr + (uint64_t)f.off, f.size, &v) < 0)
+	if (!LC_HAS(f) || lc_read_uint(t->prog->mem, addr + (uint64_t)f.off, f.size, &v) < 0)
 		die("cannot read a field of the unmodified core");
 	return v;
 }
@@ -87,7 +85,7 @@ static void put(uint64_t addr, struct lc_field f, uint64_t v)
 /* The file offset of target address addr, or -1. */
 static int64_t file_off(uint64_t addr, size_t len)
 {
-	const uint8_t *p = lc_core_image_at(t, addr, len);
+	const uint8_t *p = lc_memory_map(t->prog->mem, addr, len);
 
 	return p ? (int64_t)(p - raw) : -1;
 }
@@ -112,10 +110,10 @@ int main(int argc, char **argv)
 	sc = argv[1];
 	if ((err = lc_target_open_core(argv[2], argv[3], &t)) ||
 	    (err = lc_layout_get(t, &l)) ||
-	    (err = lc_lua_ctx_create(t, &ctx)) ||
+	    (err = lc_test_ctx(t, &ctx)) ||
 	    (err = lc_report_create(t, &o, &r)))
 		die(lc_error_message(err));
-	raw = (const uint8_t *)elf_rawfile(t->core_elf, NULL);
+	raw = (const uint8_t *)elf_rawfile(t->prog->core_elf, NULL);
 	for (size_t i = 0; i < r->nthreads && !lf; i++) {
 		th = &r->threads[i];
 		for (size_t k = 0; k < th->nframes && !lf; k++)

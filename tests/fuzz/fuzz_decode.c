@@ -15,7 +15,7 @@
 
 #include "fuzz.h"
 #include "image.h"
-#include "prog/target.h"
+#include "../puc_support.h"
 
 static struct lc_target *target;
 static FILE *devnull;

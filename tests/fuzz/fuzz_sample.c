@@ -2,8 +2,8 @@
  * real process image, mutated.
  *
  * As fuzz_decode (image.h), but each input is decoded the way
- * luacore-sample decodes a stopped thread: one report per thread, no
- * scan, no VM list, at most 256 frames.  Each thread's stack becomes a
+ * luacore-sample decodes a stopped thread: a pass per thread, its
+ * stack (report/stack.h), at most 256 frames.  Each thread's stack becomes a
  * profile sample (lc_profile_stack_of, as the sampler's), and the
  * profile is written in every format (folded, pprof, speedscope, SVG)
  * and weighed as luacore-sample --top does.  Names and sources read from
@@ -19,43 +19,50 @@
 
 #include "fuzz.h"
 #include "image.h"
-#include "prog/target.h"
+#include "report/stack.h"
 #include "sample/profile.h"
 
 static struct lc_target *target;
 static FILE *devnull;
 
-/* Each thread's sample into p (NULL: decode only). */
+/* Each thread's sample into p (NULL: decode only), decoded as the
+ * sampler decodes a stopped thread: a pass of its own, the stack unit. */
 static void sample_threads(struct lc_profile *p)
 {
-	size_t nthreads = target->nthreads;
+	struct lc_program *prog = target->prog;
+	struct lc_interp *in = lc_target_interp(target, NULL);
+	size_t nthreads = prog->nthreads;
 
 	for (size_t i = 0; i < nthreads; i++) {
-		struct lc_report_options o = {
-			.max_frames = 256, .tid = target->threads[i].tid,
-			.no_scan = true, .no_vms = true,
-		};
-		struct lc_report *r = NULL;
-		struct lc_error *err = lc_report_create(target, &o, &r);
+		struct lc_stack_options o = { .max_frames = 256 };
+		const struct lc_program_thread *pt = &prog->threads[i];
+		const char *name = pt->name ? pt->name :
+				   pt->tid == prog->pid && prog->fname[0] ?
+				   prog->fname : NULL;
+		struct lc_pass *pass = NULL;
+		struct lc_stack st;
 
-		if (!err && p && r->nthreads) {
-			const struct lc_thread *th = &r->threads[0];
-			uint32_t *locs = calloc(th->nframes + 1, sizeof(*locs));
+		if (in && in->ops->begin(in, &pass))
+			continue;
+		lc_stack_decode(target, pass, pt->tid, &o, &st);
+		if (p) {
+			uint32_t *locs = calloc(st.nframes + 1, sizeof(*locs));
 			enum lc_prof_kind leaf;
 
 			if (locs) {
-				size_t n = lc_profile_stack_of(p, th, locs,
+				size_t n = lc_profile_stack_of(p, &st, locs,
 							       &leaf);
 
 				lc_profile_add(p, locs, n, 1000 * (int64_t)(i + 1),
-					       th->tid, th->name, th->vm,
-					       th->nstates ? th->states[0] : 0,
+					       pt->tid, name, st.vm,
+					       st.nstates ? st.states[0] : 0,
 					       leaf);
 				free(locs);
 			}
 		}
-		lc_error_destroy(err);
-		lc_report_destroy(r);
+		lc_stack_deinit(&st);
+		if (pass)
+			in->ops->end(pass);
 	}
 }
 

@@ -7,7 +7,7 @@
 #include <sys/mman.h>
 
 #include "image.h"
-#include "prog/target.h"
+#include "../puc_support.h"
 
 #define MAX_PAGES	4096
 #define MAX_PATCHES	64
@@ -25,7 +25,7 @@ static size_t nundo;
 /* Where target address addr lies in the (writable) image, or NULL. */
 static uint8_t *image_at(uint64_t addr, size_t len)
 {
-	return (uint8_t *)lc_core_image_at(target, addr, len);
+	return (uint8_t *)lc_memory_map(target->prog->mem, addr, len);
 }
 
 /* While learning: the pages of every read. */
@@ -59,7 +59,7 @@ struct lc_target *fuzz_image_open(const char *who)
 		fprintf(stderr, "%s: %s\n", who, lc_error_message(err));
 		exit(2);
 	}
-	image = (uint8_t *)elf_rawfile(target->core_elf, &size);
+	image = (uint8_t *)elf_rawfile(target->prog->core_elf, &size);
 	lo = (uintptr_t)image & ~(uintptr_t)4095;
 	hi = ((uintptr_t)image + size + 4095) & ~(uintptr_t)4095;
 	if (!image || mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE)) {
@@ -81,7 +81,7 @@ void fuzz_image_learn(const char *who, void (*learn)(void))
 		exit(2);
 	}
 	fprintf(stderr, "%s: %zu pages of %s\n", who, npages,
-		target->core_path);
+		target->prog->core_path);
 }
 
 void fuzz_image_patch(const uint8_t *data, size_t size)

@@ -70,7 +70,8 @@ struct gname {
 };
 
 struct lc_lua_ctx {
-	struct lc_target *t;
+	struct lc_program *prog;
+	struct lc_memory *mem;
 	const struct lc_layout *l;
 	struct proto *protos;
 	size_t nprotos, cap;
@@ -80,19 +81,16 @@ struct lc_lua_ctx {
 	size_t ngn_vms;
 };
 
-struct lc_error *lc_lua_ctx_create(struct lc_target *t,
+struct lc_error *lc_lua_ctx_create(struct lc_program *p,
+				   const struct lc_layout *l,
 				   struct lc_lua_ctx **ret)
 {
-	const struct lc_layout *l;
-	struct lc_error *err = lc_layout_get(t, &l);
-	struct lc_lua_ctx *ctx;
+	struct lc_lua_ctx *ctx = calloc(1, sizeof(*ctx));
 
-	if (err)
-		return err;	/* owned by the target */
-	ctx = calloc(1, sizeof(*ctx));
 	if (!ctx)
 		return &lc_error_nomem;
-	ctx->t = t;
+	ctx->prog = p;
+	ctx->mem = p->mem;
 	ctx->l = l;
 	*ret = ctx;
 	return NULL;
@@ -137,9 +135,14 @@ const struct lc_layout *lc_lua_layout(const struct lc_lua_ctx *ctx)
 	return ctx->l;
 }
 
-struct lc_target *lc_lua_target(const struct lc_lua_ctx *ctx)
+struct lc_memory *lc_lua_mem(const struct lc_lua_ctx *ctx)
 {
-	return ctx->t;
+	return ctx->mem;
+}
+
+struct lc_program *lc_lua_program(const struct lc_lua_ctx *ctx)
+{
+	return ctx->prog;
 }
 
 /* ---- small readers ---- */
@@ -149,7 +152,7 @@ int lc_lua_read_field(struct lc_lua_ctx *ctx, uint64_t base,
 {
 	if (f.off < 0 || f.size == 0 || f.size > 8)
 		return -1;
-	return lc_read_uint(ctx->t, base + (uint64_t)f.off, f.size, ret);
+	return lc_read_uint(ctx->mem, base + (uint64_t)f.off, f.size, ret);
 }
 
 int lc_lua_read_sfield(struct lc_lua_ctx *ctx, uint64_t base,
@@ -183,7 +186,7 @@ int lc_lua_read_stkid(struct lc_lua_ctx *ctx, uint64_t base, struct lc_field f,
 {
 	uint64_t v;
 
-	if (f.off < 0 || lc_read_u64(ctx->t, base + (uint64_t)f.off, &v) < 0)
+	if (f.off < 0 || lc_read_u64(ctx->mem, base + (uint64_t)f.off, &v) < 0)
 		return -1;
 	if (ctx->l->stkidrel && stack && v < (1ull << 32) && v < stack)
 		v += stack;
@@ -196,7 +199,7 @@ int lc_lua_read_tvalue(struct lc_lua_ctx *ctx, uint64_t addr, struct lc_tvalue *
 	const struct lc_layout *l = ctx->l;
 	uint64_t tag;
 
-	if (lc_read_u64(ctx->t, addr + (uint64_t)l->tv.value.off, &tv->value) < 0 ||
+	if (lc_read_u64(ctx->mem, addr + (uint64_t)l->tv.value.off, &tv->value) < 0 ||
 	    lc_lua_read_field(ctx, addr, l->tv.tt, &tag) < 0)
 		return -1;
 	tv->tag = (unsigned)tag;
@@ -237,7 +240,7 @@ char *lc_lua_read_string(struct lc_lua_ctx *ctx, uint64_t ts, uint64_t *lenp,
 		uint8_t nul;
 
 		if (len >= (1ull << 40) ||
-		    lc_read_u8(ctx->t, ts + l->ts_contents + len, &nul) < 0 ||
+		    lc_read_u8(ctx->mem, ts + l->ts_contents + len, &nul) < 0 ||
 		    nul != 0)
 			return NULL;
 	}
@@ -250,7 +253,7 @@ char *lc_lua_read_string(struct lc_lua_ctx *ctx, uint64_t ts, uint64_t *lenp,
 	s = malloc(len + 1);
 	if (!s)
 		return NULL;
-	if (lc_read(ctx->t, ts + l->ts_contents, s, len) < 0) {
+	if (lc_read(ctx->mem, ts + l->ts_contents, s, len) < 0) {
 		free(s);
 		return NULL;
 	}
@@ -276,7 +279,7 @@ static int node_read(struct lc_lua_ctx *ctx, uint64_t node,
 	uint64_t tt;
 
 	if (lc_lua_read_tvalue(ctx, node + (uint64_t)l->node.val.off, val) < 0 ||
-	    lc_read_u64(ctx->t, node + (uint64_t)l->node.key_val.off,
+	    lc_read_u64(ctx->mem, node + (uint64_t)l->node.key_val.off,
 			&key->value) < 0 ||
 	    lc_lua_read_field(ctx, node, l->node.key_tt, &tt) < 0)
 		return -1;
@@ -295,7 +298,7 @@ void lc_lua_table_scan(struct lc_lua_ctx *ctx, uint64_t tbl, lc_node_fn *fn,
 	if (!l->sz_node || !LC_HAS(l->node.val) || !LC_HAS(l->node.key_val) ||
 	    lc_lua_read_field(ctx, tbl, l->tab.lsizenode, &lsz) < 0 ||
 	    lsz > LC_MAX_LSIZENODE ||
-	    lc_read_u64(ctx->t, tbl + (uint64_t)l->tab.node.off, &node) < 0)
+	    lc_read_u64(ctx->mem, tbl + (uint64_t)l->tab.node.off, &node) < 0)
 		return;
 	for (uint64_t i = 0; i < (1ull << lsz); i++) {
 		struct lc_tvalue k, v;
@@ -446,18 +449,18 @@ int lc_lua_state_read(struct lc_lua_ctx *ctx, uint64_t addr,
 		      struct lc_lstate *st)
 {
 	const struct lc_layout *l = ctx->l;
-	struct lc_target *t = ctx->t;
+	struct lc_memory *t = ctx->mem;
 	uint64_t v, m, mg;
 	uint8_t tt;
 
 	memset(st, 0, sizeof(*st));
-	if (!addr || (addr & 7) || !lc_target_is_data(t, addr, 64))
+	if (!addr || (addr & 7) || !lc_memory_is_data(t, addr, 64))
 		return -1;
 	if (lc_read_u8(t, addr + (uint64_t)l->L.tt.off, &tt) < 0 ||
 	    (tt & 0x3f) != TAG_THREAD)
 		return -1;
 	if (lc_read_u64(t, addr + (uint64_t)l->L.l_G.off, &st->g) < 0 ||
-	    !st->g || (st->g & 7) || !lc_target_is_data(t, st->g, 64))
+	    !st->g || (st->g & 7) || !lc_memory_is_data(t, st->g, 64))
 		return -1;
 	if (lc_read_u64(t, st->g + (uint64_t)l->G.mainthread.off, &m) < 0 ||
 	    !m || (m & 7))
@@ -539,13 +542,13 @@ static void decode_func(struct lc_lua_ctx *ctx, struct lc_ci *ci)
 		uint8_t isC;
 
 		if (tv.tag != TAG_FUNCTION ||
-		    lc_read_u8(ctx->t, tv.value + (uint64_t)l->cl.isC.off, &isC) < 0)
+		    lc_read_u8(ctx->mem, tv.value + (uint64_t)l->cl.isC.off, &isC) < 0)
 			return;
 		if (isC) {
-			if (lc_read_u64(ctx->t, tv.value + (uint64_t)l->cl.f.off,
+			if (lc_read_u64(ctx->mem, tv.value + (uint64_t)l->cl.f.off,
 					&ci->cfunc) < 0)
 				return;
-		} else if (lc_read_u64(ctx->t, tv.value + (uint64_t)l->cl.p.off,
+		} else if (lc_read_u64(ctx->mem, tv.value + (uint64_t)l->cl.p.off,
 				       &ci->proto) < 0) {
 			return;
 		}
@@ -555,7 +558,7 @@ static void decode_func(struct lc_lua_ctx *ctx, struct lc_ci *ci)
 	}
 	switch (tv.tag & 0x3f) {
 	case V_LCL:
-		if (lc_read_u64(ctx->t, tv.value + (uint64_t)l->cl.p.off,
+		if (lc_read_u64(ctx->mem, tv.value + (uint64_t)l->cl.p.off,
 				&ci->proto) < 0)
 			return;
 		break;
@@ -563,7 +566,7 @@ static void decode_func(struct lc_lua_ctx *ctx, struct lc_ci *ci)
 		ci->cfunc = tv.value;
 		break;
 	case V_CCL:
-		if (lc_read_u64(ctx->t, tv.value + (uint64_t)l->cl.f.off,
+		if (lc_read_u64(ctx->mem, tv.value + (uint64_t)l->cl.f.off,
 				&ci->cfunc) < 0)
 			return;
 		break;
@@ -583,7 +586,7 @@ static int read_ci(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 	ci->addr = addr;
 	if (lc_lua_read_stkid(ctx, addr, l->ci.func, st->stack, &ci->func) < 0)
 		return -1;
-	if (lc_read_u64(ctx->t, addr + (uint64_t)l->ci.savedpc.off,
+	if (lc_read_u64(ctx->mem, addr + (uint64_t)l->ci.savedpc.off,
 			&ci->savedpc) < 0)
 		return -1;
 	if (LC_HAS(l->ci.callstatus) &&
@@ -658,14 +661,14 @@ struct lc_error *lc_lua_walk(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 		} else {
 			uint64_t prev, next;
 
-			if (lc_read_u64(ctx->t, ci + (uint64_t)l->ci.previous.off,
+			if (lc_read_u64(ctx->mem, ci + (uint64_t)l->ci.previous.off,
 					&prev) < 0 || !prev) {
 				*partial = true;
 				break;
 			}
 			/* The list is doubly linked: a previous whose next
 			 * is not us means a corrupted (or cyclic) chain. */
-			if (lc_read_u64(ctx->t, prev + (uint64_t)l->ci.next.off,
+			if (lc_read_u64(ctx->mem, prev + (uint64_t)l->ci.next.off,
 					&next) < 0 || next != ci) {
 				*partial = true;
 				break;
@@ -701,10 +704,10 @@ static struct proto *proto_get(struct lc_lua_ctx *ctx, uint64_t addr)
 	p = &ctx->protos[ctx->nprotos++];
 	memset(p, 0, sizeof(*p));
 	p->addr = addr;
-	if (lc_read_u64(ctx->t, addr + (uint64_t)l->p.source.off, &src) < 0 ||
+	if (lc_read_u64(ctx->mem, addr + (uint64_t)l->p.source.off, &src) < 0 ||
 	    rd_int(ctx, addr, l->p.linedefined, &p->linedefined) < 0 ||
 	    rd_int(ctx, addr, l->p.lastlinedefined, &p->lastlinedefined) < 0 ||
-	    lc_read_u64(ctx->t, addr + (uint64_t)l->p.code.off, &p->code) < 0 ||
+	    lc_read_u64(ctx->mem, addr + (uint64_t)l->p.code.off, &p->code) < 0 ||
 	    rd_int(ctx, addr, l->p.sizecode, &p->sizecode) < 0 ||
 	    p->sizecode < 0 || p->sizecode > LC_MAX_CODE)
 		return p;
@@ -729,10 +732,10 @@ static bool proto_load_names(struct lc_lua_ctx *ctx, struct proto *p)
 		return false;
 	p->codev = malloc((size_t)p->sizecode * 4);
 	if (!p->codev ||
-	    lc_read(ctx->t, p->code, p->codev, (size_t)p->sizecode * 4) < 0)
+	    lc_read(ctx->mem, p->code, p->codev, (size_t)p->sizecode * 4) < 0)
 		return false;
 	rd_int(ctx, p->addr, l->p.sizek, &sizek);
-	lc_read_u64(ctx->t, p->addr + (uint64_t)l->p.k.off, &kaddr);
+	lc_read_u64(ctx->mem, p->addr + (uint64_t)l->p.k.off, &kaddr);
 	if (sizek > 0 && sizek <= LC_MAX_K && kaddr) {
 		p->k = calloc((size_t)sizek, sizeof(*p->k));
 		p->kstr = calloc((size_t)sizek, sizeof(*p->kstr));
@@ -755,7 +758,7 @@ static bool proto_load_names(struct lc_lua_ctx *ctx, struct proto *p)
 		}
 	}
 	rd_int(ctx, p->addr, l->p.sizelocvars, &nloc);
-	lc_read_u64(ctx->t, p->addr + (uint64_t)l->p.locvars.off, &locaddr);
+	lc_read_u64(ctx->mem, p->addr + (uint64_t)l->p.locvars.off, &locaddr);
 	if (nloc > 0 && nloc <= LC_MAX_LOCVARS && locaddr && l->sz_locvar) {
 		p->locvars = calloc((size_t)nloc, sizeof(*p->locvars));
 		p->locnames = calloc((size_t)nloc, sizeof(*p->locnames));
@@ -765,7 +768,7 @@ static bool proto_load_names(struct lc_lua_ctx *ctx, struct proto *p)
 				uint64_t a = locaddr + (uint64_t)i * l->sz_locvar;
 				uint64_t name = 0;
 
-				lc_read_u64(ctx->t, a + (uint64_t)l->lv.varname.off,
+				lc_read_u64(ctx->mem, a + (uint64_t)l->lv.varname.off,
 					    &name);
 				p->locnames[i] = lc_lua_read_string(ctx, name, NULL, NULL);
 				p->locvars[i].name = p->locnames[i];
@@ -781,7 +784,7 @@ static bool proto_load_names(struct lc_lua_ctx *ctx, struct proto *p)
 		}
 	}
 	rd_int(ctx, p->addr, l->p.sizeupvalues, &nup);
-	lc_read_u64(ctx->t, p->addr + (uint64_t)l->p.upvalues.off, &upaddr);
+	lc_read_u64(ctx->mem, p->addr + (uint64_t)l->p.upvalues.off, &upaddr);
 	if (nup > 0 && nup <= LC_MAX_UPVALS && upaddr) {
 		p->upvalnames = calloc((size_t)nup, sizeof(*p->upvalnames));
 		if (p->upvalnames) {
@@ -795,7 +798,7 @@ static bool proto_load_names(struct lc_lua_ctx *ctx, struct proto *p)
 
 				if (l->major != 501 && !l->sz_upvaldesc)
 					break;
-				lc_read_u64(ctx->t, a, &name);
+				lc_read_u64(ctx->mem, a, &name);
 				p->upvalnames[i] = lc_lua_read_string(ctx, name, NULL, NULL);
 			}
 		}
@@ -862,7 +865,7 @@ static int line_of(struct lc_lua_ctx *ctx, const struct proto *p, int pc,
 	uint64_t li = 0;
 	int sizeli = 0;
 
-	if (lc_read_u64(ctx->t, p->addr + (uint64_t)l->p.lineinfo.off, &li) < 0 ||
+	if (lc_read_u64(ctx->mem, p->addr + (uint64_t)l->p.lineinfo.off, &li) < 0 ||
 	    rd_int(ctx, p->addr, l->p.sizelineinfo, &sizeli) < 0) {
 		*partial = true;
 		return -1;
@@ -878,7 +881,7 @@ static int line_of(struct lc_lua_ctx *ctx, const struct proto *p, int pc,
 	if (l->major < 504) {
 		int32_t line;
 
-		if (lc_read(ctx->t, li + (uint64_t)pc * 4, &line, 4) < 0) {
+		if (lc_read(ctx->mem, li + (uint64_t)pc * 4, &line, 4) < 0) {
 			*partial = true;
 			return -1;
 		}
@@ -889,7 +892,7 @@ static int line_of(struct lc_lua_ctx *ctx, const struct proto *p, int pc,
 		int nabs = 0, basepc = -1, line = p->linedefined;
 		int lo = 0, hi;
 
-		lc_read_u64(ctx->t, p->addr + (uint64_t)l->p.abslineinfo.off, &abs);
+		lc_read_u64(ctx->mem, p->addr + (uint64_t)l->p.abslineinfo.off, &abs);
 		rd_int(ctx, p->addr, l->p.sizeabslineinfo, &nabs);
 		if (nabs < 0 || nabs > LC_MAX_CODE || !l->sz_abslineinfo)
 			nabs = 0;
@@ -923,7 +926,7 @@ static int line_of(struct lc_lua_ctx *ctx, const struct proto *p, int pc,
 			int n = pc - basepc;
 			int8_t *d = malloc((size_t)n);
 
-			if (!d || lc_read(ctx->t, li + (uint64_t)(basepc + 1), d,
+			if (!d || lc_read(ctx->mem, li + (uint64_t)(basepc + 1), d,
 					  (size_t)n) < 0) {
 				free(d);
 				*partial = true;

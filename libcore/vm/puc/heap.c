@@ -97,49 +97,9 @@ const char *lc_vm_gcstate_name(int major, int gcstate)
 	return gcstate >= 0 && gcstate < n ? names[gcstate] : NULL;
 }
 
-/* ---- the core mapping, for RSS control ---- */
-
-/* The core's bytes as libelf maps them, if that is a file mapping (with
- * ELF_C_READ_MMAP it is; libelf falls back to malloc'd memory when mmap
- * fails, which MADV_DONTNEED would zero). */
-static const uint8_t *core_file_mapping(struct lc_target *t, size_t *size)
+void lc_vm_release_core_pages(struct lc_memory *m)
 {
-	const uint8_t *raw;
-	char line[512];
-	FILE *f;
-	bool ok = false;
-
-	if (t->read_cb || !t->core_elf)
-		return NULL;
-	raw = (const uint8_t *)elf_rawfile(t->core_elf, size);
-	if (!raw || ((uintptr_t)raw & 4095) || !*size)
-		return NULL;
-	f = fopen("/proc/self/maps", "re");
-	if (!f)
-		return NULL;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long lo, hi, ino;
-		char perms[8];
-
-		if (sscanf(line, "%lx-%lx %7s %*s %*s %lu", &lo, &hi, perms,
-			   &ino) != 4)
-			continue;
-		if ((uintptr_t)raw >= lo && (uintptr_t)raw < hi) {
-			ok = ino != 0 && perms[1] == '-';
-			break;
-		}
-	}
-	fclose(f);
-	return ok ? raw : NULL;
-}
-
-void lc_vm_release_core_pages(struct lc_target *t)
-{
-	size_t size;
-	const uint8_t *raw = core_file_mapping(t, &size);
-
-	if (raw)
-		madvise((void *)(uintptr_t)raw, size, MADV_DONTNEED);
+	lc_memory_release(m);
 }
 
 /* ---- the scan ---- */
@@ -180,7 +140,7 @@ static bool vm_validate(struct lc_lua_ctx *ctx, uint64_t g,
 			uint64_t mainthread)
 {
 	const struct lc_layout *l = lc_lua_layout(ctx);
-	struct lc_target *t = lc_lua_target(ctx);
+	struct lc_memory *t = lc_lua_mem(ctx);
 	struct lc_lstate st;
 	struct lc_tvalue reg;
 	uint64_t gcstate;
@@ -196,29 +156,11 @@ static bool vm_validate(struct lc_lua_ctx *ctx, uint64_t g,
 	    (lc_lua_read_tvalue(ctx, g + (uint64_t)l->G.l_registry.off,
 				&reg) < 0 ||
 	     (reg.tag & 0x0f) != TAG_TABLE ||
-	     !lc_target_is_data(t, reg.value, 16) ||
+	     !lc_memory_is_data(t, reg.value, 16) ||
 	     lc_read_u8(t, reg.value + (uint64_t)l->L.tt.off, &tt) < 0 ||
 	     (tt & 0x0f) != TAG_TABLE))
 		return false;
 	return true;
-}
-
-static int pread_full(int fd, void *buf, size_t len, uint64_t off)
-{
-	uint8_t *p = buf;
-
-	while (len) {
-		ssize_t r = pread(fd, p, len, (off_t)off);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		p += r;
-		off += (uint64_t)r;
-		len -= (size_t)r;
-	}
-	return 0;
 }
 
 /* Words of buf (at target address addr) equal to their own address minus
@@ -280,21 +222,51 @@ struct lc_error *lc_vm_scan(struct lc_lua_ctx *ctx, uint64_t **ret,
 	return lc_vm_scan_threads(ctx, ret, nret, NULL, NULL);
 }
 
+/* What the scan collects, chunk by chunk. */
+struct scan {
+	struct lc_lua_ctx *ctx;
+	bool want_threads;
+	uint64_t lo, hi;	/* where l_G may point: writable memory */
+	uint64_t moff, k;
+	uint64_t *th, *hits, *vms;
+	size_t nth, tcap, nhits, hcap, nvms, vcap;
+};
+
+static int scan_chunk(void *arg, uint64_t addr, const uint8_t *buf, size_t n,
+		      size_t avail, struct lc_error **err)
+{
+	struct scan *sc = arg;
+	const struct lc_layout *l = lc_lua_layout(sc->ctx);
+
+	if (sc->want_threads &&
+	    scan_threads(buf, n, avail, addr, (uint32_t)l->L.tt.off,
+			 (uint32_t)l->L.l_G.off, sc->lo, sc->hi, &sc->th,
+			 &sc->nth, &sc->tcap) < 0)
+		return -1;
+	sc->nhits = 0;
+	if (scan_words((const uint64_t *)buf, n / 8, addr, sc->k, &sc->hits,
+		       &sc->nhits, &sc->hcap) < 0)
+		return -1;
+	/* Validate this chunk's hits (a few reads through the mapping
+	 * each). */
+	for (size_t h = 0; h < sc->nhits; h++) {
+		uint64_t g = sc->hits[h] - sc->moff;
+
+		if (vm_validate(sc->ctx, g, g - (uint64_t)l->lg_g_minus_l) &&
+		    push_u64(&sc->vms, &sc->nvms, &sc->vcap, g) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 struct lc_error *lc_vm_scan_threads(struct lc_lua_ctx *ctx, uint64_t **ret,
 				    size_t *nret, uint64_t **threads,
 				    size_t *nthreads)
 {
-	uint64_t *th = NULL;
-	size_t nth = 0, tcap = 0;
-	uint64_t lo = UINT64_MAX, hi = 0;
 	const struct lc_layout *l = lc_lua_layout(ctx);
-	struct lc_target *t = lc_lua_target(ctx);
-	uint64_t *hits = NULL, *vms = NULL;
-	size_t nhits = 0, hcap = 0, nvms = 0, vcap = 0, rawsize;
-	const uint8_t *raw;
-	uint64_t moff, k;
-	uint8_t *buf;
-	struct lc_error *err = NULL;
+	struct lc_memory *t = lc_lua_mem(ctx);
+	struct scan sc = { .ctx = ctx, .want_threads = threads != NULL };
+	struct lc_error *err;
 
 	*ret = NULL;
 	*nret = 0;
@@ -302,127 +274,36 @@ struct lc_error *lc_vm_scan_threads(struct lc_lua_ctx *ctx, uint64_t **ret,
 		*threads = NULL;
 		*nthreads = 0;
 	}
-	/* A core's segments, read from its file; or the regions a callback
-	 * target was given, read through the callback. */
-	const struct lc_segment *segs = t->read_cb ? t->regions : t->core_segs;
-	size_t nsegs = t->read_cb ? t->nregions : t->ncore_segs;
-
-	if (t->read_cb ? !t->nregions : (t->core_fd < 0 || !t->core_elf))
+	/* A core's writable segments, read from its file; or the regions a
+	 * callback target was given, read through the callback. */
+	if (!lc_memory_scannable(t))
 		return NULL;
 	/* l_G of a thread points into writable memory. */
-	for (size_t i = 0; i < nsegs; i++)
-		if (segs[i].writable) {
-			if (segs[i].start < lo)
-				lo = segs[i].start;
-			if (segs[i].end > hi)
-				hi = segs[i].end;
-		}
+	lc_memory_data_span(t, &sc.lo, &sc.hi);
 	if (!LC_HAS(l->G.mainthread) || !LC_HAS(l->G.gcstate) ||
 	    l->lg_g_minus_l <= 0)
 		return lc_error_create(LC_ERR_UNSUPPORTED,
 			"cannot scan for Lua VMs: the layout of global_State or struct LG is unknown");
-	raw = t->read_cb ? NULL :
-	      (const uint8_t *)elf_rawfile(t->core_elf, &rawsize);
-	if (!raw && !t->read_cb)
-		return lc_error_create(LC_ERR_FORMAT,
-			"cannot scan for Lua VMs: no file image of the core");
-	buf = malloc(SCAN_CHUNK + SCAN_OVERLAP);
-	if (!buf)
-		return &lc_error_nomem;
-	moff = (uint64_t)l->G.mainthread.off;
+	sc.moff = (uint64_t)l->G.mainthread.off;
 	/* word at X == X - moff - delta  <=>  g = X - moff is a candidate. */
-	k = moff + (uint64_t)l->lg_g_minus_l;
-	for (size_t i = 0; i < nsegs && !err; i++) {
-		const struct lc_segment *s = &segs[i];
-		uint64_t foff = 0, len;
-
-		if (!s->writable)
-			continue;
-		len = s->end - s->start;
-		if (!t->read_cb) {
-			if (s->data < raw || s->data >= raw + rawsize)
-				continue;
-			foff = (uint64_t)(s->data - raw);
-			posix_fadvise(t->core_fd, (off_t)foff, (off_t)len,
-				      POSIX_FADV_SEQUENTIAL);
-		}
-		for (uint64_t done = 0; done < len;) {
-			size_t n = len - done > SCAN_CHUNK ? SCAN_CHUNK :
-				   (size_t)(len - done);
-			/* A little of the next chunk, so that an object
-			 * starting near the end is seen whole. */
-			size_t avail = len - done - n > SCAN_OVERLAP ?
-				       n + SCAN_OVERLAP : (size_t)(len - done);
-
-			if (t->read_cb) {
-				/* A region may have holes (a guard page, memory
-				 * the debugger cannot read): skip what fails. */
-				if (t->read_cb(t->read_arg, s->start + done, buf,
-					       avail) != 0) {
-					if (avail == n ||
-					    t->read_cb(t->read_arg, s->start + done,
-						       buf, n) != 0) {
-						done += n;
-						continue;
-					}
-					memset(buf + n, 0, avail - n);
-				}
-			} else {
-				errno = 0;
-				if (pread_full(t->core_fd, buf, avail,
-					       foff + done) < 0) {
-					err = lc_error_create(LC_ERR_OS,
-						"cannot read core '%s' at offset %" PRIu64 ": %s",
-						t->core_path ? t->core_path : "?",
-						foff + done,
-						strerror(errno ? errno : EIO));
-					break;
-				}
-			}
-			if (threads &&
-			    scan_threads(buf, n, avail, s->start + done,
-					 (uint32_t)l->L.tt.off,
-					 (uint32_t)l->L.l_G.off, lo, hi, &th,
-					 &nth, &tcap) < 0) {
-				err = &lc_error_nomem;
-				break;
-			}
-			nhits = 0;
-			if (scan_words((const uint64_t *)buf, n / 8,
-				       s->start + done, k, &hits, &nhits,
-				       &hcap) < 0) {
-				err = &lc_error_nomem;
-				break;
-			}
-			/* Validate this chunk's hits (a few reads through
-			 * the mapping each). */
-			for (size_t h = 0; h < nhits && !err; h++) {
-				uint64_t g = hits[h] - moff;
-
-				if (vm_validate(ctx, g, g - (uint64_t)l->lg_g_minus_l) &&
-				    push_u64(&vms, &nvms, &vcap, g) < 0)
-					err = &lc_error_nomem;
-			}
-			if (err)
-				break;
-			done += n;
-		}
-	}
-	free(buf);
-	free(hits);
+	sc.k = sc.moff + (uint64_t)l->lg_g_minus_l;
+	err = lc_memory_scan(t, SCAN_CHUNK, SCAN_OVERLAP, scan_chunk, &sc);
+	free(sc.hits);
 	if (err) {
-		free(vms);
-		free(th);
+		free(sc.vms);
+		free(sc.th);
 		return err;
 	}
-	if (nvms) {
-		qsort(vms, nvms, sizeof(*vms), cmp_u64);
-		*ret = vms;
-		*nret = nvms;
+	if (sc.nvms) {
+		qsort(sc.vms, sc.nvms, sizeof(*sc.vms), cmp_u64);
+		*ret = sc.vms;
+		*nret = sc.nvms;
 	}
 	if (threads) {
-		*threads = th;
-		*nthreads = nth;
+		*threads = sc.th;
+		*nthreads = sc.nth;
+	} else {
+		free(sc.th);
 	}
 	return NULL;
 }
@@ -430,13 +311,11 @@ struct lc_error *lc_vm_scan_threads(struct lc_lua_ctx *ctx, uint64_t **ret,
 /* ---- GC list walk ---- */
 
 struct walker {
-	struct lc_target *t;
-	const struct lc_segment *last;	/* segment of the previous read */
+	struct lc_memory *t;
+	bool mapped;		/* read headers through lc_memory_map */
 	uint32_t next_off, tt_off, hdr_len;
-	/* RSS control (core targets whose image is a file mapping): the
-	 * distinct windows touched since the last release. */
-	const uint8_t *map;
-	size_t map_size;
+	/* RSS control (cores whose image is a file mapping): the distinct
+	 * windows of the mapping touched since the last release. */
 	uintptr_t last_window;
 	uintptr_t windows[2 * RELEASE_WINDOWS];	/* open addressing, 0 free */
 	size_t nwindows;
@@ -444,23 +323,13 @@ struct walker {
 
 static void walker_release(struct walker *w)
 {
-	uintptr_t start = (uintptr_t)w->map;
-	uintptr_t end = ((uintptr_t)w->map + w->map_size + 4095) &
-			~(uintptr_t)4095;
-
 	for (size_t i = 0; i < LC_ARRAY_SIZE(w->windows); i++) {
-		uintptr_t lo, hi;
+		uintptr_t lo;
 
 		if (!w->windows[i])
 			continue;
 		lo = w->windows[i] << WINDOW_SHIFT;
-		hi = lo + WINDOW_SIZE;
-		if (lo < start)
-			lo = start;
-		if (hi > end)
-			hi = end;
-		if (hi > lo)
-			madvise((void *)lo, hi - lo, MADV_DONTNEED);
+		lc_memory_release_host(w->t, lo, lo + WINDOW_SIZE);
 		w->windows[i] = 0;
 	}
 	w->nwindows = 0;
@@ -493,41 +362,20 @@ static void walker_touch(struct walker *w, uintptr_t a)
 static int read_header(struct walker *w, uint64_t obj, uint64_t *next,
 		       uint8_t *tt)
 {
-	const struct lc_segment *s = w->last;
 	const uint8_t *p;
 	uint8_t buf[64];
 	int64_t d;
 
-	if (w->t->read_cb) {
+	if (!w->mapped) {
 		if (lc_read(w->t, obj, buf, w->hdr_len) < 0)
 			return -1;
 		memcpy(next, buf + w->next_off, 8);
 		*tt = buf[w->tt_off];
 		return 0;
 	}
-	if (!s || obj < s->start || obj >= s->end ||
-	    w->hdr_len > s->end - obj) {
-		size_t lo = 0, hi = w->t->ncore_segs;
-
-		s = NULL;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			const struct lc_segment *m = &w->t->core_segs[mid];
-
-			if (obj < m->start)
-				hi = mid;
-			else if (obj >= m->end)
-				lo = mid + 1;
-			else {
-				s = m;
-				break;
-			}
-		}
-		if (!s || w->hdr_len > s->end - obj)
-			return -1;
-		w->last = s;
-	}
-	p = s->data + (obj - s->start);
+	p = lc_memory_map(w->t, obj, w->hdr_len);
+	if (!p)
+		return -1;
 	memcpy(next, p + w->next_off, 8);
 	*tt = p[w->tt_off];
 	/* Objects allocated one after the other lie side by side, and the
@@ -543,8 +391,7 @@ static int read_header(struct walker *w, uint64_t obj, uint64_t *next,
 		for (int q = 0; q < PREFETCH_LINES; q++)
 			__builtin_prefetch(p + PREFETCH_DIST + 64 * q);
 	}
-	if (w->map && p >= w->map && p < w->map + w->map_size)
-		walker_touch(w, (uintptr_t)p);
+	walker_touch(w, (uintptr_t)p);
 	return 0;
 }
 
@@ -704,29 +551,6 @@ static void decode_gc(struct lc_lua_ctx *ctx, uint64_t g, struct lc_vm *vm,
 	}
 }
 
-void lc_luathread_clear(struct lc_luathread *th)
-{
-	if (!th)
-		return;
-	free(th->hook_name);
-	free(th->note);
-	th->hook_name = NULL;
-	th->note = NULL;
-}
-
-void lc_vm_clear(struct lc_vm *vm)
-{
-	if (!vm)
-		return;
-	for (size_t i = 0; i < vm->nthreads; i++)
-		lc_luathread_clear(&vm->threads[i]);
-	free(vm->threads);
-	free(vm->note);
-	vm->threads = NULL;
-	vm->nthreads = 0;
-	vm->note = NULL;
-}
-
 /* Does a scanned thread candidate look alive?  Its GC link is NULL or
  * leads to a Lua object header: a freed block has allocator links there
  * (glibc mangles them, or they point into its arenas, whose "tag" byte is
@@ -734,7 +558,7 @@ void lc_vm_clear(struct lc_vm *vm)
 static bool candidate_alive(struct lc_lua_ctx *ctx, uint64_t a)
 {
 	const struct lc_layout *l = lc_lua_layout(ctx);
-	struct lc_target *t = lc_lua_target(ctx);
+	struct lc_memory *t = lc_lua_mem(ctx);
 	uint64_t next;
 	uint8_t tt;
 
@@ -742,7 +566,7 @@ static bool candidate_alive(struct lc_lua_ctx *ctx, uint64_t a)
 		return false;
 	if (!next)
 		return true;
-	if ((next & 7) || !lc_target_is_data(t, next, 16) ||
+	if ((next & 7) || !lc_memory_is_data(t, next, 16) ||
 	    lc_read_u8(t, next + (uint64_t)l->L.tt.off, &tt) < 0)
 		return false;
 	return (tt & 0x0f) >= 4 && (tt & 0x0f) <= 10;
@@ -772,9 +596,11 @@ static struct lc_error *decode_impl(struct lc_lua_ctx *ctx, uint64_t g,
 				    struct lc_vm *vm)
 {
 	const struct lc_layout *l = lc_lua_layout(ctx);
-	struct lc_target *t = lc_lua_target(ctx);
+	struct lc_memory *t = lc_lua_mem(ctx);
 	struct walk_out o = { .max = max_objects };
-	struct walker w = { .t = t };
+	/* A core's headers are read through its mapping; what a callback
+	 * serves, through reads. */
+	struct walker w = { .t = t, .mapped = !lc_memory_has_space(t) };
 	struct lc_lstate st;
 	struct lc_tvalue reg;
 	uint64_t mainthread, *sorted = NULL;
@@ -837,14 +663,13 @@ static struct lc_error *decode_impl(struct lc_lua_ctx *ctx, uint64_t g,
 				goto nomem;
 		}
 	} else {
-		w.map = core_file_mapping(t, &w.map_size);
 		if (walk_list(&w, g, mainthread, l->Gx.rootgc, "rootgc", &o) < 0 ||
 		    walk_list(&w, g, mainthread, l->Gx.allgc, "allgc", &o) < 0 ||
 		    walk_list(&w, g, mainthread, l->Gx.finobj, "finobj", &o) < 0 ||
 		    walk_list(&w, g, mainthread, l->Gx.tobefnz, "tobefnz", &o) < 0 ||
 		    walk_list(&w, g, mainthread, l->Gx.fixedgc, "fixedgc", &o) < 0)
 			goto nomem;
-		if (w.map)
+		if (w.mapped)
 			walker_release(&w);
 	}
 
@@ -954,7 +779,7 @@ static long ci_depth(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 		     struct lc_luathread *th)
 {
 	const struct lc_layout *l = lc_lua_layout(ctx);
-	struct lc_target *t = lc_lua_target(ctx);
+	struct lc_memory *t = lc_lua_mem(ctx);
 	uint64_t ci = st->ci;
 	long n = 0;
 
@@ -990,7 +815,7 @@ static long base_gettop(struct lc_lua_ctx *ctx, const struct lc_lstate *st)
 	uint64_t base;
 
 	if (l->major == 501) {
-		if (lc_read_u64(lc_lua_target(ctx),
+		if (lc_read_u64(lc_lua_mem(ctx),
 				st->base_ci + (uint64_t)l->ci.base.off,
 				&base) < 0 || base < st->stack)
 			base = st->stack + slot;
@@ -1010,7 +835,7 @@ static long count_openupval(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 			    struct lc_luathread *th)
 {
 	const struct lc_layout *l = lc_lua_layout(ctx);
-	struct lc_target *t = lc_lua_target(ctx);
+	struct lc_memory *t = lc_lua_mem(ctx);
 	uint64_t uv, saved;
 	size_t power = 1, lam = 0;
 	long n = 0;
@@ -1050,7 +875,7 @@ void lc_luathread_decode(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 			 struct lc_luathread *th)
 {
 	const struct lc_layout *l = lc_lua_layout(ctx);
-	struct lc_target *t = lc_lua_target(ctx);
+	struct lc_memory *t = lc_lua_mem(ctx);
 	uint64_t slot = l->sz_stack_slot ? l->sz_stack_slot : 16;
 	uint64_t v;
 	bool active = lc_lua_state_active(st);
@@ -1160,7 +985,7 @@ void lc_luathread_decode(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 	/* Hooks. */
 	if (LC_HAS(l->L.hook) &&
 	    lc_read_u64(t, st->addr + (uint64_t)l->L.hook.off, &th->hook) == 0)
-		th->hook_name = lc_strdup_or_null(lc_target_symbol(t, th->hook));
+		th->hook_name = lc_strdup_or_null(lc_program_symbol(lc_lua_program(ctx), th->hook));
 	th->hookmask = rd_int_or(ctx, st->addr, l->L.hookmask, 0);
 	th->basehookcount = rd_int_or(ctx, st->addr, l->L.basehookcount, 0);
 	th->hookcount = rd_int_or(ctx, st->addr, l->L.hookcount, 0);

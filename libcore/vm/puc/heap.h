@@ -75,6 +75,7 @@
 #ifndef LC_LUA_VM_H
 #define LC_LUA_VM_H
 
+#include "vm/vm.h"
 #include "vm/puc/puc.h"
 
 /* GC objects walked per VM, over all its lists. */
@@ -128,8 +129,6 @@ struct lc_error *lc_vm_decode_max(struct lc_lua_ctx *ctx, uint64_t g,
 void lc_luathread_decode(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 			 struct lc_luathread *ret);
 
-void lc_luathread_clear(struct lc_luathread *th);
-void lc_vm_clear(struct lc_vm *vm);
 
 /* The name of gcstate in Lua major version "major" (501..504), or NULL
  * if out of range. */
@@ -140,6 +139,6 @@ const char *lc_vm_gcstate_name(int major, int gcstate);
  * again from the page cache when needed).  Lowers RSS after walking a
  * big heap.  A no-op for callback targets or when the core is not a
  * file mapping. */
-void lc_vm_release_core_pages(struct lc_target *t);
+void lc_vm_release_core_pages(struct lc_memory *m);
 
 #endif /* LC_LUA_VM_H */

@@ -414,8 +414,7 @@ static void vm_layout(struct lc_layout *l, Dwfl_Module *mod,
 	}
 }
 
-static struct lc_error *build_layout(struct lc_target *t,
-				     struct lc_layout **ret)
+struct lc_error *lc_layout_open(struct lc_program *t, struct lc_layout **ret)
 {
 	static const char *const api_syms[] = { "lua_newstate", "luaV_execute",
 						"lua_ident" };
@@ -457,7 +456,7 @@ static struct lc_error *build_layout(struct lc_target *t,
 		char buf[128] = "";
 
 		dwfl_getmodules(t->dwfl, find_symbol_cb, &is, 0);
-		if (is.mod && lc_read(t, is.addr, buf, sizeof(buf) - 1) == 0)
+		if (is.mod && lc_read(t->mem, is.addr, buf, sizeof(buf) - 1) == 0)
 			buf[sizeof(buf) - 1] = '\0';
 		else
 			buf[0] = '\0';
@@ -659,19 +658,6 @@ static struct lc_error *build_layout(struct lc_target *t,
 		}
 	}
 	*ret = l;
-	return NULL;
-}
-
-struct lc_error *lc_layout_get(struct lc_target *t,
-			       const struct lc_layout **ret)
-{
-	if (!t->layout_tried) {
-		t->layout_tried = true;
-		t->layout_err = build_layout(t, &t->layout);
-	}
-	if (t->layout_err)
-		return t->layout_err;
-	*ret = t->layout;
 	return NULL;
 }
 

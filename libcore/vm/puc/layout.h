@@ -2,14 +2,14 @@
  *
  * Offsets are never copied from headers: every field the decoder reads
  * is looked up by name in the debug info of the module holding the VM.
- * A field the version does not have has off == -1.  Owned by the target
- * (lc_target_destroy frees it). */
+ * A field the version does not have has off == -1.  Owned by whoever
+ * opened it (lc_layout_destroy); the PUC interpreter keeps one. */
 #ifndef LC_LAYOUT_H
 #define LC_LAYOUT_H
 
 #include <stdint.h>
 
-#include "prog/target.h"
+#include "prog/program.h"
 
 struct lc_field {
 	int32_t off;		/* byte offset in the struct, -1 if absent */
@@ -125,11 +125,10 @@ struct lc_layout {
 	bool lg_derived;	/* no struct LG in the DWARF: from sizes */
 };
 
-/* Resolve (once) the layout of the Lua VM in target t.  On failure the
- * error says what is missing (no Lua module, no debug info, unknown
- * layout); it stays owned by the target. */
-struct lc_error *lc_layout_get(struct lc_target *t,
-			       const struct lc_layout **ret);
+/* Find the module holding the Lua VM in p and read its layout.  On
+ * failure the error says what is missing (no Lua module, no debug info,
+ * unknown layout); the caller owns both the layout and the error. */
+struct lc_error *lc_layout_open(struct lc_program *p, struct lc_layout **ret);
 
 void lc_layout_destroy(struct lc_layout *l);
 

@@ -1,13 +1,13 @@
 /* The Lua decoder: lua_States, CallInfo chains, functions, lines, names.
  *
- * Works on any target through lc_read; every count and link read from the
+ * Works on any program through its memory (lc_read); every count and link read from the
  * target is bounded and validated.  Decoding never prints.  A decoder
  * context caches Protos for the duration of one report; everything it
  * returns is owned by the context unless said otherwise. */
 #ifndef LC_LUA_H
 #define LC_LUA_H
 
-#include "prog/target.h"
+#include "prog/program.h"
 #include "vm/puc/layout.h"
 #include "vm/puc/names.h"
 
@@ -47,12 +47,15 @@ struct lc_ci {
 
 struct lc_lua_ctx;
 
-struct lc_error *lc_lua_ctx_create(struct lc_target *t,
+/* A decoder context over program p with layout l (both borrowed). */
+struct lc_error *lc_lua_ctx_create(struct lc_program *p,
+				   const struct lc_layout *l,
 				   struct lc_lua_ctx **ret);
 void lc_lua_ctx_destroy(struct lc_lua_ctx *ctx);
 const struct lc_layout *lc_lua_layout(const struct lc_lua_ctx *ctx);
 
-struct lc_target *lc_lua_target(const struct lc_lua_ctx *ctx);
+struct lc_memory *lc_lua_mem(const struct lc_lua_ctx *ctx);
+struct lc_program *lc_lua_program(const struct lc_lua_ctx *ctx);
 
 /* ---- raw readers, bounded, for the other decoder files ---- */
 

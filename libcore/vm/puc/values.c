@@ -89,7 +89,7 @@ static bool gc_check(struct lc_lua_ctx *ctx, uint64_t obj, unsigned want)
 	uint8_t tt;
 
 	return ptr_ok(obj) && LC_HAS(l->L.tt) &&
-	       lc_read_u8(lc_lua_target(ctx), obj + (uint64_t)l->L.tt.off,
+	       lc_read_u8(lc_lua_mem(ctx), obj + (uint64_t)l->L.tt.off,
 			  &tt) == 0 &&
 	       tt == want;
 }
@@ -99,14 +99,14 @@ static int rd_ptr(struct lc_lua_ctx *ctx, uint64_t base, int32_t off,
 {
 	if (off < 0)
 		return -1;
-	return lc_read_u64(lc_lua_target(ctx), base + (uint64_t)off, ret);
+	return lc_read_u64(lc_lua_mem(ctx), base + (uint64_t)off, ret);
 }
 
 static int rd_s32(struct lc_lua_ctx *ctx, uint64_t addr, int *ret)
 {
 	int32_t v;
 
-	if (lc_read(lc_lua_target(ctx), addr, &v, 4) < 0)
+	if (lc_read(lc_lua_mem(ctx), addr, &v, 4) < 0)
 		return -1;
 	*ret = v;
 	return 0;
@@ -231,7 +231,7 @@ static int str_read(struct lc_lua_ctx *ctx, uint64_t ts, int want,
 		    size_t keep, struct sread *r)
 {
 	const struct lc_layout *l = lc_lua_layout(ctx);
-	struct lc_target *t = lc_lua_target(ctx);
+	struct lc_memory *t = lc_lua_mem(ctx);
 	uint64_t len = 0, contents, n;
 	uint8_t tt, z;
 
@@ -348,9 +348,7 @@ static void render_source(struct lc_strbuf *sb, const struct sread *r)
 
 static void value_init(struct lc_value *v)
 {
-	memset(v, 0, sizeof(*v));
-	v->len = -1;
-	v->hsize = -1;
+	lc_value_init(v);
 }
 
 static void set_text(struct lc_value *v, struct lc_strbuf *sb)
@@ -504,7 +502,7 @@ static void dec_table(struct lc_lua_ctx *ctx, uint64_t h, struct lc_value *v)
 static void c_symbol(struct lc_lua_ctx *ctx, uint64_t addr,
 		     struct lc_strbuf *sb)
 {
-	Dwfl *dwfl = lc_lua_target(ctx)->dwfl;
+	Dwfl *dwfl = lc_lua_program(ctx)->dwfl;
 	Dwfl_Module *mod = dwfl && addr ? dwfl_addrmodule(dwfl, addr) : NULL;
 	const char *name = NULL;
 	GElf_Off off = 0;
@@ -596,7 +594,7 @@ static void dec_function(struct lc_lua_ctx *ctx, const struct lc_tvalue *tv,
 		uint8_t isC;
 
 		if (!gc_check(ctx, cl, 6) || !LC_HAS(l->cl.isC) ||
-		    lc_read_u8(lc_lua_target(ctx), cl + (uint64_t)l->cl.isC.off,
+		    lc_read_u8(lc_lua_mem(ctx), cl + (uint64_t)l->cl.isC.off,
 			       &isC) < 0)
 			break;
 		if (!isC) {
@@ -724,14 +722,6 @@ void lc_lua_value(struct lc_lua_ctx *ctx, uint64_t addr, struct lc_value *v)
 	lc_lua_value_tv(ctx, &tv, v);
 }
 
-void lc_value_deinit(struct lc_value *v)
-{
-	if (!v)
-		return;
-	free(v->text);
-	free(v->str);
-	value_init(v);
-}
 
 static void unreadable(struct lc_value *v, const char *why)
 {
@@ -1078,25 +1068,7 @@ struct lc_error *lc_lua_stack_slots(struct lc_lua_ctx *ctx,
 	return NULL;
 }
 
-void lc_vars_free(struct lc_var *vars, size_t n)
-{
-	if (!vars)
-		return;
-	for (size_t i = 0; i < n; i++) {
-		free(vars[i].name);
-		lc_value_deinit(&vars[i].value);
-	}
-	free(vars);
-}
 
-void lc_slots_free(struct lc_slot *slots, size_t n)
-{
-	if (!slots)
-		return;
-	for (size_t i = 0; i < n; i++)
-		lc_value_deinit(&slots[i].value);
-	free(slots);
-}
 
 /* ---- single objects (lc_object_create) ---- */
 
@@ -1212,29 +1184,16 @@ static void full_string(struct lc_lua_ctx *ctx, struct lc_object *o)
 	free(r.buf);
 }
 
-struct lc_error *lc_object_create(struct lc_target *t,
-				  enum lc_object_kind kind, uint64_t addr,
-				  size_t max_entries, struct lc_object **ret)
+struct lc_error *lc_lua_object(struct lc_lua_ctx *ctx,
+			       enum lc_object_kind kind, uint64_t addr,
+			       size_t max_entries, struct lc_object **ret)
 {
-	struct lc_lua_ctx *ctx;
-	struct lc_object *o;
-	struct lc_error *err;
-	const struct lc_layout *l;
+	struct lc_memory *t = lc_lua_mem(ctx);
+	const struct lc_layout *l = lc_lua_layout(ctx);
+	struct lc_object *o = calloc(1, sizeof(*o));
 
-	lc_target_invalidate(t);
-	err = lc_lua_ctx_create(t, &ctx);
-
-	if (err) {
-		/* Owned by the target: copy it. */
-		return lc_error_create(lc_error_code(err), "%s",
-				       lc_error_message(err));
-	}
-	l = lc_lua_layout(ctx);
-	o = calloc(1, sizeof(*o));
-	if (!o) {
-		lc_lua_ctx_destroy(ctx);
+	if (!o)
 		return &lc_error_nomem;
-	}
 	if (kind == LC_OBJECT_TVALUE) {
 		lc_lua_value(ctx, addr, &o->value);
 	} else {
@@ -1271,22 +1230,7 @@ struct lc_error *lc_object_create(struct lc_target *t,
 	} else if (strcmp(o->value.type, "string") == 0) {
 		full_string(ctx, o);
 	}
-	lc_lua_ctx_destroy(ctx);
 	*ret = o;
 	return NULL;
 }
 
-void lc_object_destroy(struct lc_object *o)
-{
-	if (!o)
-		return;
-	lc_value_deinit(&o->value);
-	free(o->full);
-	for (size_t i = 0; i < o->nentries; i++) {
-		lc_value_deinit(&o->entries[i].key);
-		lc_value_deinit(&o->entries[i].value);
-	}
-	free(o->entries);
-	lc_vars_free(o->upvalues, o->nupvalues);
-	free(o);
-}

@@ -24,6 +24,7 @@
 #ifndef LC_LUA_VALUES_H
 #define LC_LUA_VALUES_H
 
+#include "vm/vm.h"
 #include "vm/puc/puc.h"
 
 /* The longest text of a string, function source or other value (bytes,
@@ -68,7 +69,6 @@ void lc_lua_value_tv(struct lc_lua_ctx *ctx, const struct lc_tvalue *tv,
 
 /* Free what a value owns and reset it (type, text and str NULL, len and
  * hsize -1).  Accepts a zeroed value and NULL. */
-void lc_value_deinit(struct lc_value *v);
 
 /* The variables of the Lua frame cis[i] (cis as lc_lua_walk gave them,
  * innermost first), in this order:
@@ -109,7 +109,12 @@ struct lc_error *lc_lua_stack_slots(struct lc_lua_ctx *ctx,
 				    int residue, struct lc_slot **ret,
 				    size_t *nret);
 
-void lc_vars_free(struct lc_var *vars, size_t n);
-void lc_slots_free(struct lc_slot *slots, size_t n);
+
+/* The object at addr (lc_object_create of luacore.h): tables list at most
+ * max_entries entries (0: 100).  Errors: LC_ERR_NOMEM only; what cannot
+ * be read is a value of type "?" marked partial. */
+struct lc_error *lc_lua_object(struct lc_lua_ctx *ctx,
+			       enum lc_object_kind kind, uint64_t addr,
+			       size_t max_entries, struct lc_object **ret);
 
 #endif /* LC_LUA_VALUES_H */

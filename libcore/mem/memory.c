@@ -1,0 +1,722 @@
+/* The memory layer (memory.h): ranges and whole-space sources, a page
+ * cache for costly sources, ranged reads that name the first unreadable
+ * byte, borrowed views, and the sequential scan of writable memory. */
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "mem/memory.h"
+
+struct range {
+	uint64_t start, end;	/* [start, end) */
+	unsigned flags;
+	const struct lc_mem_source *src;
+	void *arg;
+	const uint8_t *data;	/* the range's bytes in this process, or NULL */
+	uint64_t off;		/* file ranges: the file offset of start */
+};
+
+struct ranges {
+	struct range *v;
+	size_t n, cap;
+	bool dirty;		/* added to since the last normalize */
+};
+
+struct space {
+	const struct lc_mem_source *src;
+	void *arg;
+	unsigned flags;
+};
+
+struct page {
+	uint64_t addr;		/* page address */
+	bool valid;		/* data holds the page */
+	bool bad;		/* the whole page could not be read */
+	uint8_t data[LC_PAGE_SIZE];
+};
+
+/* What a source arg the memory owns needs to be freed. */
+struct owned {
+	const struct lc_mem_source *src;
+	void *arg;
+};
+
+struct lc_memory {
+	struct space spaces[4];	/* overlays first */
+	size_t nspaces;
+	struct ranges prim, fall, regions;
+	const struct range *last;	/* lc_memory_map's last hit */
+	bool caching;
+	struct page *cache;	/* LC_CACHE_PAGES, direct-mapped */
+	struct owned *owned;
+	size_t nowned;
+};
+
+void (*lc_read_hook)(uint64_t addr, size_t len);
+
+struct lc_error *lc_memory_create(struct lc_memory **ret)
+{
+	struct lc_memory *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return &lc_error_nomem;
+	*ret = m;
+	return NULL;
+}
+
+void lc_memory_destroy(struct lc_memory *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->nowned; i++)
+		m->owned[i].src->destroy(m->owned[i].arg);
+	free(m->owned);
+	free(m->prim.v);
+	free(m->fall.v);
+	free(m->regions.v);
+	free(m->cache);
+	free(m);
+}
+
+static int own(struct lc_memory *m, const struct lc_mem_source *src, void *arg)
+{
+	struct owned *p;
+
+	if (!src->destroy)
+		return 0;
+	for (size_t i = 0; i < m->nowned; i++)
+		if (m->owned[i].arg == arg)
+			return 0;
+	p = realloc(m->owned, (m->nowned + 1) * sizeof(*p));
+	if (!p)
+		return -1;
+	m->owned = p;
+	m->owned[m->nowned++] = (struct owned){ src, arg };
+	return 0;
+}
+
+static int range_cmp(const void *a, const void *b)
+{
+	const struct range *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Sort by start and trim overlaps (never in a sane process): the range
+ * that starts first keeps the bytes, so that binary search stays right.
+ * qsort is not stable, so among ranges of the same start the order is
+ * unspecified, as it always was. */
+static void normalize(struct ranges *r)
+{
+	size_t out = 0;
+
+	r->dirty = false;
+	if (r->n == 0)
+		return;
+	qsort(r->v, r->n, sizeof(*r->v), range_cmp);
+	for (size_t i = 0; i < r->n; i++) {
+		struct range *s = &r->v[i];
+
+		if (out && s->start < r->v[out - 1].end) {
+			if (s->end <= r->v[out - 1].end)
+				continue;
+			if (s->data)
+				s->data += r->v[out - 1].end - s->start;
+			s->off += r->v[out - 1].end - s->start;
+			s->start = r->v[out - 1].end;
+		}
+		r->v[out++] = *s;
+	}
+	r->n = out;
+}
+
+static struct ranges *kind_of(struct lc_memory *m, unsigned flags)
+{
+	if (flags & LC_MEM_REGION)
+		return &m->regions;
+	return flags & LC_MEM_FALLBACK ? &m->fall : &m->prim;
+}
+
+static struct lc_error *add_range(struct lc_memory *m, uint64_t start,
+				   uint64_t end, unsigned flags,
+				   const struct lc_mem_source *src, void *arg,
+				   const uint8_t *data, uint64_t off)
+{
+	struct ranges *r = kind_of(m, flags);
+	struct range s = { .start = start, .end = end, .flags = flags,
+			   .src = src, .arg = arg, .data = data, .off = off };
+
+	if (end <= start)
+		return lc_error_create(LC_ERR_INVALID,
+				       "empty range 0x%" PRIx64 "-0x%" PRIx64,
+				       start, end);
+	if (r->n == r->cap) {
+		size_t ncap = r->cap ? r->cap * 2 : 16;
+		struct range *p = realloc(r->v, ncap * sizeof(*p));
+
+		if (!p)
+			return &lc_error_nomem;
+		r->v = p;
+		r->cap = ncap;
+	}
+	if (src && own(m, src, arg) < 0)
+		return &lc_error_nomem;
+	r->v[r->n++] = s;
+	r->dirty = true;	/* sorted when next looked up */
+	m->last = NULL;
+	return NULL;
+}
+
+struct lc_error *lc_memory_add(struct lc_memory *m, uint64_t start,
+			       uint64_t end, unsigned flags,
+			       const struct lc_mem_source *src, void *arg)
+{
+	const uint8_t *data = NULL;
+
+	if (!(flags & LC_MEM_REGION) && (!src || !src->read))
+		return lc_error_create(LC_ERR_INVALID, "a range without a source");
+	if (src && src->map && end > start)
+		data = src->map(arg, start, (size_t)(end - start));
+	return add_range(m, start, end, flags, src, arg, data, 0);
+}
+
+struct lc_error *lc_memory_add_space(struct lc_memory *m, unsigned flags,
+				     const struct lc_mem_source *src,
+				     void *arg)
+{
+	size_t at = m->nspaces;
+
+	if (!src || !src->read)
+		return lc_error_create(LC_ERR_INVALID, "a source without read");
+	if (m->nspaces == LC_ARRAY_SIZE(m->spaces))
+		return lc_error_create(LC_ERR_INVALID, "too many sources");
+	if (own(m, src, arg) < 0)
+		return &lc_error_nomem;
+	if (flags & LC_MEM_OVERLAY) {
+		at = 0;
+		while (at < m->nspaces && (m->spaces[at].flags & LC_MEM_OVERLAY))
+			at++;
+		memmove(&m->spaces[at + 1], &m->spaces[at],
+			(m->nspaces - at) * sizeof(m->spaces[0]));
+	}
+	m->spaces[at] = (struct space){ src, arg, flags };
+	m->nspaces++;
+	lc_memory_invalidate(m);
+	return NULL;
+}
+
+void lc_memory_clear(struct lc_memory *m, unsigned kind)
+{
+	struct ranges *r = kind_of(m, kind);
+
+	r->n = 0;
+	m->last = NULL;
+}
+
+static const struct range *find(struct ranges *r, uint64_t addr)
+{
+	size_t lo, hi;
+
+	if (r->dirty)
+		normalize(r);
+	lo = 0;
+	hi = r->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (addr < r->v[mid].start)
+			hi = mid;
+		else if (addr >= r->v[mid].end)
+			lo = mid + 1;
+		else
+			return &r->v[mid];
+	}
+	return NULL;
+}
+
+/* ---- the page cache of whole-space sources ---- */
+
+static int space_read(const struct lc_memory *m, uint64_t addr, void *buf,
+		      size_t len)
+{
+	for (size_t i = 0; i < m->nspaces; i++) {
+		if (m->spaces[i].src->read(m->spaces[i].arg, addr, buf, len) == 0)
+			return 0;
+		if (m->spaces[i].flags & LC_MEM_SOLE)
+			break;
+	}
+	return -1;
+}
+
+/* The cached page holding addr, read whole on a miss; NULL if that page
+ * cannot be read whole. */
+static const struct page *cache_page(struct lc_memory *m, uint64_t addr)
+{
+	uint64_t pa = addr & ~(uint64_t)(LC_PAGE_SIZE - 1);
+	struct page *p;
+
+	if (!m->cache) {
+		m->cache = calloc(LC_CACHE_PAGES, sizeof(*m->cache));
+		if (!m->cache)
+			return NULL;
+	}
+	p = &m->cache[(pa / LC_PAGE_SIZE) % LC_CACHE_PAGES];
+	if (!p->valid || p->addr != pa) {
+		p->addr = pa;
+		p->valid = true;
+		p->bad = space_read(m, pa, p->data, LC_PAGE_SIZE) != 0;
+	}
+	return p->bad ? NULL : p;
+}
+
+/* Serve [addr, addr + len) from whole cached pages; -1 if one of them is
+ * not readable whole (the caller then asks for the exact bytes). */
+static int cache_read(struct lc_memory *m, uint64_t addr, uint8_t *out,
+		      size_t len)
+{
+	if (len > 2 * LC_PAGE_SIZE || addr + len < addr)
+		return -1;
+	while (len) {
+		const struct page *p = cache_page(m, addr);
+		size_t off, n;
+
+		if (!p)
+			return -1;
+		off = (size_t)(addr - p->addr);
+		n = LC_PAGE_SIZE - off;
+		if (n > len)
+			n = len;
+		memcpy(out, p->data + off, n);
+		out += n;
+		addr += n;
+		len -= n;
+	}
+	return 0;
+}
+
+void lc_memory_set_caching(struct lc_memory *m, bool on)
+{
+	m->caching = on;
+	lc_memory_invalidate(m);
+}
+
+void lc_memory_invalidate(struct lc_memory *m)
+{
+	if (m && m->cache)
+		memset(m->cache, 0, LC_CACHE_PAGES * sizeof(*m->cache));
+}
+
+/* ---- reads ---- */
+
+static int range_read(const struct range *s, uint64_t addr, uint8_t *out,
+		      size_t n)
+{
+	if (s->data) {
+		memcpy(out, s->data + (addr - s->start), n);
+		return 0;
+	}
+	return s->src->read(s->arg, addr, out, n);
+}
+
+static int read_once(struct lc_memory *m, uint64_t addr, void *buf, size_t len)
+{
+	uint8_t *out = buf;
+
+	if (m->nspaces &&
+	    ((m->caching && cache_read(m, addr, buf, len) == 0) ||
+	     space_read(m, addr, buf, len) == 0))
+		return 0;
+	while (len) {
+		const struct range *s = find(&m->prim, addr);
+		uint64_t n;
+
+		if (!s)
+			s = find(&m->fall, addr);
+		if (!s)
+			return -1;
+		n = s->end - addr;
+		if (n > len)
+			n = len;
+		if (range_read(s, addr, out, (size_t)n) < 0)
+			return -1;
+		out += n;
+		addr += n;
+		len -= (size_t)n;
+		if (len && addr == 0)	/* wrapped around */
+			return -1;
+	}
+	return 0;
+}
+
+int lc_memory_read(struct lc_memory *m, uint64_t addr, void *buf, size_t len,
+		   uint64_t *fault)
+{
+	if (lc_read_hook)
+		lc_read_hook(addr, len);
+	if (read_once(m, addr, buf, len) == 0)
+		return 0;
+	if (fault) {
+		/* The first byte that does not read on its own: a page at a
+		 * time, then byte by byte in the page that fails. */
+		uint8_t tmp[LC_PAGE_SIZE];
+		uint64_t a = addr, end = addr + len;
+
+		*fault = addr;
+		while (a < end && a >= addr) {
+			uint64_t pe = (a | (LC_PAGE_SIZE - 1)) + 1;
+			size_t n = (size_t)((pe > end || pe < a ? end : pe) - a);
+
+			if (read_once(m, a, tmp, n) < 0) {
+				for (size_t i = 0; i < n; i++)
+					if (read_once(m, a + i, tmp, 1) < 0) {
+						*fault = a + i;
+						return -1;
+					}
+			}
+			a += n;
+		}
+	}
+	return -1;
+}
+
+int lc_read_u64(struct lc_memory *m, uint64_t addr, uint64_t *ret)
+{
+	return lc_read(m, addr, ret, 8);
+}
+
+int lc_read_u32(struct lc_memory *m, uint64_t addr, uint32_t *ret)
+{
+	return lc_read(m, addr, ret, 4);
+}
+
+int lc_read_u8(struct lc_memory *m, uint64_t addr, uint8_t *ret)
+{
+	return lc_read(m, addr, ret, 1);
+}
+
+int lc_read_uint(struct lc_memory *m, uint64_t addr, unsigned size,
+		 uint64_t *ret)
+{
+	uint8_t b[8];
+
+	if (size == 0 || size > 8 || lc_read(m, addr, b, size) < 0)
+		return -1;
+	*ret = 0;
+	/* Little-endian targets only (x86_64, aarch64). */
+	for (unsigned i = size; i-- > 0;)
+		*ret = (*ret << 8) | b[i];
+	return 0;
+}
+
+const void *lc_memory_map(struct lc_memory *m, uint64_t addr, size_t len)
+{
+	const struct range *s = m->last;
+
+	if (!s || addr < s->start || addr >= s->end) {
+		s = find(&m->prim, addr);
+		if (!s)
+			return NULL;
+		m->last = s;
+	}
+	if (!s->data || len > s->end - addr)
+		return NULL;
+	return s->data + (addr - s->start);
+}
+
+bool lc_memory_is_data(struct lc_memory *m, uint64_t addr, size_t len)
+{
+	const struct range *s;
+
+	if (m->nspaces && !m->regions.n)
+		return true;
+	s = find(m->nspaces ? &m->regions : &m->prim, addr);
+	return s && (s->flags & LC_MEM_WRITABLE) && len <= s->end - addr;
+}
+
+void lc_memory_release(struct lc_memory *m)
+{
+	for (size_t i = 0; i < m->nowned; i++)
+		if (m->owned[i].src->release)
+			m->owned[i].src->release(m->owned[i].arg);
+}
+
+/* ---- the scan ---- */
+
+static struct ranges *scan_ranges(struct lc_memory *m)
+{
+	struct ranges *r = m->nspaces ? &m->regions : &m->prim;
+
+	if (r->dirty)
+		normalize(r);
+	return r;
+}
+
+bool lc_memory_scannable(struct lc_memory *m)
+{
+	return scan_ranges(m)->n > 0;
+}
+
+bool lc_memory_data_span(struct lc_memory *m, uint64_t *lo, uint64_t *hi)
+{
+	const struct ranges *r = scan_ranges(m);
+
+	*lo = UINT64_MAX;
+	*hi = 0;
+	for (size_t i = 0; i < r->n; i++)
+		if (r->v[i].flags & LC_MEM_WRITABLE) {
+			if (r->v[i].start < *lo)
+				*lo = r->v[i].start;
+			if (r->v[i].end > *hi)
+				*hi = r->v[i].end;
+		}
+	return *hi > 0;
+}
+
+static const struct lc_mem_source mapped_source;
+
+/* Bytes of a file mapped in this process (lc_memory_add_file). */
+struct lc_mem_file {
+	const uint8_t *image;
+	size_t size;
+	int fd;			/* for pread, or -1 */
+	char *path;		/* for messages, or NULL */
+	int releasable;		/* -1 unknown, 0 no, 1 a file mapping */
+	bool check_release;	/* release may madvise the image */
+};
+
+static int file_pread(const struct lc_mem_file *f, uint64_t off, void *buf,
+		      size_t len)
+{
+	uint8_t *out = buf;
+
+	while (len) {
+		ssize_t n = pread(f->fd, out, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		out += n;
+		off += (uint64_t)n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+struct lc_error *lc_memory_scan(struct lc_memory *m, size_t chunk,
+				size_t overlap, lc_mem_chunk_fn *fn,
+				void *arg)
+{
+	const struct ranges *r = scan_ranges(m);
+	struct lc_error *err = NULL;
+
+	uint8_t *buf;
+
+	if (!r->n)
+		return NULL;
+	buf = malloc(chunk + overlap);
+	if (!buf)
+		return &lc_error_nomem;
+	for (size_t i = 0; i < r->n && !err; i++) {
+		const struct range *s = &r->v[i];
+		const struct lc_mem_file *mf = NULL;
+		uint64_t len;
+
+		if (!(s->flags & LC_MEM_WRITABLE))
+			continue;
+		if (!m->nspaces) {
+			/* Primary ranges: read with pread from the file
+			 * behind them, into one buffer (the page cache, not
+			 * our RSS). */
+			if (s->src != &mapped_source)
+				continue;
+			mf = s->arg;
+			if (mf->fd < 0)
+				continue;
+			posix_fadvise(mf->fd, (off_t)s->off,
+				      (off_t)(s->end - s->start),
+				      POSIX_FADV_SEQUENTIAL);
+		}
+		len = s->end - s->start;
+		for (uint64_t done = 0; done < len;) {
+			size_t n = len - done > chunk ? chunk : (size_t)(len - done);
+			/* A little of the next chunk, so that an object
+			 * starting near the end is seen whole. */
+			size_t avail = len - done - n > overlap ?
+				       n + overlap : (size_t)(len - done);
+			uint64_t a = s->start + done;
+
+			if (!mf) {
+				/* A region may have holes (a guard page, memory
+				 * the debugger cannot read): skip what fails. */
+				if (space_read(m, a, buf, avail) != 0) {
+					if (avail == n || space_read(m, a, buf, n) != 0) {
+						done += n;
+						continue;
+					}
+					memset(buf + n, 0, avail - n);
+				}
+			} else {
+				errno = 0;
+				if (file_pread(mf, s->off + done, buf, avail) < 0) {
+					err = lc_error_create(LC_ERR_OS,
+						"cannot read core '%s' at offset %" PRIu64 ": %s",
+						mf->path ? mf->path : "?",
+						s->off + done,
+						strerror(errno ? errno : EIO));
+					break;
+				}
+			}
+			if (fn(arg, a, buf, n, avail, &err) < 0) {
+				if (!err)
+					err = &lc_error_nomem;
+				break;
+			}
+			done += n;
+		}
+	}
+	free(buf);
+	return err;
+}
+
+/* ---- mapped bytes with a file behind them ---- */
+
+/* Ranges of a file keep their bytes in range.data: no read through the
+ * source (the scan preads them itself). */
+static int mapped_read(void *arg, uint64_t addr, void *buf, size_t len)
+{
+	return -1;
+}
+
+/* The image is a private read-only file mapping (libelf falls back to
+ * malloc'd memory when mmap fails, which MADV_DONTNEED would zero). */
+static bool file_mapping(const uint8_t *map, size_t size)
+{
+	char line[512];
+	FILE *f;
+	bool ok = false;
+
+	if (!map || ((uintptr_t)map & 4095) || !size)
+		return false;
+	f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi, ino;
+		char perms[8];
+
+		if (sscanf(line, "%lx-%lx %7s %*s %*s %lu", &lo, &hi, perms,
+			   &ino) != 4)
+			continue;
+		if ((uintptr_t)map >= lo && (uintptr_t)map < hi) {
+			ok = ino != 0 && perms[1] == '-';
+			break;
+		}
+	}
+	fclose(f);
+	return ok;
+}
+
+static void file_release(void *arg)
+{
+	struct lc_mem_file *f = arg;
+
+	if (!f->check_release)
+		return;
+	if (f->releasable < 0)
+		f->releasable = file_mapping(f->image, f->size);
+	if (f->releasable)
+		madvise((void *)(uintptr_t)f->image, f->size, MADV_DONTNEED);
+}
+
+static void file_destroy(void *arg)
+{
+	struct lc_mem_file *f = arg;
+
+	free(f->path);
+	free(f);
+}
+
+static const struct lc_mem_source mapped_source = {
+	.name = "file",
+	.read = mapped_read,
+	.release = file_release,
+	.destroy = file_destroy,
+};
+
+void lc_memory_release_host(struct lc_memory *m, uintptr_t lo, uintptr_t hi)
+{
+	for (size_t i = 0; i < m->nowned; i++) {
+		struct lc_mem_file *f = m->owned[i].arg;
+		uintptr_t start, end, a, b;
+
+		if (m->owned[i].src != &mapped_source || !f->check_release)
+			continue;
+		if (f->releasable < 0)
+			f->releasable = file_mapping(f->image, f->size);
+		if (!f->releasable)
+			continue;
+		start = (uintptr_t)f->image;
+		end = (start + f->size + 4095) & ~(uintptr_t)4095;
+		a = lo < start ? start : lo;
+		b = hi > end ? end : hi;
+		if (b > a)
+			madvise((void *)a, b - a, MADV_DONTNEED);
+	}
+}
+
+bool lc_memory_has_space(const struct lc_memory *m)
+{
+	return m->nspaces > 0;
+}
+
+bool lc_memory_region_at(struct lc_memory *m, uint64_t addr, uint64_t *start,
+			 uint64_t *end, unsigned *flags)
+{
+	const struct range *s = find(&m->regions, addr);
+
+	if (!s)
+		return false;
+	*start = s->start;
+	*end = s->end;
+	*flags = s->flags;
+	return true;
+}
+
+struct lc_error *lc_memory_add_file(struct lc_memory *m, const uint8_t *image,
+				    size_t size, int fd, const char *path,
+				    bool release, struct lc_mem_file **ret)
+{
+	struct lc_mem_file *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return &lc_error_nomem;
+	*f = (struct lc_mem_file){ image, size, fd, NULL, -1, release };
+	if ((path && !(f->path = strdup(path))) ||
+	    own(m, &mapped_source, f) < 0) {
+		file_destroy(f);
+		return &lc_error_nomem;
+	}
+	*ret = f;
+	return NULL;
+}
+
+struct lc_error *lc_memory_add_mapped(struct lc_memory *m, uint64_t start,
+				      uint64_t end, unsigned flags,
+				      struct lc_mem_file *f, uint64_t off)
+{
+	if (off > f->size || end - start > f->size - off)
+		return lc_error_create(LC_ERR_INVALID,
+				       "range 0x%" PRIx64 "-0x%" PRIx64 " past the end of its file",
+				       start, end);
+	return add_range(m, start, end, flags, &mapped_source, f,
+			 f->image + off, off);
+}

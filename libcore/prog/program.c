@@ -1,0 +1,297 @@
+/* Programs (program.h): construction of callback programs, modules,
+ * threads, regions, the process facts a front end hands in, symbols,
+ * and the one destructor. */
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <gelf.h>
+
+#include "prog/program.h"
+
+static char *debuginfo_path;
+
+static const Dwfl_Callbacks offline_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+	.debuginfo_path = &debuginfo_path,
+};
+
+
+/* A callback program's whole address space comes from its callback. */
+struct callback {
+	lc_read_fn *read;
+	void *arg;
+};
+
+static int callback_read(void *arg, uint64_t addr, void *buf, size_t len)
+{
+	const struct callback *c = arg;
+
+	return c->read(c->arg, addr, buf, len);
+}
+
+static const struct lc_mem_source callback_source = {
+	.name = "callback",
+	.read = callback_read,
+	.destroy = free,
+};
+
+struct lc_error *lc_program_create_callback(lc_read_fn *read, void *arg,
+					    struct lc_program **ret)
+{
+	struct lc_program *t;
+	struct callback *c;
+	struct lc_error *err;
+
+	if (!read)
+		return lc_error_create(LC_ERR_INVALID, "no read callback");
+	elf_version(EV_CURRENT);
+	t = calloc(1, sizeof(*t));
+	c = malloc(sizeof(*c));
+	if (!t || !c) {
+		free(t);
+		free(c);
+		return &lc_error_nomem;
+	}
+	t->kind = LC_PROGRAM_CALLBACK;
+	t->core_fd = -1;
+	t->mem_fd = -1;
+	*c = (struct callback){ read, arg };
+	err = lc_memory_create(&t->mem);
+	if (!err)
+		err = lc_memory_add_space(t->mem, 0, &callback_source, c);
+	if (err) {	/* c is not the memory's */
+		free(c);
+		lc_program_destroy(t);
+		return err;
+	}
+	*ret = t;
+	return NULL;
+}
+
+struct lc_error *lc_program_add_module(struct lc_program *t, const char *path,
+				       uint64_t bias)
+{
+	Dwfl_Module *mod;
+
+	if (!t->dwfl) {
+		t->dwfl = dwfl_begin(&offline_callbacks);
+		if (!t->dwfl)
+			return lc_error_create(LC_ERR_NOMEM, "dwfl_begin: %s",
+					       dwfl_errmsg(-1));
+	}
+	dwfl_report_begin_add(t->dwfl);
+	mod = dwfl_report_elf(t->dwfl, path, path, -1, bias, false);
+	dwfl_report_end(t->dwfl, NULL, NULL);
+	if (!mod)
+		return lc_error_create(LC_ERR_FORMAT, "cannot load '%s': %s",
+				       path, dwfl_errmsg(-1));
+	lc_program_file_segments(t);
+	/* A new module may hold the VM: the layers above look again. */
+	t->generation++;
+	return NULL;
+}
+
+struct lc_error *lc_program_add_module_section(struct lc_program *t,
+					       const char *path,
+					       const char *section,
+					       uint64_t addr)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *elf;
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	struct lc_error *err = NULL;
+	bool found = false;
+	uint64_t bias = 0;
+
+	if (fd < 0)
+		return lc_error_create(LC_ERR_OS, "cannot open '%s': %s", path,
+				       strerror(errno));
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0) {
+		err = lc_error_create(LC_ERR_FORMAT, "'%s' is not an ELF file: %s",
+				      path, elf_errmsg(-1));
+		goto out;
+	}
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (name && strcmp(name, section) == 0 &&
+		    (sh.sh_flags & SHF_ALLOC)) {
+			bias = addr - sh.sh_addr;
+			found = true;
+			break;
+		}
+	}
+	if (!found)
+		err = lc_error_create(LC_ERR_NOT_FOUND,
+				      "'%s' has no loaded section %s", path,
+				      section);
+out:
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	if (err)
+		return err;
+	return lc_program_add_module(t, path, bias);
+}
+
+struct lc_error *lc_program_add_thread(struct lc_program *t, int tid,
+				       const char *name, int signo,
+				       const struct lc_frame_regs *frames,
+				       size_t nframes)
+{
+	struct lc_program_thread *th;
+	void *p;
+
+	if (t->kind == LC_PROGRAM_CORE)
+		return lc_error_create(LC_ERR_INVALID,
+				       "threads are added to callback targets only");
+	if (nframes > 100000)
+		return lc_error_create(LC_ERR_INVALID, "%zu frames", nframes);
+	p = realloc(t->threads, (t->nthreads + 1) * sizeof(*t->threads));
+	if (!p)
+		return &lc_error_nomem;
+	t->threads = p;
+	th = &t->threads[t->nthreads];
+	memset(th, 0, sizeof(*th));
+	th->tid = tid;
+	th->signo = signo;
+	th->name = lc_strdup_or_null(name);
+	if (nframes) {
+		th->frames = malloc(nframes * sizeof(*frames));
+		if (!th->frames || (name && !th->name)) {
+			free(th->frames);
+			free(th->name);
+			return &lc_error_nomem;
+		}
+		memcpy(th->frames, frames, nframes * sizeof(*frames));
+		th->nframes = nframes;
+		/* The crash context shows the innermost frame's registers. */
+		for (unsigned r = 0; r < 17; r++)
+			th->regs[r] = frames[0].regs[r];
+		th->have_regs = (frames[0].regmask & 0x1ffff) == 0x1ffff;
+	}
+	t->nthreads++;
+	return NULL;
+}
+
+struct lc_error *lc_program_add_region(struct lc_program *t, uint64_t start,
+				       uint64_t end, bool writable)
+{
+	if (t->kind == LC_PROGRAM_CORE)
+		return lc_error_create(LC_ERR_INVALID,
+				       "regions are added to callback targets only");
+	if (end <= start)
+		return lc_error_create(LC_ERR_INVALID,
+				       "empty region 0x%" PRIx64 "-0x%" PRIx64,
+				       start, end);
+	return lc_memory_add(t->mem, start, end,
+			     LC_MEM_REGION | (writable ? LC_MEM_WRITABLE : 0),
+			     NULL, NULL);
+}
+
+struct lc_error *lc_program_set_process(struct lc_program *t, int pid,
+					const char *executable,
+					const char *core)
+{
+	char *e = lc_strdup_or_null(executable), *c = lc_strdup_or_null(core);
+
+	if ((executable && !e) || (core && !c)) {
+		free(e);
+		free(c);
+		return &lc_error_nomem;
+	}
+	t->pid = pid;
+	if (executable) {
+		free(t->exe_path);
+		t->exe_path = e;
+	}
+	if (core) {
+		free(t->core_path);
+		t->core_path = c;
+	}
+	return NULL;
+}
+
+void lc_program_set_signal(struct lc_program *t, int signo, int si_code,
+			   uint64_t fault_addr)
+{
+	t->signo = signo;
+	t->si_code = si_code;
+	t->fault_addr = fault_addr;
+	t->have_siginfo = signo != 0;
+}
+
+void lc_program_destroy(struct lc_program *t)
+{
+	if (!t)
+		return;
+	/* libdwfl first: it may still use the threads' stops. */
+	if (t->dwfl && t->kind == LC_PROGRAM_LIVE) {
+		dwfl_end(t->dwfl);
+		t->dwfl = NULL;
+	}
+	lc_program_detach(t);
+	if (t->mem_fd >= 0)
+		close(t->mem_fd);
+	for (size_t i = 0; i < t->nthreads; i++) {
+		free(t->threads[i].frames);
+		free(t->threads[i].name);
+	}
+	lc_memory_destroy(t->mem);
+	if (t->dwfl)
+		dwfl_end(t->dwfl);
+	if (t->core_elf)
+		elf_end(t->core_elf);
+	if (t->core_fd >= 0)
+		close(t->core_fd);
+	free(t->threads);
+	free(t->core_path);
+	free(t->exe_path);
+	free(t->exe_build_id);
+	free(t->core_build_id);
+	free(t->core_exe_path);
+	free(t);
+}
+
+const char *lc_program_symbol(struct lc_program *p, uint64_t addr)
+{
+	Dwfl_Module *mod;
+
+	if (!p->dwfl || !addr || !(mod = dwfl_addrmodule(p->dwfl, addr)))
+		return NULL;
+	return dwfl_module_addrname(mod, addr);
+}
+
+static int thread_cb(Dwfl_Thread *thread, void *arg)
+{
+	struct lc_program *p = arg;
+	pid_t tid = dwfl_thread_tid(thread);
+	void *v = realloc(p->threads, (p->nthreads + 1) * sizeof(*p->threads));
+
+	if (!v)
+		return DWARF_CB_ABORT;
+	p->threads = v;
+	memset(&p->threads[p->nthreads], 0, sizeof(*p->threads));
+	p->threads[p->nthreads].tid = tid;
+	p->nthreads++;
+	return DWARF_CB_OK;
+}
+
+void lc_program_list_threads(struct lc_program *p)
+{
+	if (p->nthreads == 0 && p->dwfl && p->dwfl_attached)
+		dwfl_getthreads(p->dwfl, thread_cb, p);
+}

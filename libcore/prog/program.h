@@ -1,0 +1,150 @@
+/* The program layer: a process image -- a core file, a live process or
+ * what a debugger describes through callbacks -- with its memory
+ * (mem/), modules and symbols (libdwfl), threads, the facts a report
+ * states about the process (signal, pid, build-ids, truncation) and, for
+ * live processes, the ptrace attachment.  It knows nothing of Lua.
+ *
+ * Ownership: a program owns its memory, its Dwfl, the core's Elf and fd,
+ * its threads and every string below; lc_program_destroy frees them (and
+ * lets a live process's threads go first).  Layers above keep their own
+ * caches and watch `generation`, which goes up whenever the modules
+ * change. */
+#ifndef LC_PROGRAM_H
+#define LC_PROGRAM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <elfutils/libdwfl.h>
+
+#include "base/base.h"
+#include "mem/memory.h"
+
+#define LC_NREGS	17	/* x86_64 DWARF registers 0-16 (rip = 16) */
+#define LC_REG_SP	7
+#define LC_REG_PC	16
+
+enum lc_program_kind {
+	LC_PROGRAM_CORE,	/* a core file and the files it names */
+	LC_PROGRAM_LIVE,	/* a running process (ptrace, process_vm_readv) */
+	LC_PROGRAM_CALLBACK,	/* memory, modules and threads handed in */
+};
+
+struct lc_program_thread {
+	int tid;
+	int signo;		/* pr_cursig; live: the signal to hand back */
+	uint64_t regs[LC_NREGS];	/* DWARF x86_64 numbering, from pr_reg */
+	bool have_regs;
+	char *name;		/* callback programs: as the debugger names it */
+	/* Callback programs: the machine frames a debugger unwound. */
+	struct lc_frame_regs *frames;
+	size_t nframes;
+};
+
+struct lc_program {
+	enum lc_program_kind kind;
+	struct lc_memory *mem;
+	unsigned generation;	/* +1 on every change of the modules */
+
+	Dwfl *dwfl;		/* NULL: no module known */
+	bool dwfl_attached;	/* libdwfl can unwind the threads itself */
+	Elf *core_elf;
+	int core_fd;
+	size_t core_size;
+	char *core_path;
+	char *exe_path;
+	int pid;
+
+	/* Live programs (live.c). */
+	bool detached;
+	int mem_fd;		/* /proc/PID/mem, -1 if none */
+	double stop_start;	/* CLOCK_MONOTONIC seconds of the first stop */
+	double stop_seconds;	/* from the first stop to the detach */
+
+	/* What the report states about the process. */
+	int signo, si_code;
+	uint64_t fault_addr;
+	bool have_siginfo;
+	bool truncated;		/* the file ends before its segments do */
+	bool notes_missing;	/* ... before its notes (gdb writes them last) */
+	char fname[17];		/* NT_PRPSINFO pr_fname */
+	char *exe_build_id;	/* of the executable given, hex */
+	char *core_build_id;	/* of the main program in the core, hex */
+	char *core_exe_path;	/* the main program's path per the core */
+	bool build_id_mismatch;
+
+	struct lc_program_thread *threads;
+	size_t nthreads;
+	bool threads_listed;	/* lc_program_list_threads asked libdwfl */
+};
+
+/* ---- construction (core.c, callback.c, live.c) ---- */
+
+struct lc_error *lc_program_open_core(const char *core_path,
+				      const char *exe_path,
+				      struct lc_program **ret);
+/* Memory behind read (lc_read_fn of luacore.h). */
+struct lc_error *lc_program_create_callback(lc_read_fn *read, void *arg,
+					    struct lc_program **ret);
+struct lc_error *lc_program_add_module(struct lc_program *p, const char *path,
+				       uint64_t bias);
+struct lc_error *lc_program_add_module_section(struct lc_program *p,
+					       const char *path,
+					       const char *section,
+					       uint64_t addr);
+struct lc_error *lc_program_add_thread(struct lc_program *p, int tid,
+				       const char *name, int signo,
+				       const struct lc_frame_regs *frames,
+				       size_t nframes);
+struct lc_error *lc_program_add_region(struct lc_program *p, uint64_t start,
+				       uint64_t end, bool writable);
+struct lc_error *lc_program_set_process(struct lc_program *p, int pid,
+					const char *executable,
+					const char *core);
+void lc_program_set_signal(struct lc_program *p, int signo, int si_code,
+			   uint64_t fault_addr);
+
+/* A live program not yet stopped: modules, symbols, CFI and memory
+ * regions read; with proc_attach, libdwfl unwinds its threads through
+ * ptrace itself (they must be stopped by then). */
+struct lc_error *lc_program_prepare_live(int pid, bool proc_attach,
+					 struct lc_program **ret);
+/* Seize and stop every thread of a prepared live program. */
+struct lc_error *lc_program_seize(struct lc_program *p);
+/* Let a live program's threads go (idempotent). */
+void lc_program_detach(struct lc_program *p);
+double lc_program_stopped_seconds(const struct lc_program *p);
+
+void lc_program_destroy(struct lc_program *p);
+
+/* List the modules' file-backed segments as fallback memory again, after
+ * the modules changed (core.c). */
+void lc_program_file_segments(struct lc_program *p);
+
+/* ---- use ---- */
+
+/* The threads, listing them through libdwfl first when nothing did. */
+void lc_program_list_threads(struct lc_program *p);
+/* Symbol name at addr in the program's modules, or NULL.  Borrowed from
+ * libdwfl: valid until the program is destroyed. */
+const char *lc_program_symbol(struct lc_program *p, uint64_t addr);
+
+/* ---- live processes: ptrace helpers (live.c) ---- */
+
+/* Why ptrace was refused (err: errno), and what to do. */
+struct lc_error *lc_live_refused(int pid, int err);
+/* Threads held stopped, for lc_live_release_all. */
+void lc_live_hold(int tid, int sig);
+void lc_live_unhold(int tid);
+/* Wait for tid's stop after PTRACE_INTERRUPT: 0, with *sig the signal
+ * that stopped it first if one did (to hand back on detach); -1 if the
+ * thread is gone. */
+int lc_live_wait_stop(int tid, int *sig);
+/* The same, polling for up to spin_s seconds before it sleeps: the
+ * sampler's stops, where waking up late keeps the thread stopped. */
+int lc_live_wait_stop_spin(int tid, int *sig, double spin_s);
+/* /proc/PID/task/TID/comm, malloc'd, or NULL. */
+char *lc_live_comm(int pid, int tid);
+/* process_vm_readv of pid: 0, or -1 if any byte is unreadable. */
+int lc_live_read(int pid, uint64_t addr, void *buf, size_t len);
+
+#endif /* LC_PROGRAM_H */

@@ -1,0 +1,214 @@
+/* The composition root (session.h) and the public target functions of
+ * luacore.h: each hands its work to the program, and the target keeps
+ * the unwinder and the interpreter in step with the program's modules. */
+#include <config.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/session.h"
+
+struct lc_error *lc_target_wrap(struct lc_program *p, struct lc_target **ret)
+{
+	struct lc_target *t = calloc(1, sizeof(*t));
+	struct lc_error *err;
+
+	if (!t) {
+		lc_program_destroy(p);
+		return &lc_error_nomem;
+	}
+	t->prog = p;
+	t->generation = p->generation;
+	err = lc_unwinder_create(p, &t->unw);
+	if (err) {
+		lc_target_destroy(t);
+		return err;
+	}
+	*ret = t;
+	return NULL;
+}
+
+/* After the modules changed: look for the interpreter again. */
+static void sync(struct lc_target *t)
+{
+	if (t->generation == t->prog->generation)
+		return;
+	t->generation = t->prog->generation;
+	lc_interp_close(t->interp);
+	lc_error_destroy(t->interp_err);
+	t->interp = NULL;
+	t->interp_err = NULL;
+	t->interp_tried = false;
+}
+
+struct lc_interp *lc_target_interp(struct lc_target *t,
+				   const struct lc_error **why)
+{
+	sync(t);
+	if (!t->interp_tried) {
+		t->interp_tried = true;
+		t->interp_err = lc_interp_open(t->prog, &t->interp);
+		if (t->interp_err)
+			t->interp = NULL;
+	}
+	if (why)
+		*why = t->interp_err;
+	return t->interp;
+}
+
+struct lc_unwinder *lc_target_unwinder(struct lc_target *t)
+{
+	sync(t);
+	return t->unw;
+}
+
+void lc_target_destroy(struct lc_target *t)
+{
+	if (!t)
+		return;
+	lc_interp_close(t->interp);
+	lc_error_destroy(t->interp_err);
+	lc_unwinder_destroy(t->unw);
+	lc_program_destroy(t->prog);
+	free(t);
+}
+
+/* ---- luacore.h: construction ---- */
+
+struct lc_error *lc_target_open_core(const char *core_path,
+				     const char *exe_path,
+				     struct lc_target **ret)
+{
+	struct lc_program *p;
+	struct lc_error *err = lc_program_open_core(core_path, exe_path, &p);
+
+	return err ? err : lc_target_wrap(p, ret);
+}
+
+struct lc_error *lc_target_create_callback(lc_read_fn *read, void *arg,
+					   struct lc_target **ret)
+{
+	struct lc_program *p;
+	struct lc_error *err = lc_program_create_callback(read, arg, &p);
+
+	return err ? err : lc_target_wrap(p, ret);
+}
+
+struct lc_error *lc_target_attach(int pid, struct lc_target **ret)
+{
+	struct lc_program *p;
+	struct lc_target *t;
+	struct lc_error *err = lc_program_prepare_live(pid, true, &p);
+
+	if (err)
+		return err;
+	if ((err = lc_target_wrap(p, &t)))
+		return err;
+	/* What does not change while the process runs is read before it
+	 * is stopped: the Lua layout too (an error is the report's). */
+	(void)lc_target_interp(t, NULL);
+	err = lc_program_seize(t->prog);
+	if (err) {
+		lc_target_destroy(t);
+		return err;
+	}
+	*ret = t;
+	return NULL;
+}
+
+void lc_target_detach(struct lc_target *t)
+{
+	if (t)
+		lc_program_detach(t->prog);
+}
+
+double lc_target_stopped_seconds(const struct lc_target *t)
+{
+	return lc_program_stopped_seconds(t->prog);
+}
+
+struct lc_error *lc_target_add_module(struct lc_target *t, const char *path,
+				      uint64_t bias)
+{
+	return lc_program_add_module(t->prog, path, bias);
+}
+
+struct lc_error *lc_target_add_module_section(struct lc_target *t,
+					      const char *path,
+					      const char *section,
+					      uint64_t addr)
+{
+	return lc_program_add_module_section(t->prog, path, section, addr);
+}
+
+struct lc_error *lc_target_add_thread(struct lc_target *t, int tid,
+				      const char *name, int signo,
+				      const struct lc_frame_regs *frames,
+				      size_t nframes)
+{
+	return lc_program_add_thread(t->prog, tid, name, signo, frames, nframes);
+}
+
+struct lc_error *lc_target_set_process(struct lc_target *t, int pid,
+				       const char *executable,
+				       const char *core)
+{
+	return lc_program_set_process(t->prog, pid, executable, core);
+}
+
+void lc_target_set_signal(struct lc_target *t, int signo, int si_code,
+			  uint64_t fault_addr)
+{
+	lc_program_set_signal(t->prog, signo, si_code, fault_addr);
+}
+
+struct lc_error *lc_target_add_region(struct lc_target *t, uint64_t start,
+				      uint64_t end, bool writable)
+{
+	return lc_program_add_region(t->prog, start, end, writable);
+}
+
+void lc_target_set_caching(struct lc_target *t, bool on)
+{
+	lc_memory_set_caching(t->prog->mem, on);
+}
+
+void lc_target_invalidate(struct lc_target *t)
+{
+	if (t)
+		lc_memory_invalidate(t->prog->mem);
+}
+
+struct lc_error *lc_target_read(struct lc_target *t, uint64_t addr,
+				void *buf, size_t len)
+{
+	uint64_t fault;
+
+	if (lc_memory_read(t->prog->mem, addr, buf, len, &fault) == 0)
+		return NULL;
+	return lc_error_fault(fault, "target memory");
+}
+
+/* ---- luacore.h: single objects ---- */
+
+struct lc_error *lc_object_create(struct lc_target *t,
+				  enum lc_object_kind kind, uint64_t addr,
+				  size_t max_entries, struct lc_object **ret)
+{
+	const struct lc_error *why;
+	struct lc_interp *in;
+	struct lc_pass *pass;
+	struct lc_error *err;
+
+	lc_target_invalidate(t);
+	in = lc_target_interp(t, &why);
+	if (!in)
+		return lc_error_create(lc_error_code(why), "%s",
+				       lc_error_message(why));
+	err = in->ops->begin(in, &pass);
+	if (err)
+		return err;
+	err = in->ops->object(pass, kind, addr, max_entries, ret);
+	in->ops->end(pass);
+	return err;
+}

@@ -1,0 +1,37 @@
+/* The composition root: struct lc_target of luacore.h is a program
+ * (prog/), its unwinder (native/) and the interpreter found in it (vm/).
+ * This is the only place that creates and destroys across layers; the
+ * public lc_target_* functions live in session.c.
+ *
+ * Ownership: the target owns its program, unwinder and interpreter, and
+ * the error that says why no interpreter was found.  The interpreter and
+ * the unwinder are made again when the program's modules change
+ * (lc_program.generation). */
+#ifndef LC_SESSION_H
+#define LC_SESSION_H
+
+#include "base/base.h"
+#include "prog/program.h"
+#include "native/unwind.h"
+#include "vm/vm.h"
+
+struct lc_target {
+	struct lc_program *prog;
+	struct lc_unwinder *unw;
+	struct lc_interp *interp;	/* NULL: none found (interp_err) */
+	struct lc_error *interp_err;
+	bool interp_tried;
+	unsigned generation;	/* of the program when the above were made */
+};
+
+/* A target around program p, which it then owns (destroyed on error). */
+struct lc_error *lc_target_wrap(struct lc_program *p, struct lc_target **ret);
+
+/* The interpreter of the target, found once per set of modules; NULL
+ * when there is none, with *why (may be NULL) the reason, owned by the
+ * target. */
+struct lc_interp *lc_target_interp(struct lc_target *t,
+				   const struct lc_error **why);
+struct lc_unwinder *lc_target_unwinder(struct lc_target *t);
+
+#endif /* LC_SESSION_H */

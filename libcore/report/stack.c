@@ -1,0 +1,355 @@
+/* One thread's mixed stack (stack.h): native frames from the unwinder,
+ * the interpreter's frames from the VM family, spliced together. */
+#include <config.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/stack.h"
+
+struct chain_state {
+	struct lc_vstate st;
+	size_t first_frame;	/* innermost native frame holding it */
+	struct lc_vwalk w;
+	size_t next;		/* next frame to emit */
+	bool partial;
+};
+
+struct ctx {
+	struct lc_interp *in;
+	struct lc_pass *pass;
+	bool locals;
+	struct lc_frames o;
+};
+
+static int cmp_chain(const void *a, const void *b)
+{
+	const struct chain_state *x = a, *y = b;
+
+	return x->first_frame < y->first_frame ? -1 :
+	       x->first_frame > y->first_frame;
+}
+
+/* The roles of a machine frame: of its function, and of the calls
+ * inlined into it (LTO builds inline the interpreter into its caller). */
+static unsigned native_roles(const struct lc_interp *in,
+			     const struct lc_native_frame *f)
+{
+	unsigned r;
+
+	if (!in)
+		return 0;
+	r = in->ops->roles(in, f->function);
+	for (size_t i = 0; i < f->ninl; i++)
+		r |= in->ops->roles(in, f->inl[i].function);
+	return r;
+}
+
+static void emit(struct ctx *c, struct chain_state *cs, bool unplaced)
+{
+	size_t j = cs->next++;
+
+	c->in->ops->frame(c->pass, &cs->st, &cs->w, j, c->locals, unplaced,
+			  &c->o);
+}
+
+static bool next_is_lua(const struct chain_state *cs)
+{
+	return cs->w.frames[cs->next].kind == LC_VFRAME_LUA;
+}
+
+static void native_to_frame(const struct lc_native_frame *nf, struct lc_frame *f)
+{
+	f->kind = LC_FRAME_NATIVE;
+	f->pc = nf->pc;
+	f->sp = (nf->regmask & (1u << LC_REG_SP)) ? nf->regs[LC_REG_SP] : 0;
+	f->function = lc_strdup_or_null(nf->function);
+	f->module = lc_strdup_or_null(nf->module);
+	f->file = lc_strdup_or_null(nf->file);
+	f->line = nf->line;
+	f->namewhat = "";
+	f->currentline = -1;
+}
+
+/* The calls inlined at the machine frame (innermost first), then the
+ * machine frame itself. */
+static int push_native(const struct lc_native_frame *n, struct lc_frames *o)
+{
+	struct lc_frame *f;
+
+	for (size_t k = 0; k < n->ninl; k++) {
+		if (!(f = lc_frames_push(o)))
+			return -1;
+		native_to_frame(n, f);
+		f->inlined = true;
+		free(f->function);
+		free(f->file);
+		f->function = lc_strdup_or_null(n->inl[k].function);
+		f->file = lc_strdup_or_null(n->inl[k].file);
+		f->line = n->inl[k].line;
+	}
+	if (!(f = lc_frames_push(o)))
+		return -1;
+	native_to_frame(n, f);
+	return 0;
+}
+
+/* The state to emit from: the current one, or the next that still has
+ * frames (another VM's frames may come next). */
+static size_t next_live(const struct chain_state *cs, size_t ncs, size_t cur)
+{
+	while (cur < ncs && cs[cur].next >= cs[cur].w.n)
+		cur++;
+	return cur;
+}
+
+static bool probe_check(void *arg, uint64_t addr)
+{
+	struct ctx *c = arg;
+	struct lc_vstate st;
+
+	return c->in->ops->state(c->pass, addr, &st);
+}
+
+void lc_stack_decode(struct lc_target *t, struct lc_pass *pass, int tid,
+		     const struct lc_stack_options *opts, struct lc_stack *th)
+{
+	struct ctx c = { .in = pass ? lc_target_interp(t, NULL) : NULL,
+			 .pass = pass, .locals = opts->locals };
+	const struct lc_interp *in = c.in;
+	struct lc_state_probe probe;
+	struct lc_native_frame *nf = NULL;
+	struct chain_state *cs = NULL;
+	size_t nnf = 0, ncs = 0, cur = 0, max_frames = opts->max_frames;
+	unsigned npartial = 0;
+	char *why = NULL;
+	struct lc_error *err;
+	long bad_l = -1;	/* a frame whose DWARF L does not validate */
+	uint64_t bad_addr = 0;
+
+	memset(th, 0, sizeof(*th));
+	if (!in)
+		c.pass = pass = NULL;
+	if (in)
+		probe = (struct lc_state_probe){
+			.type_name = in->ops->state_type,
+			.param_name = in->ops->state_param,
+			.check = probe_check, .arg = &c,
+		};
+	err = lc_unwind_thread(lc_target_unwinder(t), in ? &probe : NULL, tid,
+			       max_frames, &nf, &nnf, &npartial, &why);
+	if (err) {
+		th->partial = LC_PARTIAL_UNWIND;
+		th->note = strdup(lc_error_message(err));
+		lc_error_destroy(err);
+		return;
+	}
+	if (npartial & LC_NATIVE_TRUNCATED)
+		th->partial |= LC_PARTIAL_TRUNCATED;
+	if (npartial & LC_NATIVE_BROKEN)
+		th->partial |= LC_PARTIAL_UNWIND;
+	th->note = why;
+
+	/* States running on this thread: a frame's DWARF "L", or any
+	 * candidate held by a frame of the interpreter's module itself
+	 * (stack words of host frames are too often stale). */
+	for (size_t i = 0; in && i < nnf; i++) {
+		for (size_t k = 0; k < nf[i].ncands; k++) {
+			uint64_t a = nf[i].cands[k];
+			bool strong = a == nf[i].L || lc_interp_has_pc(in, nf[i].pc);
+			struct lc_vstate st;
+			size_t j;
+
+			if (!strong)
+				continue;
+			for (j = 0; j < ncs; j++)
+				if (cs[j].st.addr == a)
+					break;
+			if (j < ncs)
+				continue;
+			/* Running or normal: status OK with frames.  A
+			 * coroutine that died of an error keeps its frames
+			 * (and a yielded one its), but runs nowhere. */
+			if (!in->ops->state(pass, a, &st) || !st.runnable)
+				continue;
+			void *p = realloc(cs, (ncs + 1) * sizeof(*cs));
+			if (!p)
+				break;
+			cs = p;
+			memset(&cs[ncs], 0, sizeof(cs[0]));
+			cs[ncs].st = st;
+			cs[ncs].first_frame = i;
+			ncs++;
+		}
+	}
+	/* The VM's own code runs here with an L its debug info names that
+	 * is no valid state: what it points to is damaged (or its VM is),
+	 * and that state's Lua frames cannot be shown. */
+	for (size_t i = 0; in && i < nnf && bad_l < 0; i++) {
+		struct lc_vstate st;
+
+		if (nf[i].L_raw && lc_interp_has_pc(in, nf[i].pc) &&
+		    !in->ops->state(pass, nf[i].L_raw, &st)) {
+			bad_l = (long)i;
+			bad_addr = nf[i].L_raw;
+		}
+	}
+	if (bad_l >= 0) {
+		char *n = NULL;
+
+		th->partial |= LC_PARTIAL_BAD_STATE;
+		if (asprintf(&n, "%s%sframe #%ld (%s) runs Lua with L = 0x%" PRIx64
+			     ", which does not read as a lua_State of a valid VM: its Lua frames are not shown",
+			     th->note ? th->note : "", th->note ? "; " : "",
+			     bad_l, nf[bad_l].function ? nf[bad_l].function : "??",
+			     bad_addr) >= 0) {
+			free(th->note);
+			th->note = n;
+		}
+	}
+	/* VMs in order of first appearance; within a VM, the resume chain
+	 * by resume depth (the family's: a resumed thread is deeper than
+	 * its resumer). */
+	if (ncs > 1)	/* cs is NULL when there is none */
+		qsort(cs, ncs, sizeof(*cs), cmp_chain);
+	for (size_t i = 0; i < ncs; i++) {
+		/* Pull every later state of the same VM up, deepest first
+		 * (stable insertion; chains are short). */
+		for (size_t j = i + 1; j < ncs; j++) {
+			if (cs[j].st.vm != cs[i].st.vm)
+				continue;
+			if (cs[j].st.resume_depth > cs[i].st.resume_depth) {
+				struct chain_state tmp = cs[j];
+
+				memmove(&cs[i + 1], &cs[i], (j - i) * sizeof(*cs));
+				cs[i] = tmp;
+			}
+		}
+	}
+	th->vm = ncs ? cs[0].st.vm : 0;
+	th->states = calloc(ncs ? ncs : 1, sizeof(*th->states));
+	for (size_t i = 0; i < ncs; i++) {
+		if (th->states)
+			th->states[th->nstates++] = cs[i].st.addr;
+		err = in->ops->walk(pass, &cs[i].st, max_frames, &cs[i].w);
+		cs[i].partial = cs[i].w.partial;
+		if (err) {
+			lc_error_destroy(err);
+			cs[i].partial = true;
+		}
+		if (cs[i].partial) {
+			th->partial |= LC_PARTIAL_CHAIN;
+			if (!th->note)
+				asprintf(&th->note,
+					 "the CallInfo chain of lua_State 0x%" PRIx64 " is broken or too long",
+					 cs[i].st.addr);
+		}
+	}
+
+	for (size_t i = 0; i < nnf && !c.o.nomem; i++) {
+		struct lc_native_frame *n = &nf[i];
+		unsigned roles = native_roles(in, n);
+		struct chain_state *cc;
+		size_t live;
+
+		/* A frame whose DWARF names the state it runs moves us to that
+		 * state; what is left of the states before it could not be
+		 * placed. */
+		if (n->L && (roles & (LC_ROLE_RUNS_LUA | LC_ROLE_RESUME))) {
+			size_t j;
+
+			for (j = cur; j < ncs; j++)
+				if (cs[j].st.addr == n->L)
+					break;
+			for (; j < ncs && cur < j; cur++)
+				while (cs[cur].next < cs[cur].w.n)
+					emit(&c, &cs[cur], true);
+		}
+		live = next_live(cs, ncs, cur);
+		cc = live < ncs ? &cs[live] : NULL;
+
+		/* A C function whose own frame is gone (a tail call in
+		 * optimized C, e.g. io_read jumping to g_read) belongs just
+		 * inside the interpreter frame that called it. */
+		if (cc && (roles & LC_ROLE_CALLS_C) &&
+		    lc_interp_has_pc(in, n->pc) && !next_is_lua(cc)) {
+			cur = live;
+			emit(&c, cc, false);
+		}
+		if (push_native(n, &c.o) < 0)
+			break;
+
+		live = next_live(cs, ncs, cur);
+		cc = live < ncs ? &cs[live] : NULL;
+		if (cc && !next_is_lua(cc) && cc->w.frames[cc->next].cfunc &&
+		    n->func_start == cc->w.frames[cc->next].cfunc) {
+			cur = live;
+			emit(&c, cc, false);
+		} else if (cc && (roles & LC_ROLE_RUNS_LUA)) {
+			cur = live;
+			/* Pending C frames were not matched: show them here
+			 * rather than lose them. */
+			while (cc->next < cc->w.n && !next_is_lua(cc))
+				emit(&c, cc, true);
+			while (cc->next < cc->w.n && next_is_lua(cc)) {
+				size_t j = cc->next;
+
+				emit(&c, cc, false);
+				if (in->ops->starts_run(pass, &cc->w, j))
+					break;
+			}
+		} else if (cur < ncs && (roles & LC_ROLE_RESUME) &&
+			   (!n->L || n->L == cs[cur].st.addr)) {
+			/* The resumed coroutine ends here: the state we
+			 * were emitting from (not skipped ahead). */
+			while (cs[cur].next < cs[cur].w.n)
+				emit(&c, &cs[cur], true);
+			cur++;
+		}
+	}
+	for (; cur < ncs && !c.o.nomem; cur++)
+		while (cs[cur].next < cs[cur].w.n && !c.o.nomem)
+			emit(&c, &cs[cur], true);
+
+	/* The frame limit bounds what is shown, natives and Lua together. */
+	if (c.o.n > max_frames) {
+		for (size_t i = max_frames; i < c.o.n; i++)
+			lc_frame_free(&c.o.v[i]);
+		c.o.n = max_frames;
+		th->partial |= LC_PARTIAL_TRUNCATED;
+		if (!th->note)
+			th->note = strdup("stack truncated at the frame limit (--max-frames)");
+	}
+	th->frames = c.o.v;
+	th->nframes = c.o.n;
+	for (size_t i = 0; i < c.o.n; i++) {
+		if (c.o.v[i].partial)
+			th->partial |= LC_PARTIAL_FRAME;
+	}
+	if (c.o.nomem) {
+		th->partial |= LC_PARTIAL_NOMEM;
+		free(th->note);
+		th->note = strdup("out of memory");
+	}
+	th->roles = calloc(c.o.n ? c.o.n : 1, sizeof(*th->roles));
+	for (size_t i = 0; th->roles && in && i < c.o.n; i++)
+		if (c.o.v[i].kind == LC_FRAME_NATIVE)
+			th->roles[i] = in->ops->roles(in, c.o.v[i].function);
+	for (size_t i = 0; i < ncs; i++)
+		lc_vwalk_free(in, &cs[i].w);
+	free(cs);
+	lc_native_frames_free(nf, nnf);
+}
+
+void lc_stack_deinit(struct lc_stack *s)
+{
+	for (size_t i = 0; i < s->nframes; i++)
+		lc_frame_free(&s->frames[i]);
+	free(s->frames);
+	free(s->roles);
+	free(s->states);
+	free(s->note);
+	memset(s, 0, sizeof(*s));
+}

@@ -1,0 +1,352 @@
+/* The PUC Lua family (5.1-5.4) behind the VM seam (vm/vm.h): the
+ * interpreter is the layout read from DWARF, a pass is a decoder context,
+ * and each operation is one of the decoder's functions (decode.c,
+ * values.c, heap.c) in the seam's terms.  The names of PUC Lua's C
+ * functions that native frames are matched against live here only. */
+#include <config.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "vm/vm.h"
+#include "vm/puc/heap.h"
+#include "vm/puc/layout.h"
+#include "vm/puc/puc.h"
+#include "vm/puc/values.h"
+
+struct lc_pass {
+	struct lc_lua_ctx *ctx;
+	struct lc_interp *in;
+};
+
+_Static_assert(sizeof(struct lc_lstate) <= sizeof(((struct lc_vstate *)0)->priv),
+	       "struct lc_lstate fits in lc_vstate.priv");
+
+static const struct lc_lstate *lstate(const struct lc_vstate *st)
+{
+	return (const struct lc_lstate *)st->priv;
+}
+
+static struct lc_error *puc_open(struct lc_program *p, struct lc_interp **ret)
+{
+	struct lc_layout *l;
+	struct lc_interp *in;
+	struct lc_error *err = lc_layout_open(p, &l);
+
+	if (err)
+		return err;
+	in = calloc(1, sizeof(*in));
+	if (!in) {
+		lc_layout_destroy(l);
+		return &lc_error_nomem;
+	}
+	in->ops = &lc_puc_ops;
+	in->prog = p;
+	in->version = l->version;
+	in->module = l->module_path;
+	in->module_start = l->module_start;
+	in->module_end = l->module_end;
+	in->version_guessed = l->version_guessed;
+	in->priv = l;
+	*ret = in;
+	return NULL;
+}
+
+static void puc_close(struct lc_interp *in)
+{
+	lc_layout_destroy(in->priv);
+	free(in);
+}
+
+static struct lc_error *puc_begin(struct lc_interp *in, struct lc_pass **ret)
+{
+	struct lc_pass *pass = calloc(1, sizeof(*pass));
+	struct lc_error *err;
+
+	if (!pass)
+		return &lc_error_nomem;
+	err = lc_lua_ctx_create(in->prog, in->priv, &pass->ctx);
+	if (err) {
+		free(pass);
+		return err;
+	}
+	pass->in = in;
+	*ret = pass;
+	return NULL;
+}
+
+static void puc_end(struct lc_pass *pass)
+{
+	if (!pass)
+		return;
+	lc_lua_ctx_destroy(pass->ctx);
+	free(pass);
+}
+
+static void to_vstate(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
+		      struct lc_vstate *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	ret->addr = st->addr;
+	ret->vm = st->g;
+	ret->active = lc_lua_state_active(st);
+	ret->runnable = ret->active && st->status == 0;
+	ret->resume_depth = lc_lua_state_ccalls(ctx, st);
+	memcpy(ret->priv, st, sizeof(*st));
+}
+
+static bool puc_state(struct lc_pass *pass, uint64_t addr,
+		      struct lc_vstate *ret)
+{
+	struct lc_lstate st;
+
+	if (lc_lua_state_read(pass->ctx, addr, &st) < 0)
+		return false;
+	to_vstate(pass->ctx, &st, ret);
+	return true;
+}
+
+static struct lc_error *puc_walk(struct lc_pass *pass,
+				 const struct lc_vstate *st, size_t max,
+				 struct lc_vwalk *ret)
+{
+	struct lc_ci *cis = NULL;
+	size_t n = 0;
+	bool partial = false;
+	struct lc_error *err;
+
+	memset(ret, 0, sizeof(*ret));
+	err = lc_lua_walk(pass->ctx, lstate(st), max, &cis, &n, &partial);
+	ret->partial = partial;
+	if (err)
+		return err;
+	ret->frames = calloc(n ? n : 1, sizeof(*ret->frames));
+	if (!ret->frames) {
+		free(cis);
+		return &lc_error_nomem;
+	}
+	for (size_t i = 0; i < n; i++) {
+		ret->frames[i].addr = cis[i].addr;
+		ret->frames[i].kind = cis[i].is_lua ? LC_VFRAME_LUA : LC_VFRAME_C;
+		ret->frames[i].cfunc = cis[i].cfunc;
+	}
+	ret->n = n;
+	ret->priv = cis;
+	return NULL;
+}
+
+static void puc_walk_free(struct lc_vwalk *w)
+{
+	free(w->priv);
+	w->priv = NULL;
+}
+
+static bool puc_starts_run(struct lc_pass *pass, const struct lc_vwalk *w,
+			   size_t i)
+{
+	return lc_lua_ci_starts_run(pass->ctx, w->priv, w->n, i);
+}
+
+/* Push the frame of cis[j] (and, 5.1, the lost tail calls it hides). */
+static void push_frame(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
+		       const struct lc_ci *cis, size_t n, size_t j, bool locals,
+		       bool unplaced, struct lc_frames *o)
+{
+	struct lc_frame *f = lc_frames_push(o);
+
+	if (!f)
+		return;
+	lc_lua_frame(ctx, st, cis, n, j, f);
+	f->unplaced = unplaced;
+	if (f->cfunc)
+		f->function = lc_strdup_or_null(
+			lc_program_symbol(lc_lua_program(ctx), f->cfunc));
+	if (locals && cis[j].is_lua) {
+		struct lc_error *err = lc_lua_frame_vars(ctx, st, cis, n, j,
+							 &f->vars, &f->nvars);
+		if (err) {
+			f->partial = true;
+			lc_error_destroy(err);
+		}
+	}
+	/* 5.1 counts lost tail calls on the Lua CallInfo that replaced them
+	 * (C CallInfos leave the field stale); lua_getstack reports them as
+	 * levels of their own, outside it. */
+	for (int k = 0; cis[j].is_lua && k < cis[j].tailcalls && k < 1000; k++) {
+		struct lc_frame *tf = lc_frames_push(o);
+
+		if (!tf)
+			return;
+		tf->kind = LC_FRAME_LUA;
+		tf->what = "tail";
+		tf->source = strdup("=(tail call)");
+		tf->short_src = strdup("(tail call)");
+		tf->currentline = -1;
+		tf->linedefined = -1;
+		tf->namewhat = "";
+		tf->state = st->addr;
+		tf->unplaced = unplaced;
+	}
+}
+
+static void puc_frame(struct lc_pass *pass, const struct lc_vstate *st,
+		      const struct lc_vwalk *w, size_t i, bool locals,
+		      bool unplaced, struct lc_frames *out)
+{
+	push_frame(pass->ctx, lstate(st), w->priv, w->n, i, locals, unplaced,
+		   out);
+}
+
+static unsigned puc_roles(const struct lc_interp *in, const char *fn)
+{
+	/* The collector's entry points: a stack through one of them is
+	 * doing collection work (allocation alone goes through lgc.c too,
+	 * in luaC_link or luaC_newobj, and is not). */
+	static const char *const gc[] = {
+		"luaC_step", "luaC_fullgc", "luaC_runtilstate",
+		"luaC_freeallobjects", "luaC_checkGC",
+	};
+	unsigned r = 0;
+
+	if (!fn)
+		return 0;
+	if (strcmp(fn, "luaV_execute") == 0)
+		r |= LC_ROLE_RUNS_LUA;
+	if (strcmp(fn, "lua_resume") == 0)
+		r |= LC_ROLE_RESUME;
+	/* luaD_precall (5.4.4+: precallC) calls C functions. */
+	if (strcmp(fn, "luaD_precall") == 0 || strcmp(fn, "precallC") == 0)
+		r |= LC_ROLE_CALLS_C;
+	for (size_t i = 0; i < LC_ARRAY_SIZE(gc); i++)
+		if (strcmp(fn, gc[i]) == 0)
+			r |= LC_ROLE_GC;
+	return r;
+}
+
+/* The Lua-only frames, locals and stack slots of one lua_State. */
+static void puc_state_frames(struct lc_pass *pass, const struct lc_vstate *vs,
+			     size_t max, bool locals, bool slots, int residue,
+			     struct lc_luathread *lt)
+{
+	struct lc_lua_ctx *ctx = pass->ctx;
+	const struct lc_lstate *st = lstate(vs);
+	struct lc_ci *cis = NULL;
+	size_t n = 0;
+	bool partial = false;
+	struct lc_frames o = { 0 };
+	struct lc_error *err;
+	size_t *frame_of;
+
+	lt->topslot = (long)((st->top - st->stack) /
+			     lc_lua_layout(ctx)->sz_stack_slot);
+	err = lc_lua_walk(ctx, st, max, &cis, &n, &partial);
+	if (err) {
+		lc_error_destroy(err);
+		lt->partial = true;
+		return;
+	}
+	if (partial)
+		lt->partial = true;
+	/* frame_of[j]: where cis[j] lands in frames[] (5.1 inserts lost
+	 * tail calls as frames of their own). */
+	frame_of = calloc(n ? n : 1, sizeof(*frame_of));
+	for (size_t j = 0; j < n; j++) {
+		if (frame_of)
+			frame_of[j] = o.n;
+		push_frame(ctx, st, cis, n, j, locals, false, &o);
+	}
+	lt->frames = o.v;
+	lt->nframes = o.n;
+	if (slots) {
+		err = lc_lua_stack_slots(ctx, st, cis, n, residue, &lt->slots,
+					 &lt->nslots);
+		if (err) {
+			lt->partial = true;
+			lc_error_destroy(err);
+		}
+		for (size_t k = 0; k < lt->nslots; k++) {
+			long f = lt->slots[k].frame;
+
+			if (f >= 0)
+				lt->slots[k].frame = frame_of && (size_t)f < n ?
+					(long)frame_of[f] : -1;
+		}
+	}
+	free(frame_of);
+	free(cis);
+}
+
+static struct lc_error *puc_scan(struct lc_pass *pass, uint64_t **vms,
+				 size_t *nvms, uint64_t **threads,
+				 size_t *nthreads)
+{
+	return lc_vm_scan_threads(pass->ctx, vms, nvms, threads, nthreads);
+}
+
+static struct lc_error *puc_decode_vm(struct lc_pass *pass, uint64_t vm,
+				      bool scanned, const uint64_t *threads,
+				      size_t nthreads, struct lc_vm *ret)
+{
+	return scanned ? lc_vm_decode_scanned(pass->ctx, vm, threads, nthreads,
+					      ret) :
+			 lc_vm_decode(pass->ctx, vm, ret);
+}
+
+static void puc_decode_state(struct lc_pass *pass, const struct lc_vstate *st,
+			     struct lc_luathread *ret)
+{
+	lc_luathread_decode(pass->ctx, lstate(st), ret);
+}
+
+static struct lc_error *puc_object(struct lc_pass *pass,
+				   enum lc_object_kind kind, uint64_t addr,
+				   size_t max, struct lc_object **ret)
+{
+	return lc_lua_object(pass->ctx, kind, addr, max, ret);
+}
+
+static size_t puc_hot(struct lc_pass *pass, const uint64_t *states,
+		      size_t nstates, const struct lc_frame *frames,
+		      size_t nframes, uint64_t (*r)[2], size_t room)
+{
+	const struct lc_layout *l = lc_lua_layout(pass->ctx);
+	size_t n = 0;
+
+#define ADD(a, len) do { if (n < room) { r[n][0] = (a); r[n][1] = (len); n++; } } while (0)
+	for (size_t i = 0; i < nstates && i < 8; i++)
+		ADD(states[i], l->sz_lstate ? l->sz_lstate : 256);
+	for (size_t i = 0; i < nframes; i++)
+		if (frames[i].kind == LC_FRAME_LUA && frames[i].ci)
+			ADD(frames[i].ci, l->sz_callinfo ? l->sz_callinfo : 128);
+	for (size_t i = 0; i < nstates && i < 8; i++) {
+		struct lc_lstate st;
+
+		if (lc_lua_state_read(pass->ctx, states[i], &st) == 0 &&
+		    st.top > st.stack)
+			ADD(st.stack, st.top - st.stack + 8 * l->sz_stack_slot);
+	}
+#undef ADD
+	return n;
+}
+
+const struct lc_vm_ops lc_puc_ops = {
+	.name = "PUC Lua",
+	.open = puc_open,
+	.close = puc_close,
+	.begin = puc_begin,
+	.end = puc_end,
+	.state_type = "lua_State",
+	.state_param = "L",
+	.state = puc_state,
+	.walk = puc_walk,
+	.walk_free = puc_walk_free,
+	.starts_run = puc_starts_run,
+	.frame = puc_frame,
+	.roles = puc_roles,
+	.state_frames = puc_state_frames,
+	.scan = puc_scan,
+	.decode_vm = puc_decode_vm,
+	.decode_state = puc_decode_state,
+	.object = puc_object,
+	.hot = puc_hot,
+};

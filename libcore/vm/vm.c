@@ -1,0 +1,157 @@
+/* The seam's common part (vm.h): the family list, opening an
+ * interpreter, and freeing the report data every family fills. */
+#include <config.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "vm/vm.h"
+
+const struct lc_vm_ops *const lc_vm_families[] = {
+	&lc_puc_ops,
+	NULL,
+};
+
+struct lc_error *lc_interp_open(struct lc_program *p, struct lc_interp **ret)
+{
+	struct lc_error *first = NULL;
+
+	for (size_t i = 0; lc_vm_families[i]; i++) {
+		struct lc_error *err = lc_vm_families[i]->open(p, ret);
+
+		if (!err) {
+			lc_error_destroy(first);
+			return NULL;
+		}
+		if (!first)
+			first = err;
+		else
+			lc_error_destroy(err);
+	}
+	return first ? first : lc_error_create(LC_ERR_NOT_FOUND,
+					       "no VM family is built in");
+}
+
+void lc_interp_close(struct lc_interp *in)
+{
+	if (in)
+		in->ops->close(in);
+}
+
+bool lc_interp_has_pc(const struct lc_interp *in, uint64_t pc)
+{
+	return in && pc >= in->module_start && pc < in->module_end;
+}
+
+void lc_vwalk_free(const struct lc_interp *in, struct lc_vwalk *w)
+{
+	if (in && w->priv)
+		in->ops->walk_free(w);
+	free(w->frames);
+	memset(w, 0, sizeof(*w));
+}
+
+struct lc_frame *lc_frames_push(struct lc_frames *o)
+{
+	if (o->n == o->cap) {
+		size_t ncap = o->cap ? o->cap * 2 : 64;
+		void *p = realloc(o->v, ncap * sizeof(*o->v));
+
+		if (!p) {
+			o->nomem = true;
+			return NULL;
+		}
+		o->v = p;
+		o->cap = ncap;
+	}
+	memset(&o->v[o->n], 0, sizeof(o->v[0]));
+	return &o->v[o->n++];
+}
+
+/* ---- the report's data (luacore.h) ---- */
+
+void lc_value_init(struct lc_value *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->len = -1;
+	v->hsize = -1;
+}
+
+void lc_value_deinit(struct lc_value *v)
+{
+	if (!v)
+		return;
+	free(v->text);
+	free(v->str);
+	lc_value_init(v);
+}
+
+void lc_vars_free(struct lc_var *vars, size_t n)
+{
+	if (!vars)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		free(vars[i].name);
+		lc_value_deinit(&vars[i].value);
+	}
+	free(vars);
+}
+
+void lc_slots_free(struct lc_slot *slots, size_t n)
+{
+	if (!slots)
+		return;
+	for (size_t i = 0; i < n; i++)
+		lc_value_deinit(&slots[i].value);
+	free(slots);
+}
+
+void lc_frame_free(struct lc_frame *f)
+{
+	lc_vars_free(f->vars, f->nvars);
+	free(f->function);
+	free(f->module);
+	free(f->file);
+	free(f->source);
+	free(f->short_src);
+	free(f->name);
+	free(f->global_name);
+}
+
+void lc_object_destroy(struct lc_object *o)
+{
+	if (!o)
+		return;
+	lc_value_deinit(&o->value);
+	free(o->full);
+	for (size_t i = 0; i < o->nentries; i++) {
+		lc_value_deinit(&o->entries[i].key);
+		lc_value_deinit(&o->entries[i].value);
+	}
+	free(o->entries);
+	lc_vars_free(o->upvalues, o->nupvalues);
+	free(o);
+}
+
+void lc_luathread_clear(struct lc_luathread *th)
+{
+	if (!th)
+		return;
+	free(th->hook_name);
+	free(th->note);
+	th->hook_name = NULL;
+	th->note = NULL;
+}
+
+void lc_vm_clear(struct lc_vm *vm)
+{
+	if (!vm)
+		return;
+	for (size_t i = 0; i < vm->nthreads; i++)
+		lc_luathread_clear(&vm->threads[i]);
+	free(vm->threads);
+	free(vm->note);
+	vm->threads = NULL;
+	vm->nthreads = 0;
+	vm->note = NULL;
+}

@@ -1,0 +1,194 @@
+/* The VM seam: what the report, the sampler and gdb need of an
+ * interpreter, one table of operations per VM family (PUC Lua today; a
+ * LuaJIT family goes beside it in vm/luajit/).  Nothing above this layer
+ * knows a family's structs or function names: it asks the table.
+ *
+ * Objects and ownership:
+ *  - struct lc_interp: one interpreter found in a program (its module,
+ *    version, layout).  Opened by a family's open, closed by its close;
+ *    owned by the session (report/session.c), which reopens it when the
+ *    program's modules change.  Borrows the program.
+ *  - struct lc_pass: the caches of one stop (Protos, global names), from
+ *    begin to end.  Everything an operation returns that points into the
+ *    target's data is copied out; strings in struct lc_frame are malloc'd
+ *    and the caller's.
+ *  - struct lc_vstate: an interpreter thread (a lua_State) read at this
+ *    stop; plain data, the family's own part in priv.
+ *  - struct lc_vwalk: a state's frames, innermost first; freed by
+ *    lc_vwalk_free. */
+#ifndef LC_VM_H
+#define LC_VM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/base.h"
+#include "prog/program.h"
+#include "native/unwind.h"
+
+/* What a native frame does for the interpreter: bits, since one machine
+ * frame may run several of these (inlined into each other). */
+enum {
+	LC_ROLE_RUNS_LUA = 1,	/* interprets Lua code: its Lua frames follow it */
+	LC_ROLE_RESUME = 2,	/* resumes a coroutine: a coroutine boundary */
+	LC_ROLE_CALLS_C = 4,	/* calls a C function for Lua, whose own
+				   frame may be gone (a tail call) */
+	LC_ROLE_GC = 8,		/* an entry point of the collector */
+};
+
+enum lc_vframe_kind {
+	LC_VFRAME_LUA,		/* a Lua function */
+	LC_VFRAME_C,		/* a C function called from Lua */
+};
+
+/* An interpreter thread at one stop. */
+struct lc_vstate {
+	uint64_t addr;		/* lua_State */
+	uint64_t vm;		/* its global_State */
+	bool active;		/* frames above the base one */
+	bool runnable;		/* status OK with frames: running, or it
+				   resumed another */
+	unsigned resume_depth;	/* orders a resume chain: higher was
+				   resumed later */
+	uint64_t priv[24];	/* the family's own (PUC: struct lc_lstate) */
+};
+
+struct lc_vframe {
+	uint64_t addr;		/* CallInfo (PUC) */
+	enum lc_vframe_kind kind;
+	uint64_t cfunc;		/* C frames: the function, matched against
+				   native frames' func_start */
+};
+
+struct lc_vwalk {
+	struct lc_vframe *frames;	/* innermost first */
+	size_t n;
+	bool partial;		/* the chain was broken, cyclic or too long */
+	void *priv;		/* the family's own, freed with the walk */
+};
+
+/* A growable array of report frames (luacore.h struct lc_frame). */
+struct lc_frames {
+	struct lc_frame *v;
+	size_t n, cap;
+	bool nomem;
+};
+/* A zeroed frame at the end, or NULL (nomem set). */
+struct lc_frame *lc_frames_push(struct lc_frames *o);
+
+/* One interpreter found in a program. */
+struct lc_interp {
+	const struct lc_vm_ops *ops;
+	struct lc_program *prog;	/* borrowed */
+	const char *version;	/* "5.4.4"; owned by the interp */
+	const char *module;	/* path of the module holding it, or NULL */
+	uint64_t module_start, module_end;	/* its load range */
+	bool version_guessed;	/* no version string: from the shape */
+	void *priv;		/* the family's own (PUC: the layout) */
+};
+
+struct lc_pass;
+
+struct lc_vm_ops {
+	const char *name;	/* "PUC Lua" */
+	/* LC_ERR_NOT_FOUND when the program has no such VM; the error
+	 * says what is missing and is the caller's. */
+	struct lc_error *(*open)(struct lc_program *p, struct lc_interp **ret);
+	void (*close)(struct lc_interp *in);
+	struct lc_error *(*begin)(struct lc_interp *in, struct lc_pass **ret);
+	void (*end)(struct lc_pass *pass);
+
+	/* ---- stacks: the report, the sampler, gdb's lua-bt ---- */
+
+	/* The type and parameter names native frames are searched for. */
+	const char *state_type;	/* "lua_State" */
+	const char *state_param;	/* "L" */
+	/* Read and validate the state at addr: false if it is none. */
+	bool (*state)(struct lc_pass *pass, uint64_t addr,
+		      struct lc_vstate *ret);
+	/* The state's frames, innermost first, at most max. */
+	struct lc_error *(*walk)(struct lc_pass *pass, const struct lc_vstate *st,
+				 size_t max, struct lc_vwalk *ret);
+	void (*walk_free)(struct lc_vwalk *w);
+	/* Push the report frames of w->frames[i] (more than one where the
+	 * family shows frames the walk does not see, e.g. 5.1's lost tail
+	 * calls), with locals when asked. */
+	void (*frame)(struct lc_pass *pass, const struct lc_vstate *st,
+		      const struct lc_vwalk *w, size_t i, bool locals,
+		      bool unplaced, struct lc_frames *out);
+	/* Lua frame w->frames[i] is the outermost of one interpreter run
+	 * (one native RUNS_LUA frame runs it and the frames inside it). */
+	bool (*starts_run)(struct lc_pass *pass, const struct lc_vwalk *w,
+			   size_t i);
+	/* LC_ROLE_* bits of a native function named fn. */
+	unsigned (*roles)(const struct lc_interp *in, const char *fn);
+
+	/* ---- the whole process: the VM list, lua-states, lua-value ---- */
+
+	/* The state's Lua-only frames, with locals and the data stack's
+	 * slots when asked (lc_luathread's frames, slots, topslot). */
+	void (*state_frames)(struct lc_pass *pass, const struct lc_vstate *st,
+			     size_t max, bool locals, bool slots, int residue,
+			     struct lc_luathread *ret);
+	/* Every VM the memory holds (sorted), and the objects that may be
+	 * threads, read in the same pass (unvalidated). */
+	struct lc_error *(*scan)(struct lc_pass *pass, uint64_t **vms,
+				 size_t *nvms, uint64_t **threads,
+				 size_t *nthreads);
+	/* Decode the VM at vm: its GC state and every thread (from the
+	 * scan's candidates when scanned, else its GC lists). */
+	struct lc_error *(*decode_vm)(struct lc_pass *pass, uint64_t vm,
+				      bool scanned, const uint64_t *threads,
+				      size_t nthreads, struct lc_vm *ret);
+	/* The internals of one state (lc_luathread minus what the report
+	 * fills). */
+	void (*decode_state)(struct lc_pass *pass, const struct lc_vstate *st,
+			     struct lc_luathread *ret);
+	/* The object at addr for lc_object_create. */
+	struct lc_error *(*object)(struct lc_pass *pass, enum lc_object_kind kind,
+				   uint64_t addr, size_t max,
+				   struct lc_object **ret);
+
+	/* ---- sampling ---- */
+
+	/* What changes as the states run, to copy at the next stop: the
+	 * states, the frames' records (the report frames' ci), the used
+	 * data stacks.  At most room ranges, in that order; returns how
+	 * many. */
+	size_t (*hot)(struct lc_pass *pass, const uint64_t *states,
+		      size_t nstates, const struct lc_frame *frames,
+		      size_t nframes, uint64_t (*ranges)[2], size_t room);
+};
+
+/* The families (vm/<family>/family.c). */
+extern const struct lc_vm_ops lc_puc_ops;	/* PUC Lua 5.1-5.4 */
+
+/* The families, NULL-terminated, in the order they are tried. */
+extern const struct lc_vm_ops *const lc_vm_families[];
+
+/* The first family that finds an interpreter in p; else the error of
+ * the first one (the caller's). */
+struct lc_error *lc_interp_open(struct lc_program *p, struct lc_interp **ret);
+void lc_interp_close(struct lc_interp *in);
+
+/* pc lies in the interpreter's module. */
+bool lc_interp_has_pc(const struct lc_interp *in, uint64_t pc);
+
+void lc_vwalk_free(const struct lc_interp *in, struct lc_vwalk *w);
+
+/* The report's data every family fills (luacore.h): a value as "nil"
+ * with no length; freeing values, variables, slots and a frame's
+ * strings and variables. */
+void lc_value_init(struct lc_value *v);
+void lc_value_deinit(struct lc_value *v);
+void lc_vars_free(struct lc_var *vars, size_t n);
+void lc_slots_free(struct lc_slot *slots, size_t n);
+void lc_frame_free(struct lc_frame *f);
+/* What decode_vm and decode_state allocate: a VM's threads array and
+ * note, each thread's hook_name and note (not frames or slots, which
+ * the report adds and frees). */
+void lc_luathread_clear(struct lc_luathread *th);
+void lc_vm_clear(struct lc_vm *vm);
+
+#endif /* LC_VM_H */
