@@ -14,7 +14,8 @@
 struct lc_profile;
 struct lc_prof_sample;
 
-/* Room for a frame label (lc_profile_label); longer ones are cut. */
+/* Room for a frame label (lc_profile_label) in every sink; longer ones
+ * are cut. */
 #define LC_SINK_LABEL_MAX	512
 
 #define LC_SINK_UTF8_BAD	UINT32_MAX
@@ -37,8 +38,9 @@ const char *lc_sink_grouped(char *buf, size_t size, int64_t v);
 void lc_sink_cat(char *buf, size_t size, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* A sample's weight: microseconds of CPU time (of wall-clock time with
- * --wall), rounded, at least 1. */
+/* A sample's weight in the folded stacks, speedscope and the SVG:
+ * microseconds of CPU time (of wall-clock time with --wall), rounded, at
+ * least 1. */
 int64_t lc_sink_weight(const struct lc_prof_sample *s);
 
 /* "pid 1234 (lua x.lua), CPU time, 10.00 s from 2024-05-01 12:00:00 UTC" */

@@ -23,6 +23,7 @@
 #include <zlib.h>
 
 #include "sample/profile.h"
+#include "sample/sink.h"
 
 /* Field numbers, from profile.proto. */
 enum {
@@ -465,7 +466,7 @@ static void write_header(struct pw *w)
 static void write_functions(struct pw *w)
 {
 	const struct lc_profile *p = w->p;
-	char label[512];	/* the folded writer's limit too */
+	char label[LC_SINK_LABEL_MAX];
 
 	for (size_t i = 0; i < p->nfuncs && !w->err; i++) {
 		const struct lc_prof_func *f = &p->funcs[i];

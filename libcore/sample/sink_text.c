@@ -1,8 +1,9 @@
-/* What the speedscope and SVG sinks share: UTF-8 decoding for their
- * escaping, numbers formatted without the locale, the sample weight and
- * the description of the run that both files print, so that the text
- * formats of one profile agree on names and numbers.  Declared in
- * sample/sink.h, for the sink files only.
+/* What the text sinks share: UTF-8 decoding for the escaping of
+ * speedscope and the SVG, numbers formatted without the locale, the
+ * sample weight of all three (folded stacks too) and the description of
+ * the run that speedscope and the SVG print, so that the text formats of
+ * one profile agree on names and numbers.  Declared in sample/sink.h,
+ * for the sink files only.
  *
  * Numbers with a fraction are formatted by hand (lc_sink_fixed()), not
  * with printf's %f: the library may live in a program that set a locale
