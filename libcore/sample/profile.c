@@ -503,24 +503,3 @@ int lc_profile_func_weights(const struct lc_profile *p, bool lua_view,
 	free(seen);
 	return 0;
 }
-
-static bool has_suffix(const char *s, const char *suf)
-{
-	size_t n = strlen(s), m = strlen(suf);
-
-	return n >= m && strcmp(s + n - m, suf) == 0;
-}
-
-enum lc_prof_format lc_profile_format_for(const char *path)
-{
-	if (!path)
-		return LC_PROF_FOLDED;
-	if (has_suffix(path, ".pb.gz") || has_suffix(path, ".pprof") ||
-	    has_suffix(path, ".pb"))
-		return LC_PROF_PPROF;
-	if (has_suffix(path, ".svg"))
-		return LC_PROF_SVG;
-	if (has_suffix(path, ".json"))
-		return LC_PROF_SPEEDSCOPE;
-	return LC_PROF_FOLDED;
-}

@@ -1,9 +1,18 @@
-/* Output sinks: the files a profile (sample/profile.h) is written to.
+/* Output sinks: the files a profile (sample/profile.h) is written to,
+ * behind one table.  luacore-sample picks a sink by --format or by the
+ * output file's suffix; the tests and the fuzzer use the same table.
  *
- * Internal to libluacore.  What follows is for the sink files
- * (sample/sink_*.c) only: the helpers the text sinks share, defined in
- * sample/sink_text.c.  Buffers belong to the caller; nothing here keeps
- * a pointer or writes to stderr. */
+ * Internal to libluacore.  The sinks are constant data and keep nothing
+ * between calls.  A sink's write reads the profile and writes the whole
+ * file to out, which stays the caller's to close; it returns 0, or -1
+ * with errno set (EIO for a short write), and never writes to stderr.
+ *
+ * One file per sink: sample/sink_folded.c, sink_pprof.c, sink_svg.c and
+ * sink_speedscope.c.  The table and lc_sink_for are sample/sink.c.  The
+ * second part of this header is for the sink files only: their table
+ * entries, and the helpers the text sinks share (sample/sink_text.c).
+ * Buffers passed to those belong to the caller; nothing keeps a
+ * pointer. */
 #ifndef LC_SINK_H
 #define LC_SINK_H
 
@@ -13,6 +22,49 @@
 
 struct lc_profile;
 struct lc_prof_sample;
+
+struct lc_sink {
+	const char *name;		/* "folded", "pprof", "svg",
+					   "speedscope" */
+	const char *const *suffixes;	/* file-name endings that choose it,
+					   e.g. ".pb.gz", ".pprof";
+					   NULL-terminated */
+	int (*write)(const struct lc_profile *p, const char *title,
+		     FILE *out);	/* 0, or -1 with errno */
+	const char *what;		/* one line for --help */
+};
+
+/* Every sink, NULL-terminated, folded first (the default), in the order
+ * luacore-sample names them. */
+extern const struct lc_sink *const lc_sinks[];
+
+/* The sink named `name` when name is non-NULL (NULL if none has that
+ * name), else the one whose suffix ends `path` (folded when none does or
+ * path is NULL).  Names and suffixes are compared case-sensitively. */
+const struct lc_sink *lc_sink_for(const char *path, const char *name);
+
+/* The sinks' writes, by name for a caller that wants one format whatever
+ * the file is called (tests/pprof/make-profile).  title is the SVG's
+ * title (NULL or "": "CPU profile" or "Wall-clock profile"); the other
+ * formats have no place for it and ignore it.  Weights: lc_sink_weight
+ * in the folded stacks, speedscope and the SVG; pprof carries both the
+ * sample count and nanoseconds. */
+int lc_profile_write_folded(const struct lc_profile *p, const char *title,
+			    FILE *out);
+int lc_profile_write_pprof(const struct lc_profile *p, const char *title,
+			   FILE *out);
+int lc_profile_write_svg(const struct lc_profile *p, const char *title,
+			 FILE *out);
+int lc_profile_write_speedscope(const struct lc_profile *p,
+				const char *title, FILE *out);
+
+/* ---- for the sink files only ------------------------------------------ */
+
+/* The table's entries, each defined beside its write. */
+extern const struct lc_sink lc_sink_folded;
+extern const struct lc_sink lc_sink_pprof;
+extern const struct lc_sink lc_sink_svg;
+extern const struct lc_sink lc_sink_speedscope;
 
 /* Room for a frame label (lc_profile_label) in every sink; longer ones
  * are cut. */

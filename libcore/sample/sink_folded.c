@@ -11,7 +11,8 @@
 
 /* Semicolons separate frames, so they become ':' in a label, and so do
  * newlines; the weight is lc_sink_weight's. */
-int lc_profile_write_folded(const struct lc_profile *p, FILE *out)
+int lc_profile_write_folded(const struct lc_profile *p, const char *title,
+			    FILE *out)
 {
 	char label[LC_SINK_LABEL_MAX];
 
@@ -41,3 +42,13 @@ io:
 		errno = EIO;
 	return -1;
 }
+
+/* No suffix: the default, for any name the other sinks do not claim. */
+static const char *const suffixes[] = { NULL };
+
+const struct lc_sink lc_sink_folded = {
+	.name = "folded",
+	.suffixes = suffixes,
+	.write = lc_profile_write_folded,
+	.what = "folded stacks, one \"root;...;leaf WEIGHT\" line per stack",
+};

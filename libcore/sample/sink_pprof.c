@@ -609,7 +609,8 @@ static void write_strings(struct pw *w)
 	}
 }
 
-int lc_profile_write_pprof(const struct lc_profile *p, FILE *out)
+int lc_profile_write_pprof(const struct lc_profile *p, const char *title,
+			   FILE *out)
 {
 	struct pw *w = calloc(1, sizeof(*w));
 	int err, rc;
@@ -660,3 +661,12 @@ int lc_profile_write_pprof(const struct lc_profile *p, FILE *out)
 	}
 	return 0;
 }
+
+static const char *const suffixes[] = { ".pb.gz", ".pprof", ".pb", NULL };
+
+const struct lc_sink lc_sink_pprof = {
+	.name = "pprof",
+	.suffixes = suffixes,
+	.write = lc_profile_write_pprof,
+	.what = "pprof's profile.proto, gzipped",
+};

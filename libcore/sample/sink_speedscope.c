@@ -131,7 +131,8 @@ static void speedscope_thread(const struct lc_profile *p,
 	fputs("]}", out);
 }
 
-int lc_profile_write_speedscope(const struct lc_profile *p, FILE *out)
+int lc_profile_write_speedscope(const struct lc_profile *p,
+				const char *title, FILE *out)
 {
 	char label[LC_SINK_LABEL_MAX], run[1024], quality[1024];
 	struct by_tid *v;
@@ -189,3 +190,13 @@ int lc_profile_write_speedscope(const struct lc_profile *p, FILE *out)
 	free(v);
 	return lc_sink_finish(out);
 }
+
+/* .speedscope.json, speedscope's own ending, is one of these. */
+static const char *const suffixes[] = { ".json", NULL };
+
+const struct lc_sink lc_sink_speedscope = {
+	.name = "speedscope",
+	.suffixes = suffixes,
+	.write = lc_profile_write_speedscope,
+	.what = "speedscope's JSON file format",
+};

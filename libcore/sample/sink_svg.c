@@ -791,3 +791,11 @@ int lc_profile_write_svg(const struct lc_profile *p, const char *title,
 	return lc_sink_finish(out);
 }
 
+static const char *const suffixes[] = { ".svg", NULL };
+
+const struct lc_sink lc_sink_svg = {
+	.name = "svg",
+	.suffixes = suffixes,
+	.write = lc_profile_write_svg,
+	.what = "an interactive SVG flame graph",
+};
