@@ -67,6 +67,16 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* The sinks' names, in the table's order: "folded, pprof, svg or
+ * speedscope". */
+static void sink_names(FILE *out)
+{
+	for (size_t i = 0; lc_sinks[i]; i++)
+		fprintf(out, "%s%s",
+			i == 0 ? "" : lc_sinks[i + 1] ? ", " : " or ",
+			lc_sinks[i]->name);
+}
+
 static void usage(FILE *out)
 {
 	fputs("Usage: luacore-sample [OPTIONS] -p PID\n"
@@ -82,7 +92,9 @@ static void usage(FILE *out)
 	      "  -o, --output FILE    write the profile here (default: profile.folded);\n"
 	      "                       the format follows the suffix: .pb.gz pprof,\n"
 	      "                       .svg flame graph, .json speedscope, else folded\n"
-	      "  -f, --format F       folded, pprof, svg or speedscope, whatever the suffix\n"
+	      "  -f, --format F       ", out);
+	sink_names(out);
+	fputs(", whatever the suffix\n"
 	      "      --wall           wall-clock samples: every thread every tick, idle\n"
 	      "                       ones labelled (default: CPU time: a thread that\n"
 	      "                       used no CPU since the last tick is not sampled)\n"
@@ -364,7 +376,9 @@ int main(int argc, char **argv)
 	}
 	sink = lc_sink_for(output, format);
 	if (!sink) {
-		fprintf(stderr, "luacore-sample: --format is folded, pprof, svg or speedscope\n");
+		fputs("luacore-sample: --format is ", stderr);
+		sink_names(stderr);
+		fputc('\n', stderr);
 		return EXIT_USAGE;
 	}
 	handle_signals();
