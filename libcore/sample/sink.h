@@ -1,6 +1,7 @@
 /* Output sinks: the files a profile (sample/profile.h) is written to,
  * behind one table.  luacore-sample picks a sink by --format or by the
- * output file's suffix; the tests and the fuzzer use the same table.
+ * output file's suffix; tests/flame/make-flame and the fuzzer go through
+ * the same table.
  *
  * Internal to libluacore.  The sinks are constant data and keep nothing
  * between calls.  A sink's write reads the profile and writes the whole

@@ -1,10 +1,10 @@
 /* The SVG flame graph: self-contained (style and script inside), readable
- * without its script, which only zooms and searches.  Frames are
- * lc_profile_label's labels and widths the folded stacks' weights
- * (lc_sink_weight), so that the graph agrees with the other text formats
- * on names and numbers.  Coordinates are formatted by lc_sink_fixed, not
- * with the locale's printf; output depends on the profile only, so the
- * same profile gives the same bytes. */
+ * without its script, which only shows details, zooms and searches.
+ * Frames are lc_profile_label's labels and widths the folded stacks'
+ * weights (lc_sink_weight), so that the graph agrees with the other text
+ * formats on names and numbers.  Coordinates are formatted by
+ * lc_sink_fixed, not with the locale's printf; output depends on the
+ * profile only, so the same profile gives the same bytes. */
 #include <config.h>
 
 #include <errno.h>
