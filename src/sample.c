@@ -21,6 +21,7 @@
 #include "luacore.h"
 #include "sample/profile.h"
 #include "sample/sampler.h"
+#include "sample/sink.h"
 
 #define EXIT_POOR	1
 #define EXIT_FATAL	2
@@ -66,6 +67,16 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* The sinks' names, in the table's order: "folded, pprof, svg or
+ * speedscope". */
+static void sink_names(FILE *out)
+{
+	for (size_t i = 0; lc_sinks[i]; i++)
+		fprintf(out, "%s%s",
+			i == 0 ? "" : lc_sinks[i + 1] ? ", " : " or ",
+			lc_sinks[i]->name);
+}
+
 static void usage(FILE *out)
 {
 	fputs("Usage: luacore-sample [OPTIONS] -p PID\n"
@@ -81,7 +92,9 @@ static void usage(FILE *out)
 	      "  -o, --output FILE    write the profile here (default: profile.folded);\n"
 	      "                       the format follows the suffix: .pb.gz pprof,\n"
 	      "                       .svg flame graph, .json speedscope, else folded\n"
-	      "  -f, --format F       folded, pprof, svg or speedscope, whatever the suffix\n"
+	      "  -f, --format F       ", out);
+	sink_names(out);
+	fputs(", whatever the suffix\n"
 	      "      --wall           wall-clock samples: every thread every tick, idle\n"
 	      "                       ones labelled (default: CPU time: a thread that\n"
 	      "                       used no CPU since the last tick is not sampled)\n"
@@ -120,8 +133,8 @@ static int parse_double(const char *s, double lo, double hi, const char *opt,
 	return 0;
 }
 
-static int write_profile(const struct lc_profile *p, enum lc_prof_format f,
-			 const char *path)
+static int write_profile(const struct lc_profile *p,
+			 const struct lc_sink *sink, const char *path)
 {
 	FILE *out = fopen(path, "w");
 	int r;
@@ -131,20 +144,7 @@ static int write_profile(const struct lc_profile *p, enum lc_prof_format f,
 			strerror(errno));
 		return -1;
 	}
-	switch (f) {
-	case LC_PROF_PPROF:
-		r = lc_profile_write_pprof(p, out);
-		break;
-	case LC_PROF_SVG:
-		r = lc_profile_write_svg(p, "luacore-sample", out);
-		break;
-	case LC_PROF_SPEEDSCOPE:
-		r = lc_profile_write_speedscope(p, out);
-		break;
-	default:
-		r = lc_profile_write_folded(p, out);
-		break;
-	}
+	r = sink->write(p, "luacore-sample", out);
 	if (fclose(out) != 0 && r == 0)
 		r = -1;
 	if (r < 0)
@@ -303,7 +303,7 @@ int main(int argc, char **argv)
 	struct lc_sampler *s;
 	struct lc_profile *prof;
 	struct lc_error *err;
-	enum lc_prof_format fmt;
+	const struct lc_sink *sink;
 	unsigned seed;
 
 	while ((c = getopt_long(argc, argv, "+p:r:d:o:f:qhV", longopts,
@@ -374,20 +374,12 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	fmt = lc_profile_format_for(output);
-	if (format) {
-		if (strcmp(format, "folded") == 0)
-			fmt = LC_PROF_FOLDED;
-		else if (strcmp(format, "pprof") == 0)
-			fmt = LC_PROF_PPROF;
-		else if (strcmp(format, "svg") == 0)
-			fmt = LC_PROF_SVG;
-		else if (strcmp(format, "speedscope") == 0)
-			fmt = LC_PROF_SPEEDSCOPE;
-		else {
-			fprintf(stderr, "luacore-sample: --format is folded, pprof, svg or speedscope\n");
-			return EXIT_USAGE;
-		}
+	sink = lc_sink_for(output, format);
+	if (!sink) {
+		fputs("luacore-sample: --format is ", stderr);
+		sink_names(stderr);
+		fputc('\n', stderr);
+		return EXIT_USAGE;
 	}
 	handle_signals();
 	if (!pid) {
@@ -503,7 +495,7 @@ int main(int argc, char **argv)
 		fputs("luacore-sample: out of memory\n", stderr);
 		return EXIT_FATAL;
 	}
-	if ((!top || output_given) && write_profile(prof, fmt, output) < 0)
+	if ((!top || output_given) && write_profile(prof, sink, output) < 0)
 		status = EXIT_FATAL;
 	report_quality(prof, stderr);
 	if (!status && (!top || output_given))

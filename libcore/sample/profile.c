@@ -1,8 +1,8 @@
 /* Profiles: interning of functions, locations and labels, merging of
- * equal samples, frame labels, and the folded-stacks writer. */
+ * equal samples, frame labels.  The files they are written to are the
+ * sinks' (sample/sink.h). */
 #include <config.h>
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -490,61 +490,4 @@ int lc_profile_func_weights(const struct lc_profile *p, bool lua_view,
 	}
 	free(seen);
 	return 0;
-}
-
-static bool has_suffix(const char *s, const char *suf)
-{
-	size_t n = strlen(s), m = strlen(suf);
-
-	return n >= m && strcmp(s + n - m, suf) == 0;
-}
-
-enum lc_prof_format lc_profile_format_for(const char *path)
-{
-	if (!path)
-		return LC_PROF_FOLDED;
-	if (has_suffix(path, ".pb.gz") || has_suffix(path, ".pprof") ||
-	    has_suffix(path, ".pb"))
-		return LC_PROF_PPROF;
-	if (has_suffix(path, ".svg"))
-		return LC_PROF_SVG;
-	if (has_suffix(path, ".json"))
-		return LC_PROF_SPEEDSCOPE;
-	return LC_PROF_FOLDED;
-}
-
-/* Folded stacks: semicolons separate frames, so they become ':' in a
- * label; the weight is microseconds of CPU time (wall-clock time with
- * --wall), rounded, at least 1. */
-int lc_profile_write_folded(const struct lc_profile *p, FILE *out)
-{
-	char label[512];
-
-	for (size_t i = 0; i < p->nsamples; i++) {
-		const struct lc_prof_sample *s = &p->samples[i];
-		int64_t w = (s->cpu_ns + 500) / 1000;
-
-		if (w < 1)
-			w = 1;
-		for (size_t k = s->nlocs; k-- > 0;) {
-			const struct lc_prof_loc *l = &p->locs[s->locs[k]];
-
-			lc_profile_label(p, l->func, label, sizeof(label));
-			for (char *c = label; *c; c++)
-				if (*c == ';' || *c == '\n')
-					*c = ':';
-			if (fputs(label, out) < 0 ||
-			    (k && fputc(';', out) == EOF))
-				goto io;
-		}
-		if (fprintf(out, " %" PRId64 "\n", w) < 0)
-			goto io;
-	}
-	if (fflush(out) != 0)
-		goto io;
-	return 0;
-io:
-	if (!errno)
-		errno = EIO;
-	return -1;
 }

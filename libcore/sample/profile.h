@@ -1,12 +1,11 @@
-/* CPU profiles made by the sampler, and the files they are written to:
- * folded stacks, pprof (profile.proto, gzipped), speedscope JSON and a
- * self-contained interactive SVG flame graph.
+/* CPU profiles made by the sampler: functions, locations and samples
+ * with their labels, the run's quality, and the frame labels every
+ * output format uses.  The formats themselves (folded stacks, pprof,
+ * speedscope, the SVG flame graph) are the sinks of sample/sink.h.
  *
  * Internal to libluacore.  A profile owns everything it points to
  * (lc_profile_destroy frees it all).  Functions and locations are
- * interned: ids are indexes into the arrays, stable once given.  Writers
- * never fail silently: they return -1 with errno set (EIO for a short
- * write) and write nothing to stderr. */
+ * interned: ids are indexes into the arrays, stable once given. */
 #ifndef LC_PROFILE_H
 #define LC_PROFILE_H
 
@@ -144,23 +143,5 @@ int lc_profile_func_weights(const struct lc_profile *p, bool lua_view,
  * frames.  Written into buf (always NUL-terminated). */
 void lc_profile_label(const struct lc_profile *p, uint32_t func, char *buf,
 		      size_t size);
-
-enum lc_prof_format {
-	LC_PROF_FOLDED,		/* "root;...;leaf WEIGHT" lines */
-	LC_PROF_PPROF,		/* gzipped profile.proto */
-	LC_PROF_SPEEDSCOPE,	/* speedscope's file format (JSON) */
-	LC_PROF_SVG,		/* interactive flame graph */
-};
-
-/* The format a file name's suffix asks for: .pb.gz/.pprof -> pprof,
- * .svg -> svg, .json/.speedscope.json -> speedscope, else folded. */
-enum lc_prof_format lc_profile_format_for(const char *path);
-
-/* Weights: cpu_ns in CPU mode (folded: microseconds), count in --wall. */
-int lc_profile_write_folded(const struct lc_profile *p, FILE *out);
-int lc_profile_write_pprof(const struct lc_profile *p, FILE *out);
-int lc_profile_write_speedscope(const struct lc_profile *p, FILE *out);
-int lc_profile_write_svg(const struct lc_profile *p, const char *title,
-			 FILE *out);
 
 #endif /* LC_PROFILE_H */

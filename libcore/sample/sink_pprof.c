@@ -23,6 +23,7 @@
 #include <zlib.h>
 
 #include "sample/profile.h"
+#include "sample/sink.h"
 
 /* Field numbers, from profile.proto. */
 enum {
@@ -465,7 +466,7 @@ static void write_header(struct pw *w)
 static void write_functions(struct pw *w)
 {
 	const struct lc_profile *p = w->p;
-	char label[512];	/* the folded writer's limit too */
+	char label[LC_SINK_LABEL_MAX];
 
 	for (size_t i = 0; i < p->nfuncs && !w->err; i++) {
 		const struct lc_prof_func *f = &p->funcs[i];
@@ -608,7 +609,8 @@ static void write_strings(struct pw *w)
 	}
 }
 
-int lc_profile_write_pprof(const struct lc_profile *p, FILE *out)
+int lc_profile_write_pprof(const struct lc_profile *p, const char *title,
+			   FILE *out)
 {
 	struct pw *w = calloc(1, sizeof(*w));
 	int err, rc;
@@ -659,3 +661,12 @@ int lc_profile_write_pprof(const struct lc_profile *p, FILE *out)
 	}
 	return 0;
 }
+
+static const char *const suffixes[] = { ".pb.gz", ".pprof", ".pb", NULL };
+
+const struct lc_sink lc_sink_pprof = {
+	.name = "pprof",
+	.suffixes = suffixes,
+	.write = lc_profile_write_pprof,
+	.what = "pprof's profile.proto, gzipped",
+};

@@ -1,5 +1,6 @@
 /* Writes a synthetic profile as speedscope JSON and as an SVG flame
- * graph, and the truth to check them against.
+ * graph, and the truth to check them against.  The sinks are chosen by
+ * the file names' suffixes, as luacore-sample -o chooses them.
  *
  *   make-flame DIR
  *
@@ -26,6 +27,7 @@
 #include <string.h>
 
 #include "sample/profile.h"
+#include "sample/sink.h"
 
 struct func {
 	const char *name;
@@ -221,12 +223,10 @@ static void write_one(const char *dir, const char *mode, const char *ext,
 	f = fopen(path, "w");
 	if (!f)
 		die("cannot write", path);
-	if (strcmp(ext, "svg") == 0)
-		rc = lc_profile_write_svg(p, p->wall ?
-					  "bench.lua, wall clock" :
-					  "bench.lua <CPU> & \"friends\"", f);
-	else
-		rc = lc_profile_write_speedscope(p, f);
+	/* The title is the SVG's; speedscope has no place for it. */
+	rc = lc_sink_for(path, NULL)->write(p, p->wall ?
+					    "bench.lua, wall clock" :
+					    "bench.lua <CPU> & \"friends\"", f);
 	if (rc < 0)
 		die("writing", path);
 	if (fclose(f) != 0)

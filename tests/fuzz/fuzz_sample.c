@@ -5,10 +5,10 @@
  * luacore-sample decodes a stopped thread: a pass per thread, its
  * stack (report/stack.h), at most 256 frames.  Each thread's stack becomes a
  * profile sample (lc_profile_stack_of, as the sampler's), and the
- * profile is written in every format (folded, pprof, speedscope, SVG)
- * and weighed as luacore-sample --top does.  Names and sources read from
- * the mutated image reach every writer's escaping.  A crash, a sanitizer
- * report or a hang (libFuzzer's -timeout) is a bug.
+ * profile is written by every sink of the table (folded, pprof, SVG,
+ * speedscope) and weighed as luacore-sample --top does.  Names and
+ * sources read from the mutated image reach every writer's escaping.  A
+ * crash, a sanitizer report or a hang (libFuzzer's -timeout) is a bug.
  *
  * Built by tests/fuzz/build.sh with libFuzzer and ASan/UBSan, or with
  * tests/fuzz/replay.c for replaying a corpus (make check). */
@@ -21,6 +21,7 @@
 #include "image.h"
 #include "report/stack.h"
 #include "sample/profile.h"
+#include "sample/sink.h"
 
 static struct lc_target *target;
 static FILE *devnull;
@@ -77,10 +78,8 @@ static void write_all(struct lc_profile *p)
 	int64_t *total = calloc(p->nfuncs + 1, sizeof(*total));
 	char label[512];
 
-	lc_profile_write_folded(p, devnull);
-	lc_profile_write_pprof(p, devnull);
-	lc_profile_write_speedscope(p, devnull);
-	lc_profile_write_svg(p, "fuzz_sample", devnull);
+	for (size_t i = 0; lc_sinks[i]; i++)
+		lc_sinks[i]->write(p, "fuzz_sample", devnull);
 	if (self && total) {
 		lc_profile_func_weights(p, true, self, total);
 		lc_profile_func_weights(p, false, self, total);

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "sample/profile.h"
+#include "sample/sink.h"
 
 enum {
 	F_MAIN, F_PCALL, F_EXEC, F_CHUNK, F_OUTER, F_INNER, F_UTF8, F_LONG,
@@ -312,7 +313,7 @@ int main(int argc, char **argv)
 	out = fopen(argv[i], "wb");
 	if (!out)
 		die(argv[i]);
-	if (lc_profile_write_pprof(p, out) < 0)
+	if (lc_profile_write_pprof(p, NULL, out) < 0)
 		die("lc_profile_write_pprof");
 	if (fclose(out) != 0)
 		die(argv[i]);

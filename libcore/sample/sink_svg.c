@@ -1,71 +1,21 @@
-/* Speedscope JSON and the SVG flame graph.
- *
- * Both use lc_profile_label's frame labels and the folded writer's
- * weights (microseconds of CPU time, or of wall-clock time with --wall,
- * per sample, rounded, at least 1), so that the text formats of one profile agree on
- * names and numbers.
- *
- * Numbers with a fraction are formatted by hand (fixed()), not with
- * printf's %f: the library may live in a program that set a locale with
- * a decimal comma, which SVG, CSS and JavaScript would all misread.
- * Output depends on the profile only (no clock, no randomness), so the
- * same profile always gives the same bytes. */
+/* The SVG flame graph: self-contained (style and script inside), readable
+ * without its script, which only shows details, zooms and searches.
+ * Frames are lc_profile_label's labels and widths the folded stacks'
+ * weights (lc_sink_weight), so that the graph agrees with the other text
+ * formats on names and numbers.  Coordinates are formatted by
+ * lc_sink_fixed, not with the locale's printf; output depends on the
+ * profile only, so the same profile gives the same bytes. */
 #include <config.h>
 
 #include <errno.h>
 #include <inttypes.h>
-#include <math.h>	/* isfinite, a macro */
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "sample/profile.h"
-
-#define LABEL_MAX	512	/* as the folded writer's */
+#include "sample/sink.h"
 
 /* ---- text ------------------------------------------------------------- */
-
-#define UTF8_BAD	UINT32_MAX
-
-/* The code point at s, or UTF8_BAD if s does not start a well-formed
- * sequence (overlong forms, surrogates and values past U+10FFFF are not
- * well formed); *len is what to skip: the whole sequence, or 1 byte.
- * The NUL terminator fails the continuation test, so a sequence cut by
- * the end of the string never reads past it. */
-static uint32_t utf8_next(const unsigned char *s, size_t *len)
-{
-	uint32_t c = s[0], min;
-	size_t n;
-
-	*len = 1;
-	if (c < 0x80)
-		return c;
-	if (c >= 0xc2 && c < 0xe0) {
-		n = 2;
-		c &= 0x1f;
-		min = 0x80;
-	} else if (c >= 0xe0 && c < 0xf0) {
-		n = 3;
-		c &= 0x0f;
-		min = 0x800;
-	} else if (c >= 0xf0 && c < 0xf5) {
-		n = 4;
-		c &= 0x07;
-		min = 0x10000;
-	} else {
-		return UTF8_BAD;
-	}
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return UTF8_BAD;
-		c = c << 6 | (s[i] & 0x3f);
-	}
-	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-		return UTF8_BAD;
-	*len = n;
-	return c;
-}
 
 /* Characters, counting each ill-formed byte as one (it becomes U+FFFD). */
 static size_t utf8_count(const char *s)
@@ -74,56 +24,8 @@ static size_t utf8_count(const char *s)
 	size_t n = 0, len;
 
 	for (; *u; u += len, n++)
-		utf8_next(u, &len);
+		lc_sink_utf8_next(u, &len);
 	return n;
-}
-
-/* A JSON string.  Ill-formed UTF-8 becomes U+FFFD so that every file we
- * write parses; U+2028/U+2029 are escaped too, for JavaScript readers
- * older than ES2019 that take them for line ends. */
-static void json_str(FILE *out, const char *s)
-{
-	const unsigned char *u = (const unsigned char *)(s ? s : "");
-	size_t len;
-
-	putc('"', out);
-	for (; *u; u += len) {
-		uint32_t c = utf8_next(u, &len);
-
-		switch (c) {
-		case '"':
-			fputs("\\\"", out);
-			break;
-		case '\\':
-			fputs("\\\\", out);
-			break;
-		case '\n':
-			fputs("\\n", out);
-			break;
-		case '\r':
-			fputs("\\r", out);
-			break;
-		case '\t':
-			fputs("\\t", out);
-			break;
-		case '\b':
-			fputs("\\b", out);
-			break;
-		case '\f':
-			fputs("\\f", out);
-			break;
-		default:
-			if (c == UTF8_BAD)
-				fputs("\\ufffd", out);
-			else if (c < 0x20 || c == 0x7f || c == 0x2028 ||
-				 c == 0x2029)
-				fprintf(out, "\\u%04" PRIx32, c);
-			else
-				fwrite(u, 1, len, out);
-			break;
-		}
-	}
-	putc('"', out);
 }
 
 /* At most max characters of s as XML character data, good in attribute
@@ -137,7 +39,7 @@ static void xml_str(FILE *out, const char *s, size_t max)
 	size_t len;
 
 	for (; *u && max; u += len, max--) {
-		uint32_t c = utf8_next(u, &len);
+		uint32_t c = lc_sink_utf8_next(u, &len);
 
 		switch (c) {
 		case '&':
@@ -161,7 +63,7 @@ static void xml_str(FILE *out, const char *s, size_t max)
 			putc(' ', out);
 			break;
 		default:
-			if (c == UTF8_BAD || c < 0x20 || c == 0xfffe ||
+			if (c == LC_SINK_UTF8_BAD || c < 0x20 || c == 0xfffe ||
 			    c == 0xffff)
 				fputs("&#xFFFD;", out);
 			else
@@ -184,302 +86,6 @@ static void xml_fit(FILE *out, const char *s, size_t max)
 	}
 	xml_str(out, s, max - 2);
 	fputs("..", out);
-}
-
-/* v with dec (0 to 6) decimals, rounded half away from zero. */
-static const char *fixed(char *buf, size_t size, double v, int dec)
-{
-	int64_t scale = 1, r;
-	char frac[8];
-	bool neg;
-
-	if (dec < 0)
-		dec = 0;
-	if (dec > 6)
-		dec = 6;
-	if (!isfinite(v))
-		v = 0;
-	neg = v < 0;
-	if (neg)
-		v = -v;
-	if (v > 1e12)
-		v = 1e12;
-	for (int i = 0; i < dec; i++)
-		scale *= 10;
-	r = (int64_t)(v * (double)scale + 0.5);
-	frac[0] = '.';
-	for (int i = dec, f = (int)(r % scale); i > 0; i--, f /= 10)
-		frac[i] = (char)('0' + f % 10);
-	frac[dec ? dec + 1 : 0] = '\0';
-	snprintf(buf, size, "%s%" PRId64 "%s", neg && r ? "-" : "", r / scale,
-		 frac);
-	return buf;
-}
-
-/* fixed(), without trailing zeros: "100", "99.5". */
-static const char *trimmed(char *buf, size_t size, double v, int dec)
-{
-	char *dot, *e;
-
-	fixed(buf, size, v, dec);
-	dot = strchr(buf, '.');
-	if (!dot)
-		return buf;
-	for (e = buf + strlen(buf); e > dot + 1 && e[-1] == '0'; e--)
-		;
-	if (e == dot + 1)
-		e = dot;
-	*e = '\0';
-	return buf;
-}
-
-/* v with thousands separated by commas: weights are read by people. */
-static const char *grouped(char *buf, size_t size, int64_t v)
-{
-	char digits[32];
-	size_t n, o = 0;
-
-	snprintf(digits, sizeof(digits), "%" PRId64, v);
-	n = strlen(digits);
-	for (size_t i = 0; i < n && o + 1 < size; i++) {
-		buf[o++] = digits[i];
-		if (digits[i] != '-' && (n - i - 1) % 3 == 0 && i + 1 < n &&
-		    o + 1 < size)
-			buf[o++] = ',';
-	}
-	buf[o] = '\0';
-	return buf;
-}
-
-/* Append to the string in buf, truncating at size. */
-static void cat(char *buf, size_t size, const char *fmt, ...)
-{
-	size_t n = strlen(buf);
-	va_list ap;
-
-	if (n + 1 >= size)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(buf + n, size - n, fmt, ap);
-	va_end(ap);
-}
-
-/* ---- what both files say about the run -------------------------------- */
-
-/* The folded writer's weight of a sample. */
-static int64_t sample_weight(const struct lc_profile *p,
-			     const struct lc_prof_sample *s)
-{
-	int64_t w = (s->cpu_ns + 500) / 1000;
-
-	return w < 1 ? 1 : w;
-}
-
-/* "pid 1234 (lua x.lua), CPU time, 10.00 s from 2024-05-01 12:00:00 UTC" */
-static void describe_run(const struct lc_profile *p, char *buf, size_t size)
-{
-	char num[32];
-
-	buf[0] = '\0';
-	if (p->pid > 0)
-		cat(buf, size, "pid %d", p->pid);
-	if (p->command && p->command[0])
-		cat(buf, size, "%s(%s)", buf[0] ? " " : "", p->command);
-	cat(buf, size, "%s%s", buf[0] ? ", " : "",
-	    p->wall ? "wall-clock samples" : "CPU time");
-	if (p->duration_ns > 0)
-		cat(buf, size, ", %s s", fixed(num, sizeof(num),
-					    (double)p->duration_ns / 1e9, 2));
-	if (p->start_ns > 0) {
-		time_t t = (time_t)(p->start_ns / 1000000000);
-		struct tm tm;
-		char when[64];
-
-		if (gmtime_r(&t, &tm) &&
-		    strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm))
-			cat(buf, size, " from %s", when);
-	}
-}
-
-/* "1,234 samples taken of 1,240 tried, 6 lost (...), ...; 99.5 Hz of
- * 100 Hz; stops ...": enough to judge whether the profile can be trusted
- * without the run's stderr at hand. */
-static void describe_quality(const struct lc_profile *p, char *buf,
-			     size_t size)
-{
-	const struct lc_prof_quality *q = &p->q;
-	uint64_t lost = q->lost_read + q->lost_gone + q->lost_inconsistent;
-	char a[32], b[32];
-
-	buf[0] = '\0';
-	cat(buf, size, "%s samples taken",
-	    grouped(a, sizeof(a), (int64_t)q->taken));
-	if (q->attempted)
-		cat(buf, size, " of %s tried",
-		    grouped(a, sizeof(a), (int64_t)q->attempted));
-	cat(buf, size, ", %s lost", grouped(a, sizeof(a), (int64_t)lost));
-	if (lost)
-		cat(buf, size, " (%" PRIu64 " unreadable, %" PRIu64
-		    " exited, %" PRIu64 " inconsistent)", q->lost_read,
-		    q->lost_gone, q->lost_inconsistent);
-	if (q->truncated)
-		cat(buf, size, ", %" PRIu64 " truncated", q->truncated);
-	if (q->idle_skipped)
-		cat(buf, size, ", %" PRIu64 " idle skipped", q->idle_skipped);
-	if (q->rate_hz > 0)
-		cat(buf, size, "; %s Hz of %s Hz",
-		    trimmed(a, sizeof(a), q->achieved_hz, 1),
-		    trimmed(b, sizeof(b), q->rate_hz, 1));
-	if (q->late_ticks)
-		cat(buf, size, ", %" PRIu64 " late ticks", q->late_ticks);
-	if (q->stop_median_us > 0)
-		cat(buf, size, "; stops %s us median, %s us p99",
-		    trimmed(a, sizeof(a), q->stop_median_us, 1),
-		    trimmed(b, sizeof(b), q->stop_p99_us, 1));
-}
-
-/* Writers report a failed stream as the errno of the failure, or EIO
- * when stdio did not leave one. */
-static int finish(FILE *out)
-{
-	if (fflush(out) != 0 || ferror(out)) {
-		if (!errno)
-			errno = EIO;
-		return -1;
-	}
-	return 0;
-}
-
-/* ---- speedscope --------------------------------------------------------- */
-
-struct by_tid {
-	int tid;
-	uint32_t sample;
-};
-
-static int by_tid_cmp(const void *a, const void *b)
-{
-	const struct by_tid *x = a, *y = b;
-
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	return (x->sample > y->sample) - (x->sample < y->sample);
-}
-
-/* Frame i of shared.frames is function i, so a sample's frames are its
- * locations' functions.  Speedscope lists stacks root first; ours are
- * leaf first. */
-static void speedscope_stack(const struct lc_profile *p,
-			     const struct lc_prof_sample *s, FILE *out)
-{
-	bool first = true;
-
-	putc('[', out);
-	for (size_t k = s->nlocs; k-- > 0;) {
-		if (s->locs[k] >= p->nlocs)
-			continue;
-		fprintf(out, "%s%" PRIu32, first ? "" : ",",
-			p->locs[s->locs[k]].func);
-		first = false;
-	}
-	putc(']', out);
-}
-
-/* One "sampled" profile per thread, threads in tid order and samples in
- * the order they were first seen, so that the file is a function of the
- * profile alone. */
-static void speedscope_thread(const struct lc_profile *p,
-			      const struct by_tid *v, size_t n, FILE *out)
-{
-	const char *tname = NULL;
-	char name[LABEL_MAX];
-	int64_t end = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		const struct lc_prof_sample *s = &p->samples[v[i].sample];
-
-		end += sample_weight(p, s);
-		if (!tname && s->thread_name && s->thread_name < p->nstrings &&
-		    p->strings[s->thread_name][0])
-			tname = p->strings[s->thread_name];
-	}
-	if (tname)
-		snprintf(name, sizeof(name), "Thread %d (%s)", v[0].tid, tname);
-	else
-		snprintf(name, sizeof(name), "Thread %d", v[0].tid);
-	fputs("{\"type\":\"sampled\",\"name\":", out);
-	json_str(out, name);
-	fprintf(out, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%" PRId64
-		",\n\"samples\":[", "microseconds", end);
-	for (size_t i = 0; i < n; i++) {
-		if (i)
-			fputs(i % 16 ? "," : ",\n", out);
-		speedscope_stack(p, &p->samples[v[i].sample], out);
-	}
-	fputs("],\n\"weights\":[", out);
-	for (size_t i = 0; i < n; i++)
-		fprintf(out, "%s%" PRId64, i ? (i % 16 ? "," : ",\n") : "",
-			sample_weight(p, &p->samples[v[i].sample]));
-	fputs("]}", out);
-}
-
-int lc_profile_write_speedscope(const struct lc_profile *p, FILE *out)
-{
-	char label[LABEL_MAX], run[1024], quality[1024];
-	struct by_tid *v;
-
-	v = malloc((p->nsamples ? p->nsamples : 1) * sizeof(*v));
-	if (!v) {
-		errno = ENOMEM;
-		return -1;
-	}
-	for (size_t i = 0; i < p->nsamples; i++) {
-		v[i].tid = p->samples[i].tid;
-		v[i].sample = (uint32_t)i;
-	}
-	qsort(v, p->nsamples, sizeof(*v), by_tid_cmp);
-	errno = 0;
-
-	describe_run(p, run, sizeof(run));
-	describe_quality(p, quality, sizeof(quality));
-	cat(run, sizeof(run), ": %s", quality);
-	fputs("{\"$schema\":"
-	      "\"https://www.speedscope.app/file-format-schema.json\",\n"
-	      "\"exporter\":", out);
-	json_str(out, PACKAGE_STRING);
-	fputs(",\n\"name\":", out);
-	json_str(out, run);
-	fputs(",\n\"activeProfileIndex\":0,\n\"shared\":{\"frames\":[", out);
-	for (size_t i = 0; i < p->nfuncs; i++) {
-		const struct lc_prof_func *f = &p->funcs[i];
-
-		lc_profile_label(p, (uint32_t)i, label, sizeof(label));
-		fputs(i ? ",\n{\"name\":" : "\n{\"name\":", out);
-		json_str(out, label);
-		if (f->file) {
-			fputs(",\"file\":", out);
-			json_str(out, f->file);
-		}
-		if (f->start_line > 0)
-			fprintf(out, ",\"line\":%" PRId64, f->start_line);
-		putc('}', out);
-	}
-	fputs("]},\n\"profiles\":[\n", out);
-	for (size_t i = 0, j; i < p->nsamples; i = j) {
-		for (j = i + 1; j < p->nsamples && v[j].tid == v[i].tid; j++)
-			;
-		if (i)
-			fputs(",\n", out);
-		speedscope_thread(p, v + i, j - i, out);
-	}
-	/* Speedscope wants a profile to show, even an empty one. */
-	if (!p->nsamples)
-		fprintf(out, "{\"type\":\"sampled\",\"name\":\"no samples\","
-			"\"unit\":\"microseconds\",\"startValue\":0,"
-			"\"endValue\":0,\"samples\":[],\"weights\":[]}");
-	fputs("\n]}\n", out);
-	free(v);
-	return finish(out);
 }
 
 /* ---- the flame graph ---------------------------------------------------- */
@@ -520,7 +126,7 @@ static void labels_deinit(struct labels *l)
 
 static int labels_init(struct labels *l, const struct lc_profile *p)
 {
-	char buf[LABEL_MAX];
+	char buf[LC_SINK_LABEL_MAX];
 	struct by_label *v;
 	size_t n = p->nfuncs, m = n ? n : 1;
 
@@ -730,7 +336,7 @@ static int flame_init(struct flame *fl, const struct lc_profile *p,
 	fl->n = 1;
 	for (size_t i = 0; i < p->nsamples; i++) {
 		const struct lc_prof_sample *s = &p->samples[i];
-		int64_t w = sample_weight(p, s);
+		int64_t w = lc_sink_weight(s);
 		uint32_t cur = 0;
 
 		fl->nodes[0].weight += w;
@@ -1030,9 +636,9 @@ static void frame_title(const struct lc_profile *p, const struct flame *fl,
 	char n[32], pct[32];
 
 	xml_str(out, label, SIZE_MAX);
-	fprintf(out, " (%s %s, %s%%)", grouped(n, sizeof(n), w),
+	fprintf(out, " (%s %s, %s%%)", lc_sink_grouped(n, sizeof(n), w),
 		"us",
-		fixed(pct, sizeof(pct),
+		lc_sink_fixed(pct, sizeof(pct),
 		      fl->total ? 100.0 * (double)w / (double)fl->total : 0,
 		      2));
 }
@@ -1057,9 +663,9 @@ static void svg_frame(const struct lc_profile *p, const struct flame *fl,
 	fprintf(out, "</title><rect x=\"%s\" y=\"%d\" width=\"%s\" "
 		"height=\"%d\" rx=\"2\" ry=\"2\" fill=\"rgb(%d,%d,%d)\"/>"
 		"<text x=\"%s\" y=\"%d\">",
-		fixed(bx, sizeof(bx), x, 2), y, fixed(bw, sizeof(bw), w, 2),
-		FRAME_H - 1, c.r, c.g, c.b, fixed(tx, sizeof(tx), x + 3, 2),
-		y + FRAME_H - 5);
+		lc_sink_fixed(bx, sizeof(bx), x, 2), y,
+		lc_sink_fixed(bw, sizeof(bw), w, 2), FRAME_H - 1, c.r, c.g, c.b,
+		lc_sink_fixed(tx, sizeof(tx), x + 3, 2), y + FRAME_H - 5);
 	if (w > 6)
 		xml_fit(out, label, (size_t)((w - 6) / CHAR_W));
 	fputs("</text></g>\n", out);
@@ -1091,8 +697,9 @@ static void svg_legend(FILE *out, int y)
 		fprintf(out, "<rect x=\"%s\" y=\"%d\" width=\"12\" "
 			"height=\"12\" rx=\"2\" ry=\"2\" fill=\"rgb(%d,%d,%d)\"/>"
 			"<text class=\"sub\" x=\"%s\" y=\"%d\">%s</text>\n",
-			fixed(bx, sizeof(bx), x, 1), y - 10, c.r, c.g, c.b,
-			fixed(tx, sizeof(tx), x + 16, 1), y, items[i].what);
+			lc_sink_fixed(bx, sizeof(bx), x, 1), y - 10, c.r, c.g,
+			c.b, lc_sink_fixed(tx, sizeof(tx), x + 16, 1), y,
+			items[i].what);
 		x += 16 + strlen(items[i].what) * CHAR_W + 18;
 	}
 	fputs("</g>\n", out);
@@ -1122,15 +729,16 @@ int lc_profile_write_svg(const struct lc_profile *p, const char *title,
 	height = bottom + 30;
 	if (!title || !title[0])
 		title = p->wall ? "Wall-clock profile" : "CPU profile";
-	describe_run(p, run, sizeof(run));
-	cat(run, sizeof(run), "; widths: %s",
+	lc_sink_describe_run(p, run, sizeof(run));
+	lc_sink_cat(run, sizeof(run), "; widths: %s",
 	    p->wall ? "wall-clock time (us)" : "CPU time (us)");
 	if (!fl.total)
-		cat(run, sizeof(run), "; no samples");
+		lc_sink_cat(run, sizeof(run), "; no samples");
 	if (fl.omitted)
-		cat(run, sizeof(run), "; %zu frame%s under 0.1%% not drawn",
-		    fl.omitted, fl.omitted == 1 ? "" : "s");
-	describe_quality(p, quality, sizeof(quality));
+		lc_sink_cat(run, sizeof(run),
+		    "; %zu frame%s under 0.1%% not drawn", fl.omitted,
+		    fl.omitted == 1 ? "" : "s");
+	lc_sink_describe_quality(p, quality, sizeof(quality));
 	errno = 0;
 
 	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\" "
@@ -1180,5 +788,14 @@ int lc_profile_write_svg(const struct lc_profile *p, const char *title,
 
 	flame_deinit(&fl);
 	labels_deinit(&l);
-	return finish(out);
+	return lc_sink_finish(out);
 }
+
+static const char *const suffixes[] = { ".svg", NULL };
+
+const struct lc_sink lc_sink_svg = {
+	.name = "svg",
+	.suffixes = suffixes,
+	.write = lc_profile_write_svg,
+	.what = "an interactive SVG flame graph",
+};
