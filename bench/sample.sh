@@ -10,10 +10,15 @@
 #  - stop time per sample for a ~40-frame mixed stack beside the bare
 #    ptrace stop on the same machine (bench/stopfloor.c), and the
 #    sampler's own CPU use.
+#  - with LC_BASELINE=OTHER_BUILDDIR (a build of another commit), the
+#    sampler's own CPU per sample, this build's beside that one's, in
+#    alternating 5 s runs on the ~40-frame stack: it must not grow.
 # Targets: <= 1% slowdown at 100 Hz, <= 5% at 1000 Hz; shares within 1
 # point at 10k samples; periodic within 1 point of 10%; stop median <=
 # 20 us, p99 <= 100 us.
 #   bench/sample.sh [BUILDDIR] [BUILD]      (BUILD default deb-5.4)
+#   LC_BASELINE=DIR bench/sample.sh ...     also the per-sample CPU against DIR
+#   LC_BENCH_ONLY=cpu bench/sample.sh ...   only that comparison
 set -uo pipefail
 builddir=$(cd "${1:-.}" && pwd)
 build=${2:-deb-5.4}
@@ -34,6 +39,31 @@ HOOK_FIB=${HOOK_FIB:-27}	# the hook profiler is ~100x slower: little work
 
 stopfloor=$tmp/stopfloor
 cc -O2 -o "$stopfloor" "$here/bench/stopfloor.c" || exit 1
+
+# The sampler's CPU per sample taken, from its end-of-run report.
+cpu_per_sample() {	# SAMPLER ERRFILE
+	LC_SAMPLE_SECONDS=5 "$1" -q -r 1000 -o "$tmp/cpu.folded" -- "$host" "$scen/deep.lua" \
+		>/dev/null 2>"$2"
+	awk '/samples: [0-9]* attempted/ { for (i = 1; i <= NF; i++) if ($(i + 1) == "taken,") n = $i }
+	     /sampler CPU/ { c = $NF; sub(/s$/, "", c) }
+	     END { if (n > 0) printf "%.2f %d %.3f\n", 1e6 * c / n, n, c }' "$2"
+}
+if [ -n "${LC_BASELINE:-}" ]; then
+	base=$(cd "$LC_BASELINE" && pwd)/src/luacore-sample
+	[ -x "$base" ] || { echo "no $base" >&2; exit 1; }
+	echo "== sampler CPU per sample: this build beside $LC_BASELINE, the ~40-frame stack at 1000 Hz, ${CPU_REPS:-4} alternating 5 s runs each"
+	for i in $(seq "${CPU_REPS:-4}"); do
+		cpu_per_sample "$base" "$tmp/b.err" >>"$tmp/cpu_base"
+		cpu_per_sample "$sample" "$tmp/n.err" >>"$tmp/cpu_new"
+	done
+	b=$(awk '{ print $1 }' "$tmp/cpu_base" | median)
+	n=$(awk '{ print $1 }' "$tmp/cpu_new" | median)
+	printf "  per sample, median of the runs: baseline %s us, this build %s us: x%.2f\n" "$b" "$n" "$(calc "$n / $b")"
+	printf "  runs (us per sample, samples, CPU s): baseline %s; this build %s\n" \
+		"$(tr '\n' ',' <"$tmp/cpu_base" | sed 's/,$//; s/,/; /g')" \
+		"$(tr '\n' ',' <"$tmp/cpu_new" | sed 's/,$//; s/,/; /g')"
+fi
+[ "${LC_BENCH_ONLY:-}" = cpu ] && exit 0
 
 echo "== overhead: fib(27) repeated in one run of $build's lchost, stretches alone and sampled, interleaved"
 python3 "$here/bench/overhead.py" "$host" "$scen/calls.lua" "$sample" "$stopfloor" "${CYCLES:-4}" 2 || exit 1
