@@ -34,9 +34,12 @@ static void sync(struct lc_target *t)
 	if (t->generation == t->prog->generation)
 		return;
 	t->generation = t->prog->generation;
-	lc_interp_close(t->interp);
+	for (size_t i = 0; i < t->ninterps; i++)
+		lc_interp_close(t->interps[i]);
+	free(t->interps);
 	lc_error_destroy(t->interp_err);
-	t->interp = NULL;
+	t->interps = NULL;
+	t->ninterps = 0;
 	t->interp_err = NULL;
 	t->interp_tried = false;
 }
@@ -47,13 +50,12 @@ struct lc_interp *lc_target_interp(struct lc_target *t,
 	sync(t);
 	if (!t->interp_tried) {
 		t->interp_tried = true;
-		t->interp_err = lc_interp_open(t->prog, &t->interp);
-		if (t->interp_err)
-			t->interp = NULL;
+		t->interp_err = lc_interp_open_all(t->prog, &t->interps,
+						   &t->ninterps);
 	}
 	if (why)
 		*why = t->interp_err;
-	return t->interp;
+	return t->ninterps ? t->interps[0] : NULL;
 }
 
 struct lc_unwinder *lc_target_unwinder(struct lc_target *t)
@@ -66,7 +68,9 @@ void lc_target_destroy(struct lc_target *t)
 {
 	if (!t)
 		return;
-	lc_interp_close(t->interp);
+	for (size_t i = 0; i < t->ninterps; i++)
+		lc_interp_close(t->interps[i]);
+	free(t->interps);
 	lc_error_destroy(t->interp_err);
 	lc_unwinder_destroy(t->unw);
 	lc_program_destroy(t->prog);

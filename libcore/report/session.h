@@ -18,8 +18,11 @@
 struct lc_target {
 	struct lc_program *prog;
 	struct lc_unwinder *unw;
-	struct lc_interp *interp;	/* NULL: none found (interp_err) */
-	struct lc_error *interp_err;
+	/* Every interpreter found, one per VM family that finds one; the
+	 * report, the sampler and gdb use the first (interps[0]). */
+	struct lc_interp **interps;
+	size_t ninterps;
+	struct lc_error *interp_err;	/* why none was found */
 	bool interp_tried;
 	unsigned generation;	/* of the program when the above were made */
 };
@@ -27,9 +30,9 @@ struct lc_target {
 /* A target around program p, which it then owns (destroyed on error). */
 struct lc_error *lc_target_wrap(struct lc_program *p, struct lc_target **ret);
 
-/* The interpreter of the target, found once per set of modules; NULL
- * when there is none, with *why (may be NULL) the reason, owned by the
- * target. */
+/* The (first) interpreter of the target, found once per set of
+ * modules; NULL when there is none, with *why (may be NULL) the reason,
+ * owned by the target. */
 struct lc_interp *lc_target_interp(struct lc_target *t,
 				   const struct lc_error **why);
 struct lc_unwinder *lc_target_unwinder(struct lc_target *t);

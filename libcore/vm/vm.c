@@ -12,22 +12,40 @@ const struct lc_vm_ops *const lc_vm_families[] = {
 	NULL,
 };
 
-struct lc_error *lc_interp_open(struct lc_program *p, struct lc_interp **ret)
+struct lc_error *lc_interp_open_all(struct lc_program *p,
+				    struct lc_interp ***ret, size_t *nret)
 {
 	struct lc_error *first = NULL;
+	struct lc_interp **v = NULL;
+	size_t n = 0;
 
 	for (size_t i = 0; lc_vm_families[i]; i++) {
-		struct lc_error *err = lc_vm_families[i]->open(p, ret);
+		struct lc_interp *in, **nv;
+		struct lc_error *err = lc_vm_families[i]->open(p, &in);
 
-		if (!err) {
-			lc_error_destroy(first);
-			return NULL;
+		if (err) {
+			if (!first)
+				first = err;
+			else
+				lc_error_destroy(err);
+			continue;
 		}
-		if (!first)
-			first = err;
-		else
-			lc_error_destroy(err);
+		nv = realloc(v, (n + 1) * sizeof(*v));
+		if (!nv) {
+			lc_interp_close(in);
+			continue;
+		}
+		v = nv;
+		v[n++] = in;
 	}
+	if (n) {
+		lc_error_destroy(first);
+		*ret = v;
+		*nret = n;
+		return NULL;
+	}
+	*ret = NULL;
+	*nret = 0;
 	return first ? first : lc_error_create(LC_ERR_NOT_FOUND,
 					       "no VM family is built in");
 }

@@ -167,9 +167,12 @@ extern const struct lc_vm_ops lc_puc_ops;	/* PUC Lua 5.1-5.4 */
 /* The families, NULL-terminated, in the order they are tried. */
 extern const struct lc_vm_ops *const lc_vm_families[];
 
-/* The first family that finds an interpreter in p; else the error of
- * the first one (the caller's). */
-struct lc_error *lc_interp_open(struct lc_program *p, struct lc_interp **ret);
+/* Every family's interpreter in p (a process may embed more than one),
+ * in family order: *ret gets a malloc'd array (NULL when none).  When
+ * none is found, the error of the first family says why (the caller's);
+ * LC_ERR_NOMEM otherwise only. */
+struct lc_error *lc_interp_open_all(struct lc_program *p,
+				    struct lc_interp ***ret, size_t *nret);
 void lc_interp_close(struct lc_interp *in);
 
 /* pc lies in the interpreter's module. */
