@@ -7,6 +7,8 @@
 # family's.  Outside vm/<family>/, no file names the family's internals:
 # the report, the sampler, the unwinder and gdb/luaprof.py go through the
 # seam (vm/vm.h) for PUC Lua's function names.
+# The dependency graph of the sources (tests/include-graph.py) has no
+# cycle that spans two layers.
 # A negative control runs the same check on a small tree with one upward
 # include, one include across families and one PUC name in the report
 # layer, which must give three violations.
@@ -79,6 +81,16 @@ if [ "$count" -eq 0 ]; then
 else
 	sed '$d' "$tmp/out" | sed 's/^/  /'
 	echo "FAIL $count violations of the include rule"
+	status=1
+fi
+
+# No cycle between layers in the dependency graph of the sources (a .c
+# file depends on the files implementing the headers it includes).
+if out=$(python3 "$top_srcdir/tests/include-graph.py" "$top_srcdir/libcore"); then
+	echo "PASS no dependency cycle across layers: $(echo "$out" | tail -1)"
+else
+	echo "$out" | sed 's/^/  /'
+	echo "FAIL a dependency cycle spans layers"
 	status=1
 fi
 
