@@ -3,6 +3,9 @@
 # luacore-inspect on it and measure its peak RSS, side by side with
 # eu-stack (native frames only) and gdb's bt on the same core.
 # Targets: luacore-inspect <= 2 s and peak RSS <= 10% of the core size.
+# With LC_BASELINE=OTHER_BUILDDIR (a build of another commit), that
+# build's luacore-inspect is timed on the same core too, and the two
+# reports compared.
 #   bench/big-core.sh [BUILDDIR] [OBJECTS]
 set -euo pipefail
 builddir=${1:-.}
@@ -54,10 +57,21 @@ PY
 
 echo "core: $core_bytes bytes ($(awk "BEGIN{printf \"%.2f\", $core_bytes/2^30}") GiB), $objects live tables (Lua heap $(cut -d. -f1 "$tmp/ready") KiB)"
 read -r t_lc rss_lc rc_lc < <(measure "$inspect" "$core" "$(command -v lua5.4)")
+rows=
+if [ -n "${LC_BASELINE:-}" ]; then
+	read -r t_b rss_b rc_b < <(measure "$LC_BASELINE/src/luacore-inspect" "$core" "$(command -v lua5.4)")
+	rows="baseline-inspect $t_b $rss_b $rc_b"
+	if cmp -s <("$inspect" "$core" "$(command -v lua5.4)" 2>&1) \
+		<("$LC_BASELINE/src/luacore-inspect" "$core" "$(command -v lua5.4)" 2>&1); then
+		echo "reports of this build and the baseline: identical"
+	else
+		echo "reports of this build and the baseline: DIFFERENT"
+	fi
+fi
 read -r t_eu rss_eu rc_eu < <(measure eu-stack --core "$core" -e "$(command -v lua5.4)")
 read -r t_gdb rss_gdb rc_gdb < <(measure gdb -nx -batch -ex bt "$(command -v lua5.4)" "$core")
 printf '%-16s %8s %12s %10s %6s\n' tool seconds peak_rss rss/core exit
-for row in "luacore-inspect $t_lc $rss_lc $rc_lc" "eu-stack $t_eu $rss_eu $rc_eu" "gdb-bt $t_gdb $rss_gdb $rc_gdb"; do
+for row in "luacore-inspect $t_lc $rss_lc $rc_lc" ${rows:+"$rows"} "eu-stack $t_eu $rss_eu $rc_eu" "gdb-bt $t_gdb $rss_gdb $rc_gdb"; do
 	set -- $row
 	printf '%-16s %8s %12s %9.2f%% %6s\n' "$1" "$2" "$3" "$(awk "BEGIN{print 100*$3/$core_bytes}")" "$4"
 done
