@@ -1,4 +1,4 @@
-/* Unit tests for libcore/lua_names.c: function names from calling code
+/* Unit tests for libcore/vm/puc/names.c: function names from calling code
  * and local variable names, per Lua release, on hand-built prototypes.
  *
  * The instruction sequences follow what the real compilers emit
@@ -9,7 +9,7 @@
  * test_encoders_match_luac.
  *
  * Build: gcc -std=gnu11 -Wall -Wextra -I libcore tests/check_names.c
- *        libcore/lua_names.c $(pkg-config --cflags --libs check)
+ *        libcore/vm/puc/names.c $(pkg-config --cflags --libs check)
  */
 
 #include <check.h>

@@ -1,9 +1,9 @@
-/* Unit tests for lua_values.c on synthetic memory images.
+/* Unit tests for vm/puc/values.c on synthetic memory images.
  *
  * Layouts come from the DWARF of Debian's liblua5.1, liblua5.3 and
  * liblua5.4 (their -dbg packages; override the paths with
  * LUACORE_TEST_LUA51/53/54).  Offsets the library's layout lacks (and
- * lua_values.c derives) are read here from that DWARF independently, so
+ * vm/puc/values.c derives) are read here from that DWARF independently, so
  * an image built with them catches a wrong derivation. */
 #include <config.h>
 
@@ -421,7 +421,7 @@ static void check_offsets(int major)
 	struct env *e = env_open(major);
 	const struct lc_layout *l = e->l;
 
-	/* What lua_values.c assumes for fields the layout lacks. */
+	/* What vm/puc/values.c assumes for fields the layout lacks. */
 	ck_assert_int_eq(e->tab_lastfree, l->tab.node.off + 8);
 	ck_assert_int_eq(e->lcl_upvals, l->cl.p.off + 8);
 	if (major == 504)

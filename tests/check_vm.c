@@ -1,4 +1,4 @@
-/* Unit tests for lua_vm.c: VM decoding, GC lists, thread internals and
+/* Unit tests for vm/puc/heap.c: VM decoding, GC lists, thread internals and
  * the memory scan, on synthetic images whose offsets come from the DWARF
  * of Debian's liblua5.1, liblua5.3 and liblua5.4 (their -dbg packages;
  * override the paths with LUACORE_TEST_LUA51/53/54), plus the scan on

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Check where luacore-inspect spliced the Lua frames of a report.
 
-Rules (README, report.c): every Lua function frame follows the native
+Rules (README, report/stack.c): every Lua function frame follows the native
 luaV_execute frame that runs it (possibly after other Lua frames of the
 same run); a C function's frame follows its own native frame, or, when
 optimized C left no frame of its own, the native frame just inside

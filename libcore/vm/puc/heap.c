@@ -1,6 +1,6 @@
 /* VMs: the memory scan for global_States, the decoding of a VM (GC state,
  * parameters, every coroutine on its GC lists) and of a lua_State's
- * internals.  Definitions per version are documented in lua_vm.h; every
+ * internals.  Definitions per version are documented in vm/puc/heap.h; every
  * offset comes from the layout (DWARF).
  *
  * Cost on big cores: the scan reads the writable segments of the core

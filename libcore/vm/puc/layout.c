@@ -295,7 +295,7 @@ static bool parse_ident(const char *s, int *release, char *version,
 	return true;
 }
 
-/* ---- types outside the main search (lua_vm.c's fields) ---- */
+/* ---- types outside the main search (vm/puc/heap.c's fields) ---- */
 
 /* A struct named "name" (or a typedef of one) among the top-level DIEs of
  * unit, following dwz's imported units one level deep. */
@@ -360,7 +360,7 @@ static bool find_private_struct(Dwfl_Module *mod, const char *const *files,
 	return false;
 }
 
-/* Fields for VM discovery, GC lists and thread internals (lua_vm.c). */
+/* Fields for VM discovery, GC lists and thread internals (vm/puc/heap.c). */
 static void vm_layout(struct lc_layout *l, Dwfl_Module *mod,
 		      struct type_search *ts)
 {

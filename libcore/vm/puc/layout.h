@@ -92,7 +92,7 @@ struct lc_layout {
 		struct lc_field len, metatable;
 	} ud;
 
-	/* ---- VMs, GC lists and per-thread internals (lua_vm.c) ---- */
+	/* ---- VMs, GC lists and per-thread internals (vm/puc/heap.c) ---- */
 
 	/* global_State fields beyond G above; off == -1 where the version
 	 * has none (e.g. rootgc is 5.1 only, allgc 5.2+, Cstacklimit

@@ -1,5 +1,5 @@
 /* Function and variable names from Lua bytecode, as Lua's own debug
- * interface derives them.  See lua_names.h for the contract.
+ * interface derives them.  See vm/puc/names.h for the contract.
  *
  * This file re-implements, for host-side copies of a Proto, the naming
  * part of ldebug.c (symbexec/getobjname/getfuncname in 5.1,

@@ -1,7 +1,7 @@
 /* Lua values for display, a frame's variables, a thread's data stack
  * (Lua 5.1-5.4).  Tag values per version follow lobject.h/lua.h of
  * 5.1.5, 5.2.4, 5.3.6, 5.4.4 and 5.4.7; the rules each function mirrors
- * are named where they are applied.  See lua_values.h. */
+ * are named where they are applied.  See vm/puc/values.h. */
 #include <config.h>
 
 #include <inttypes.h>
