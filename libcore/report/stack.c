@@ -337,6 +337,8 @@ void lc_stack_decode(struct lc_target *t, struct lc_pass *pass, int tid,
 	for (size_t i = 0; th->roles && in && i < c.o.n; i++)
 		if (c.o.v[i].kind == LC_FRAME_NATIVE)
 			th->roles[i] = in->ops->roles(in, c.o.v[i].function);
+	th->activity = in ? in->ops->activity(in, c.o.v, th->roles, c.o.n) :
+			    LC_ACTIVITY_NATIVE;
 	for (size_t i = 0; i < ncs; i++)
 		lc_vwalk_free(in, &cs[i].w);
 	free(cs);

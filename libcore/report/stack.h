@@ -38,6 +38,7 @@ struct lc_stack {
 	uint64_t *states;	/* validated states running here, innermost first */
 	size_t nstates;
 	uint64_t vm;		/* the VM of states[0], 0 if none */
+	enum lc_activity activity;	/* what the thread was doing */
 	unsigned partial;	/* LC_PARTIAL_* */
 	char *note;		/* the first reason, for people; or NULL */
 };

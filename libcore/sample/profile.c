@@ -352,10 +352,17 @@ int lc_profile_add(struct lc_profile *p, const uint32_t *locs, size_t nlocs,
 size_t lc_profile_stack_of(struct lc_profile *p, const struct lc_stack *th,
 			   uint32_t *locs, enum lc_prof_kind *leaf)
 {
+	static const enum lc_prof_kind kinds[] = {
+		[LC_ACTIVITY_NATIVE] = LC_PROF_NATIVE,
+		[LC_ACTIVITY_LUA] = LC_PROF_LUA,
+		[LC_ACTIVITY_C] = LC_PROF_LUA_C,
+		[LC_ACTIVITY_GC] = LC_PROF_GC,
+	};
 	size_t n = 0;
-	bool leaf_known = false, gc = false;
 
-	*leaf = LC_PROF_NATIVE;
+	/* What the thread was doing, as the VM family tells it. */
+	*leaf = (size_t)th->activity < LC_ARRAY_SIZE(kinds) ?
+		kinds[th->activity] : LC_PROF_NATIVE;
 	for (size_t i = 0; i < th->nframes; i++) {
 		const struct lc_frame *f = &th->frames[i];
 		uint32_t fn;
@@ -379,20 +386,10 @@ size_t lc_profile_stack_of(struct lc_profile *p, const struct lc_stack *th,
 			fn = lc_profile_func(p, nm, c ? NULL : f->short_src,
 					     c ? 0 : f->linedefined,
 					     c ? LC_PROF_LUA_C : LC_PROF_LUA);
-			if (!leaf_known) {
-				*leaf = c ? LC_PROF_LUA_C : LC_PROF_LUA;
-				leaf_known = true;
-			}
 			if (fn != UINT32_MAX)
 				locs[n++] = lc_profile_loc(p, fn,
 					f->currentline > 0 ? f->currentline : 0, 0);
 		} else {
-			/* The collector's entry points (the VM family names
-			 * them): a stack through one of them is doing
-			 * collection work. */
-			if (!leaf_known && th->roles &&
-			    (th->roles[i] & LC_ROLE_GC))
-				gc = true;
 			fn = lc_profile_func(p, f->function ? f->function : "??",
 					     lc_base_name(f->file), 0,
 					     LC_PROF_NATIVE);
@@ -401,8 +398,6 @@ size_t lc_profile_stack_of(struct lc_profile *p, const struct lc_stack *th,
 							   f->inlined ? 0 : f->pc);
 		}
 	}
-	if (gc && leaf_known)
-		*leaf = LC_PROF_GC;
 	return n;
 }
 

@@ -116,11 +116,11 @@ struct lc_stack;
  * name, else "main chunk" or "function <src:line>"; a C function called
  * from Lua by its name or symbol; a machine frame by its symbol, "??"
  * when it has none.  Names come from the target and are taken as they
- * are (the writers escape them).  *leaf gets what the innermost frame
- * is: LC_PROF_LUA or LC_PROF_LUA_C for the innermost Lua frame's kind,
- * LC_PROF_GC when a collector entry point (a native frame with
- * LC_ROLE_GC) lies leafward of it, and
- * LC_PROF_NATIVE when the stack has no Lua frame.  Returns how many
+ * are (the writers escape them).  *leaf gets the stack's activity, as
+ * the VM family tells it (PUC Lua: LC_PROF_LUA or LC_PROF_LUA_C for the
+ * innermost Lua frame's kind, LC_PROF_GC when a collector entry point
+ * lies leafward of it, LC_PROF_NATIVE when the stack has no Lua
+ * frame).  Returns how many
  * locations were written (fewer than frames only when memory ran
  * out). */
 size_t lc_profile_stack_of(struct lc_profile *p, const struct lc_stack *th,

@@ -37,6 +37,14 @@ enum {
 	LC_ROLE_GC = 8,		/* an entry point of the collector */
 };
 
+/* What a thread was doing at a stop, as a sample's leaf shows it. */
+enum lc_activity {
+	LC_ACTIVITY_NATIVE,	/* no interpreter frame on the stack: host code */
+	LC_ACTIVITY_LUA,	/* running a Lua function */
+	LC_ACTIVITY_C,		/* in a C function called from Lua */
+	LC_ACTIVITY_GC,		/* collecting garbage for Lua */
+};
+
 enum lc_vframe_kind {
 	LC_VFRAME_LUA,		/* a Lua function */
 	LC_VFRAME_C,		/* a C function called from Lua */
@@ -123,6 +131,12 @@ struct lc_vm_ops {
 			   size_t i);
 	/* LC_ROLE_* bits of a native function named fn. */
 	unsigned (*roles)(const struct lc_interp *in, const char *fn);
+
+	/* What the thread was doing, from its mixed frames (innermost
+	 * first) and the LC_ROLE_* bits of each (0 for Lua frames). */
+	enum lc_activity (*activity)(const struct lc_interp *in,
+				     const struct lc_frame *frames,
+				     const unsigned *roles, size_t n);
 
 	/* ---- the whole process: the VM list, lua-states, lua-value ---- */
 

@@ -223,6 +223,27 @@ static unsigned puc_roles(const struct lc_interp *in, const char *fn)
 	return r;
 }
 
+/* The innermost Lua frame says Lua or C; a collector entry point
+ * leafward of it makes it GC work.  No Lua frame: host code. */
+static enum lc_activity puc_activity(const struct lc_interp *in,
+				     const struct lc_frame *frames,
+				     const unsigned *roles, size_t n)
+{
+	bool gc = false;
+
+	for (size_t i = 0; i < n; i++) {
+		if (frames[i].kind == LC_FRAME_LUA) {
+			if (gc)
+				return LC_ACTIVITY_GC;
+			return frames[i].what && strcmp(frames[i].what, "C") == 0 ?
+			       LC_ACTIVITY_C : LC_ACTIVITY_LUA;
+		}
+		if (roles && (roles[i] & LC_ROLE_GC))
+			gc = true;
+	}
+	return LC_ACTIVITY_NATIVE;
+}
+
 /* The Lua-only frames, locals and stack slots of one lua_State. */
 static void puc_state_frames(struct lc_pass *pass, const struct lc_vstate *vs,
 			     size_t max, bool locals, bool slots, int residue,
@@ -343,6 +364,7 @@ const struct lc_vm_ops lc_puc_ops = {
 	.starts_run = puc_starts_run,
 	.frame = puc_frame,
 	.roles = puc_roles,
+	.activity = puc_activity,
 	.state_frames = puc_state_frames,
 	.scan = puc_scan,
 	.decode_vm = puc_decode_vm,
