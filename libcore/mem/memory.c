@@ -695,8 +695,18 @@ struct lc_error *lc_memory_add_file(struct lc_memory *m, const uint8_t *image,
 				    size_t size, int fd, const char *path,
 				    bool release, struct lc_mem_file **ret)
 {
-	struct lc_mem_file *f = calloc(1, sizeof(*f));
+	struct lc_mem_file *f;
 
+	/* The same file again (its segments listed anew): one record. */
+	for (size_t i = 0; i < m->nowned; i++) {
+		f = m->owned[i].arg;
+		if (m->owned[i].src == &mapped_source && f->image == image &&
+		    f->size == size && f->fd == fd) {
+			*ret = f;
+			return NULL;
+		}
+	}
+	f = calloc(1, sizeof(*f));
 	if (!f)
 		return &lc_error_nomem;
 	*f = (struct lc_mem_file){ image, size, fd, NULL, -1, release };
