@@ -45,7 +45,7 @@ cpu_per_sample() {	# SAMPLER ERRFILE
 	LC_SAMPLE_SECONDS=5 "$1" -q -r 1000 -o "$tmp/cpu.folded" -- "$host" "$scen/deep.lua" \
 		>/dev/null 2>"$2"
 	awk '/samples: [0-9]* attempted/ { for (i = 1; i <= NF; i++) if ($(i + 1) == "taken,") n = $i }
-	     /sampler CPU/ { c = $NF; sub(/s$/, "", c) }
+	     /sampler CPU/ { for (i = 1; i < NF; i++) if ($i == "CPU") c = $(i + 1) }
 	     END { if (n > 0) printf "%.2f %d %.3f\n", 1e6 * c / n, n, c }' "$2"
 }
 if [ -n "${LC_BASELINE:-}" ]; then

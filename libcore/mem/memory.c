@@ -53,6 +53,7 @@ struct lc_memory {
 	size_t nspaces;
 	struct ranges prim, fall, regions;
 	const struct range *last;	/* lc_memory_map's last hit */
+	const struct range *hot;	/* the primary range of the last read */
 	bool caching;
 	struct page *cache;	/* LC_CACHE_PAGES, direct-mapped */
 	struct owned *owned;
@@ -170,7 +171,7 @@ static struct lc_error *add_range(struct lc_memory *m, uint64_t start,
 		return &lc_error_nomem;
 	r->v[r->n++] = s;
 	r->dirty = true;	/* sorted when next looked up */
-	m->last = NULL;
+	m->last = m->hot = NULL;
 	return NULL;
 }
 
@@ -208,6 +209,7 @@ struct lc_error *lc_memory_add_space(struct lc_memory *m, unsigned flags,
 	}
 	m->spaces[at] = (struct space){ src, arg, flags };
 	m->nspaces++;
+	m->hot = NULL;		/* the spaces come first now */
 	lc_memory_invalidate(m);
 	return NULL;
 }
@@ -217,10 +219,10 @@ void lc_memory_clear(struct lc_memory *m, unsigned kind)
 	struct ranges *r = kind_of(m, kind);
 
 	r->n = 0;
-	m->last = NULL;
+	m->last = m->hot = NULL;
 }
 
-static const struct range *find(struct ranges *r, uint64_t addr)
+static inline const struct range *find(struct ranges *r, uint64_t addr)
 {
 	size_t lo, hi;
 
@@ -329,7 +331,14 @@ static int range_read(const struct range *s, uint64_t addr, uint8_t *out,
 static int read_once(struct lc_memory *m, uint64_t addr, void *buf, size_t len)
 {
 	uint8_t *out = buf;
+	const struct range *h = m->hot;
 
+	/* Reads come in runs in one range (a stack, a Proto, a table): the
+	 * range the last one was served from first. */
+	if (h && addr >= h->start && addr < h->end && len <= h->end - addr) {
+		memcpy(buf, h->data + (addr - h->start), len);
+		return 0;
+	}
 	if (m->nspaces &&
 	    ((m->caching && cache_read(m, addr, buf, len) == 0) ||
 	     space_read(m, addr, buf, len) == 0))
@@ -338,6 +347,8 @@ static int read_once(struct lc_memory *m, uint64_t addr, void *buf, size_t len)
 		const struct range *s = find(&m->prim, addr);
 		uint64_t n;
 
+		if (s && s->data && !m->nspaces)
+			m->hot = s;
 		if (!s)
 			s = find(&m->fall, addr);
 		if (!s)

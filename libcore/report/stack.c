@@ -105,14 +105,6 @@ static size_t next_live(const struct chain_state *cs, size_t ncs, size_t cur)
 	return cur;
 }
 
-static bool probe_check(void *arg, uint64_t addr)
-{
-	struct ctx *c = arg;
-	struct lc_vstate st;
-
-	return c->in->ops->state(c->pass, addr, &st);
-}
-
 void lc_stack_decode(struct lc_target *t, struct lc_pass *pass, int tid,
 		     const struct lc_stack_options *opts, struct lc_stack *th)
 {
@@ -136,7 +128,7 @@ void lc_stack_decode(struct lc_target *t, struct lc_pass *pass, int tid,
 		probe = (struct lc_state_probe){
 			.type_name = in->ops->state_type,
 			.param_name = in->ops->state_param,
-			.check = probe_check, .arg = &c,
+			.check = in->ops->is_state, .arg = pass,
 		};
 	err = lc_unwind_thread(lc_target_unwinder(t), in ? &probe : NULL, tid,
 			       max_frames, &nf, &nnf, &npartial, &why);

@@ -115,6 +115,10 @@ struct lc_vm_ops {
 	/* Read and validate the state at addr: false if it is none. */
 	bool (*state)(struct lc_pass *pass, uint64_t addr,
 		      struct lc_vstate *ret);
+	/* The same, only the answer: the check of a state probe
+	 * (native/unwind.h), its arg the pass.  The unwinder asks it of
+	 * every register and stack word of every frame. */
+	bool (*is_state)(void *pass, uint64_t addr);
 	/* The state's frames, innermost first, at most max. */
 	struct lc_error *(*walk)(struct lc_pass *pass, const struct lc_vstate *st,
 				 size_t max, struct lc_vwalk *ret);

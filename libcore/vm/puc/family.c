@@ -106,6 +106,14 @@ static bool puc_state(struct lc_pass *pass, uint64_t addr,
 	return true;
 }
 
+static bool puc_is_state(void *arg, uint64_t addr)
+{
+	struct lc_pass *pass = arg;
+	struct lc_lstate st;
+
+	return lc_lua_state_read(pass->ctx, addr, &st) == 0;
+}
+
 static struct lc_error *puc_walk(struct lc_pass *pass,
 				 const struct lc_vstate *st, size_t max,
 				 struct lc_vwalk *ret)
@@ -359,6 +367,7 @@ const struct lc_vm_ops lc_puc_ops = {
 	.state_type = "lua_State",
 	.state_param = "L",
 	.state = puc_state,
+	.is_state = puc_is_state,
 	.walk = puc_walk,
 	.walk_free = puc_walk_free,
 	.starts_run = puc_starts_run,
