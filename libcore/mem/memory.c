@@ -179,13 +179,9 @@ struct lc_error *lc_memory_add(struct lc_memory *m, uint64_t start,
 			       uint64_t end, unsigned flags,
 			       const struct lc_mem_source *src, void *arg)
 {
-	const uint8_t *data = NULL;
-
 	if (!(flags & LC_MEM_REGION) && (!src || !src->read))
 		return lc_error_create(LC_ERR_INVALID, "a range without a source");
-	if (src && src->map && end > start)
-		data = src->map(arg, start, (size_t)(end - start));
-	return add_range(m, start, end, flags, src, arg, data, 0);
+	return add_range(m, start, end, flags, src, arg, NULL, 0);
 }
 
 struct lc_error *lc_memory_add_space(struct lc_memory *m, unsigned flags,

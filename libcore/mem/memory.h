@@ -15,8 +15,8 @@
  *
  * Ownership: the memory owns its ranges and, when a source has destroy,
  * the source's arg (freed by lc_memory_destroy).  Pointers from
- * lc_memory_map are borrowed from the source and valid until the memory
- * is destroyed. */
+ * lc_memory_map point into a file image added with lc_memory_add_file;
+ * they are borrowed, valid while that image is (its program's Elf). */
 #ifndef LC_MEMORY_H
 #define LC_MEMORY_H
 
@@ -27,12 +27,9 @@
 #include "base/base.h"
 
 struct lc_mem_source {
-	const char *name;	/* "core", "file", "proc", "callback", "snapshot" */
+	const char *name;	/* "file", "proc", "callback", "snapshot" */
 	/* 0, or -1 if any byte of [addr, addr + len) is unreadable. */
 	int (*read)(void *arg, uint64_t addr, void *buf, size_t len);
-	/* Optional: the bytes of [addr, addr + len) in this process,
-	 * borrowed, or NULL. */
-	const void *(*map)(void *arg, uint64_t addr, size_t len);
 	/* Optional: let go of the pages of the mapping this process has
 	 * touched (they are read again when needed). */
 	void (*release)(void *arg);
@@ -75,8 +72,8 @@ void lc_memory_clear(struct lc_memory *m, unsigned kind);
 /* 0, or -1 with *fault (may be NULL) the first unreadable address. */
 int lc_memory_read(struct lc_memory *m, uint64_t addr, void *buf, size_t len,
 		   uint64_t *fault);
-/* [addr, addr + len) as bytes in this process when one primary range
- * maps it whole, else NULL.  Borrowed. */
+/* [addr, addr + len) as bytes in this process when one primary range of
+ * a file image holds it whole, else NULL.  Borrowed. */
 const void *lc_memory_map(struct lc_memory *m, uint64_t addr, size_t len);
 /* True if [addr, addr + len) lies in writable memory: a writable primary
  * range, or with regions, a writable region.  A memory that has a

@@ -250,15 +250,8 @@ struct lc_error *lc_program_open_core(const char *core_path,
 	struct lc_mem_file *image;
 	const uint8_t *raw;
 
-	elf_version(EV_CURRENT);
-	t = calloc(1, sizeof(*t));
-	if (!t)
-		return &lc_error_nomem;
-	t->kind = LC_PROGRAM_CORE;
-	t->core_fd = -1;
-	t->mem_fd = -1;
-	if ((err = lc_memory_create(&t->mem)))
-		goto fail;
+	if ((err = lc_program_new(LC_PROGRAM_CORE, &t)))
+		return err;
 	t->core_path = strdup(core_path);
 	t->exe_path = lc_strdup_or_null(exe_path);
 	if (!t->core_path || (exe_path && !t->exe_path)) {

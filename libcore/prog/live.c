@@ -355,16 +355,10 @@ struct lc_error *lc_program_prepare_live(int pid, bool proc_attach,
 	if (pid == getpid())
 		return lc_error_create(LC_ERR_INVALID,
 				       "process %d is luacore itself", pid);
-	elf_version(EV_CURRENT);
-	t = calloc(1, sizeof(*t));
-	if (!t)
-		return &lc_error_nomem;
-	t->kind = LC_PROGRAM_LIVE;
-	t->core_fd = -1;
-	t->mem_fd = -1;
+	if ((err = lc_program_new(LC_PROGRAM_LIVE, &t)))
+		return err;
 	t->pid = pid;
-	if ((err = lc_memory_create(&t->mem)) ||
-	    (err = lc_memory_add_space(t->mem, 0, &proc_source, t)))
+	if ((err = lc_memory_add_space(t->mem, 0, &proc_source, t)))
 		goto fail;
 	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
 	t->mem_fd = open(path, O_RDONLY | O_CLOEXEC);

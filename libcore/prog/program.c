@@ -23,6 +23,28 @@ static const Dwfl_Callbacks offline_callbacks = {
 };
 
 
+struct lc_error *lc_program_new(enum lc_program_kind kind,
+				struct lc_program **ret)
+{
+	struct lc_program *p;
+	struct lc_error *err;
+
+	elf_version(EV_CURRENT);
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return &lc_error_nomem;
+	p->kind = kind;
+	p->core_fd = -1;
+	p->mem_fd = -1;
+	err = lc_memory_create(&p->mem);
+	if (err) {
+		free(p);
+		return err;
+	}
+	*ret = p;
+	return NULL;
+}
+
 /* A callback program's whole address space comes from its callback. */
 struct callback {
 	lc_read_fn *read;
@@ -51,21 +73,16 @@ struct lc_error *lc_program_create_callback(lc_read_fn *read, void *arg,
 
 	if (!read)
 		return lc_error_create(LC_ERR_INVALID, "no read callback");
-	elf_version(EV_CURRENT);
-	t = calloc(1, sizeof(*t));
 	c = malloc(sizeof(*c));
-	if (!t || !c) {
-		free(t);
-		free(c);
+	if (!c)
 		return &lc_error_nomem;
-	}
-	t->kind = LC_PROGRAM_CALLBACK;
-	t->core_fd = -1;
-	t->mem_fd = -1;
 	*c = (struct callback){ read, arg };
-	err = lc_memory_create(&t->mem);
-	if (!err)
-		err = lc_memory_add_space(t->mem, 0, &callback_source, c);
+	err = lc_program_new(LC_PROGRAM_CALLBACK, &t);
+	if (err) {
+		free(c);
+		return err;
+	}
+	err = lc_memory_add_space(t->mem, 0, &callback_source, c);
 	if (err) {	/* c is not the memory's */
 		free(c);
 		lc_program_destroy(t);

@@ -77,7 +77,12 @@ struct lc_program {
 	bool threads_listed;	/* lc_program_list_threads asked libdwfl */
 };
 
-/* ---- construction (core.c, callback.c, live.c) ---- */
+/* ---- construction (core.c, program.c, live.c) ---- */
+
+/* An empty program of that kind with an empty memory: what each
+ * constructor starts from (lc_program_destroy frees it). */
+struct lc_error *lc_program_new(enum lc_program_kind kind,
+				struct lc_program **ret);
 
 struct lc_error *lc_program_open_core(const char *core_path,
 				      const char *exe_path,

@@ -30,7 +30,6 @@ static void build_thread(struct lc_target *t, struct lc_pass *pass,
 	th->vm = st.vm;
 	th->partial = st.partial != 0;
 	th->note = st.note;
-	free(st.roles);
 }
 
 /* Signals whose default action dumps core; anything else in a core

@@ -28,12 +28,8 @@ struct lc_error *lc_target_wrap(struct lc_program *p, struct lc_target **ret)
 	return NULL;
 }
 
-/* After the modules changed: look for the interpreter again. */
-static void sync(struct lc_target *t)
+static void drop_interps(struct lc_target *t)
 {
-	if (t->generation == t->prog->generation)
-		return;
-	t->generation = t->prog->generation;
 	for (size_t i = 0; i < t->ninterps; i++)
 		lc_interp_close(t->interps[i]);
 	free(t->interps);
@@ -42,6 +38,15 @@ static void sync(struct lc_target *t)
 	t->ninterps = 0;
 	t->interp_err = NULL;
 	t->interp_tried = false;
+}
+
+/* After the modules changed: look for the interpreter again. */
+static void sync(struct lc_target *t)
+{
+	if (t->generation == t->prog->generation)
+		return;
+	t->generation = t->prog->generation;
+	drop_interps(t);
 }
 
 struct lc_interp *lc_target_interp(struct lc_target *t,
@@ -68,10 +73,7 @@ void lc_target_destroy(struct lc_target *t)
 {
 	if (!t)
 		return;
-	for (size_t i = 0; i < t->ninterps; i++)
-		lc_interp_close(t->interps[i]);
-	free(t->interps);
-	lc_error_destroy(t->interp_err);
+	drop_interps(t);
 	lc_unwinder_destroy(t->unw);
 	lc_program_destroy(t->prog);
 	free(t);

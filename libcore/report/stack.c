@@ -325,11 +325,7 @@ void lc_stack_decode(struct lc_target *t, struct lc_pass *pass, int tid,
 		free(th->note);
 		th->note = strdup("out of memory");
 	}
-	th->roles = calloc(c.o.n ? c.o.n : 1, sizeof(*th->roles));
-	for (size_t i = 0; th->roles && in && i < c.o.n; i++)
-		if (c.o.v[i].kind == LC_FRAME_NATIVE)
-			th->roles[i] = in->ops->roles(in, c.o.v[i].function);
-	th->activity = in ? in->ops->activity(in, c.o.v, th->roles, c.o.n) :
+	th->activity = in ? in->ops->activity(in, c.o.v, c.o.n) :
 			    LC_ACTIVITY_NATIVE;
 	for (size_t i = 0; i < ncs; i++)
 		lc_vwalk_free(in, &cs[i].w);
@@ -342,7 +338,6 @@ void lc_stack_deinit(struct lc_stack *s)
 	for (size_t i = 0; i < s->nframes; i++)
 		lc_frame_free(&s->frames[i]);
 	free(s->frames);
-	free(s->roles);
 	free(s->states);
 	free(s->note);
 	memset(s, 0, sizeof(*s));

@@ -13,8 +13,8 @@
  * The Lua frames' order never depends on placement, only on the walk.
  *
  * Ownership: a decoded stack owns its arrays and every frame's strings;
- * lc_stack_deinit frees them, lc_stack_take hands frames and states
- * over. */
+ * lc_stack_deinit frees them (or the caller takes frames, states and
+ * note over, as the report does). */
 #ifndef LC_STACK_H
 #define LC_STACK_H
 
@@ -32,8 +32,6 @@ enum {
 
 struct lc_stack {
 	struct lc_frame *frames;	/* innermost first */
-	unsigned *roles;	/* per frame: LC_ROLE_* of a native frame's
-				   function (the family's), 0 for Lua frames */
 	size_t nframes;
 	uint64_t *states;	/* validated states running here, innermost first */
 	size_t nstates;

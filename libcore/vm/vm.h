@@ -137,10 +137,9 @@ struct lc_vm_ops {
 	unsigned (*roles)(const struct lc_interp *in, const char *fn);
 
 	/* What the thread was doing, from its mixed frames (innermost
-	 * first) and the LC_ROLE_* bits of each (0 for Lua frames). */
+	 * first). */
 	enum lc_activity (*activity)(const struct lc_interp *in,
-				     const struct lc_frame *frames,
-				     const unsigned *roles, size_t n);
+				     const struct lc_frame *frames, size_t n);
 
 	/* ---- the whole process: the VM list, lua-states, lua-value ---- */
 

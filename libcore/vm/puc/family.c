@@ -233,9 +233,10 @@ static unsigned puc_roles(const struct lc_interp *in, const char *fn)
 
 /* The innermost Lua frame says Lua or C; a collector entry point
  * leafward of it makes it GC work.  No Lua frame: host code. */
+static unsigned puc_roles(const struct lc_interp *in, const char *fn);
+
 static enum lc_activity puc_activity(const struct lc_interp *in,
-				     const struct lc_frame *frames,
-				     const unsigned *roles, size_t n)
+				     const struct lc_frame *frames, size_t n)
 {
 	bool gc = false;
 
@@ -246,7 +247,7 @@ static enum lc_activity puc_activity(const struct lc_interp *in,
 			return frames[i].what && strcmp(frames[i].what, "C") == 0 ?
 			       LC_ACTIVITY_C : LC_ACTIVITY_LUA;
 		}
-		if (roles && (roles[i] & LC_ROLE_GC))
+		if (puc_roles(in, frames[i].function) & LC_ROLE_GC)
 			gc = true;
 	}
 	return LC_ACTIVITY_NATIVE;
