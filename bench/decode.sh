@@ -37,6 +37,15 @@ fi
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 fastest() { sort -n | head -1; }
+# The thread to decode: the first of the core (the one that took the
+# signal or was stopped).
+first_tid() {	# CORE EXE
+	"$builddir/src/luacore-inspect" --json --no-scan "$1" "$2" 2>/dev/null |
+		python3 -c 'import json, sys; print(json.load(sys.stdin)["threads"][0]["tid"])'
+}
+# The decode program's mode for a column: "before" is a report per
+# sample, on the baseline's library.
+mode_of() { [ "$1" = before ] && echo report || echo "$1"; }
 
 echo "== CPU per decoded sample, $N samples a run, fastest (median) of $REPS alternating runs ($build)"
 printf '  %-16s %7s' core frames
@@ -46,13 +55,11 @@ for c in deep_recursion coroutines3 reentry; do
 	core=$out/$c/core
 	exe=$out/$c/exe
 	[ -f "$core" ] || continue
-	tid=$("$builddir/src/luacore-inspect" --json --no-scan "$core" "$exe" 2>/dev/null |
-		python3 -c 'import json, sys; print(json.load(sys.stdin)["threads"][0]["tid"])')
+	tid=$(first_tid "$core" "$exe")
 	for r in $(seq "$REPS"); do
 		for m in $modes; do
-			bin=$tmp/$m
-			[ "$m" = before ] && bin=$tmp/before && mm=report || mm=$m
-			"$bin" "$mm" "$core" "$exe" "$tid" "$N" >>"$tmp/$c.$m" || exit 1
+			"$tmp/$m" "$(mode_of "$m")" "$core" "$exe" "$tid" "$N" \
+				>>"$tmp/$c.$m" || exit 1
 		done
 	done
 	printf '  %-16s %7s' "$c" "$(awk '{ print $5 }' "$tmp/$c.stack" | head -1)"
@@ -80,14 +87,11 @@ for c in deep_recursion coroutines3 reentry; do
 	core=$out/$c/core
 	exe=$out/$c/exe
 	[ -f "$core" ] || continue
-	tid=$("$builddir/src/luacore-inspect" --json --no-scan "$core" "$exe" 2>/dev/null |
-		python3 -c 'import json, sys; print(json.load(sys.stdin)["threads"][0]["tid"])')
+	tid=$(first_tid "$core" "$exe")
 	printf '  %-16s' "$c"
 	for m in $modes; do
-		mm=$m
-		[ "$m" = before ] && mm=report
-		a=$(ir "$tmp/$m" "$mm" "$core" "$exe" "$tid" 100)
-		b=$(ir "$tmp/$m" "$mm" "$core" "$exe" "$tid" 300)
+		a=$(ir "$tmp/$m" "$(mode_of "$m")" "$core" "$exe" "$tid" 100)
+		b=$(ir "$tmp/$m" "$(mode_of "$m")" "$core" "$exe" "$tid" 300)
 		printf ' %12s' "$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.0f", (b - a) / 200 }')"
 	done
 	echo
