@@ -92,6 +92,8 @@ class _Frame(ctypes.Structure):
         ("partial", ctypes.c_bool),
         ("vars", ctypes.c_void_p),
         ("nvars", ctypes.c_size_t),
+        ("traceback", ctypes.c_char_p),
+        ("continued", ctypes.c_bool),
     ]
 
 

@@ -232,6 +232,12 @@ struct lc_frame {
 	bool partial;		/* something in this frame was unreadable */
 	struct lc_var *vars;	/* with --locals: locals, varargs, upvalues */
 	size_t nvars;
+	char *traceback;	/* the line this release's luaL_traceback
+				   prints for the frame ("x.lua:3: in
+				   function 'net.loop'"), or NULL */
+	bool continued;		/* runs on no native frame now: a yield
+				   discarded them, and the interpreter
+				   continues it after the resume */
 };
 
 struct lc_thread {

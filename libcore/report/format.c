@@ -21,10 +21,15 @@ static const char *const reg_names[17] = {
 	"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rip",
 };
 
-/* "in function 'foo'" etc., as luaL_traceback words it (lauxlib.c:
- * pushfuncname), without the package.loaded search. */
+/* Where the frame is, as the release's luaL_traceback words it: the
+ * family's line when it made one, else a 5.4-style line without the
+ * package.loaded search. */
 static void lua_where(const struct lc_frame *f, FILE *out)
 {
+	if (f->traceback) {
+		fputs(f->traceback, out);
+		return;
+	}
 	if (strcmp(f->what, "tail") == 0) {
 		fputs("(...tail calls...)", out);
 		return;
@@ -58,6 +63,8 @@ static void print_lua_frame(const struct lc_frame *f, const char *indent,
 		fprintf(out, " [%s]", f->function);
 	if (f->istailcall)
 		fputs(" (tail call)", out);
+	if (f->continued)
+		fputs(" (continued after resume)", out);
 	if (f->unplaced)
 		fputs(" (unplaced)", out);
 	if (f->partial)
@@ -403,10 +410,14 @@ static void json_frame(FILE *out, const struct lc_frame *f)
 	json_str(out, f->function);
 	fputs(",\"global_name\":", out);
 	json_str(out, f->global_name);
+	fputs(",\"traceback\":", out);
+	json_str(out, f->traceback);
 	fputs(",\"istailcall\":", out);
 	json_bool(out, f->istailcall);
 	fputs(",\"unplaced\":", out);
 	json_bool(out, f->unplaced);
+	fputs(",\"continued\":", out);
+	json_bool(out, f->continued);
 	fputs(",\"partial\":", out);
 	json_bool(out, f->partial);
 	fputs(",\"state\":", out);

@@ -295,9 +295,19 @@ void lc_stack_decode(struct lc_target *t, struct lc_pass *pass, int tid,
 		} else if (cur < ncs && (roles & LC_ROLE_RESUME) &&
 			   (!n->L || n->L == cs[cur].st.addr)) {
 			/* The resumed coroutine ends here: the state we
-			 * were emitting from (not skipped ahead). */
-			while (cs[cur].next < cs[cur].w.n)
-				emit(&c, &cs[cur], true);
+			 * were emitting from (not skipped ahead).  Frames
+			 * left over are those a yield took the native frames
+			 * of: the interpreter continues them after the
+			 * resume. */
+			while (cs[cur].next < cs[cur].w.n) {
+				size_t first = c.o.n;
+				bool cont = in->ops->continued(pass, &cs[cur].w,
+							       cs[cur].next);
+
+				emit(&c, &cs[cur], !cont);
+				for (size_t k = first; cont && k < c.o.n; k++)
+					c.o.v[k].continued = true;
+			}
 			cur++;
 		}
 	}

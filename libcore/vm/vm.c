@@ -134,6 +134,7 @@ void lc_frame_free(struct lc_frame *f)
 	free(f->short_src);
 	free(f->name);
 	free(f->global_name);
+	free(f->traceback);
 }
 
 void lc_object_destroy(struct lc_object *o)

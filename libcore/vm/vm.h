@@ -133,6 +133,11 @@ struct lc_vm_ops {
 	 * (one native RUNS_LUA frame runs it and the frames inside it). */
 	bool (*starts_run)(struct lc_pass *pass, const struct lc_vwalk *w,
 			   size_t i);
+	/* Frame i of a resumed coroutine whose native frames a yield
+	 * discarded: the interpreter continues it after the resume, with
+	 * no native frame of its own until then. */
+	bool (*continued)(struct lc_pass *pass, const struct lc_vwalk *w,
+			  size_t i);
 	/* LC_ROLE_* bits of a native function named fn. */
 	unsigned (*roles)(const struct lc_interp *in, const char *fn);
 

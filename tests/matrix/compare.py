@@ -7,8 +7,12 @@ For every OS thread (tid) of the truth (fixtures/lua/truth.lua), the report's
 thread with that tid must have exactly the truth's Lua-level frames: the
 entries with kind == "lua", innermost first, compared field by field (what,
 source, currentline, name, namewhat, istailcall) with the truth lines in seq
-order.  Threads of the report that have no truth lines are ignored.  The
-report's process.lua_version, when given, must have the truth's major.minor.
+order, and with each frame's "tb" line (Lua's own luaL_traceback line for
+it) the report frame's "traceback".  Threads of the report that have no
+truth lines are ignored.  Each suspended coroutine of the truth (coframe and
+cotb lines, by the lua_State's address) must have exactly those frames in
+the report's vms[].threads[] entry of that address.  The report's
+process.lua_version, when given, must have the truth's major.minor.
 
 Prints one line per frame ("=" same, "!" differs, "-" only in the truth,
 "+" only in the report); -q prints only the differing frames and the summary.
@@ -32,26 +36,46 @@ def unescape(s):
     return "".join(out)
 
 
-def read_truth(path):
-    """-> (lua version "5.4" or None, {tid: [frame dict, ...] in seq order})"""
-    version, threads = None, {}
+def _frame(what, src, cur, name, nwhat, tail):
+    return {"what": what, "source": unescape(src), "currentline": int(cur),
+            "name": unescape(name), "namewhat": nwhat, "istailcall": tail == "1"}
+
+
+def read_truth(path, coroutines=None):
+    """-> (lua version "5.4" or None, {tid: [frame dict, ...] in seq order});
+    with a dict as coroutines, fills it {address: [frame dict, ...]}."""
+    version, threads, tbs, cos, cotbs = None, {}, {}, {}, {}
     with open(path, encoding="utf-8", errors="surrogateescape") as f:
         for n, line in enumerate(f, 1):
             cols = line.rstrip("\n").split("\t")
             if cols[0] == "luaversion":
                 version = cols[1].replace("Lua ", "")
             elif cols[0] == "frame" and len(cols) == 9:
-                _, tid, seq, what, src, cur, name, nwhat, tail = cols
-                threads.setdefault(int(tid), []).append((int(seq), {
-                    "what": what, "source": unescape(src), "currentline": int(cur),
-                    "name": unescape(name), "namewhat": nwhat, "istailcall": tail == "1"}))
+                _, tid, seq = cols[:3]
+                threads.setdefault(int(tid), []).append((int(seq), _frame(*cols[3:])))
+            elif cols[0] == "tb" and len(cols) == 4:
+                tbs[(int(cols[1]), int(cols[2]))] = unescape(cols[3])
+            elif cols[0] == "coframe" and len(cols) == 9:
+                cos.setdefault(cols[1], []).append((int(cols[2]), _frame(*cols[3:])))
+            elif cols[0] == "cotb" and len(cols) == 4:
+                cotbs[(cols[1], int(cols[2]))] = unescape(cols[3])
             elif line.strip():
                 raise ValueError("%s:%d: not a truth line: %r" % (path, n, line))
     for tid, frames in threads.items():
         frames.sort(key=lambda x: x[0])
         if [s for s, _ in frames] != list(range(len(frames))):
             raise ValueError("%s: tid %d: seq is not 0..%d" % (path, tid, len(frames) - 1))
+        for s, fr in frames:
+            if (tid, s) in tbs:
+                fr["traceback"] = tbs[(tid, s)]
         threads[tid] = [f for _, f in frames]
+    for a, frames in cos.items():
+        frames.sort(key=lambda x: x[0])
+        for s, fr in frames:
+            if (a, s) in cotbs:
+                fr["traceback"] = cotbs[(a, s)]
+        if coroutines is not None:
+            coroutines[a] = [f for _, f in frames]
     return version, threads
 
 
@@ -61,6 +85,7 @@ def from_report(fr):
         "what": fr.get("what"), "source": fr.get("source"),
         "currentline": fr.get("currentline"), "name": fr.get("name") or "",
         "namewhat": fr.get("namewhat") or "", "istailcall": bool(fr.get("istailcall")),
+        "traceback": fr.get("traceback"),
     }
 
 
@@ -75,6 +100,8 @@ def show(fr):
         s += " %s(%s)" % (fr["name"] or "?", fr["namewhat"])
     if fr["istailcall"]:
         s += " [tail call]"
+    if fr.get("traceback") is not None:
+        s += "  | %s" % fr["traceback"]
     return s
 
 
@@ -89,7 +116,7 @@ def diff_thread(truth, report):
         elif r is None:
             rows.append((False, ["  - #%-3d truth only:  %s" % (i, show(t))]))
         else:
-            bad = [k for k in FIELDS if t[k] != r[k]]
+            bad = [k for k in FIELDS + ("traceback",) if k in t and t[k] != r[k]]
             if not bad:
                 rows.append((True, ["  = #%-3d %s" % (i, show(t))]))
             else:
@@ -106,14 +133,15 @@ def main(argv):
         print("usage: " + __doc__.strip().splitlines()[2].strip(), file=sys.stderr)
         return 2
     try:
-        version, truth = read_truth(args[0])
+        cos = {}
+        version, truth = read_truth(args[0], cos)
         with open(args[1], encoding="utf-8") as f:
             report = json.load(f)
         threads = {t["tid"]: t for t in report["threads"]}
     except (OSError, ValueError, KeyError, TypeError) as e:
         print("compare: %s" % e, file=sys.stderr)
         return 2
-    if not truth:
+    if not truth and not cos:
         print("compare: %s has no frames" % args[0], file=sys.stderr)
         return 2
 
@@ -134,6 +162,27 @@ def main(argv):
         print("thread %d%s: %s (truth %d frames, report %d)" % (
             tid, " (partial)" if th.get("partial") else "",
             "match" if same else "MISMATCH", len(truth[tid]), len(frames)))
+        for row_same, lines in rows:
+            if not (quiet and row_same):
+                print("\n".join(lines))
+        ok = ok and same
+    # Suspended coroutines: their lua_State in the report's VMs.
+    states = {}
+    for vm in report.get("vms") or []:
+        for lt in vm.get("threads") or []:
+            states[lt.get("address")] = lt
+    for a in sorted(cos):
+        lt = states.get(a) or states.get(int(a, 16) if a.startswith("0x") else a)
+        if lt is None:
+            print("coroutine %s: not in the report's VMs" % a)
+            ok = False
+            continue
+        frames = [from_report(fr) for fr in lt.get("frames", []) if fr.get("kind") == "lua"]
+        rows = diff_thread(cos[a], frames)
+        same = all(r[0] for r in rows)
+        print("coroutine %s %s%s: %s (truth %d frames, report %d)" % (
+            a, lt.get("status"), " (partial)" if lt.get("partial") else "",
+            "match" if same else "MISMATCH", len(cos[a]), len(frames)))
         for row_same, lines in rows:
             if not (quiet and row_same):
                 print("\n".join(lines))

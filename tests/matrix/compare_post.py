@@ -52,7 +52,8 @@ GC_TOLERANCE = 16 * 1024
 
 KINDS = {"luaversion": 2, "frame": 9, "coroutine": 5, "coroutines": 3,
          "chain": 2, "varframe": 7, "var": 8, "nny": 5, "errorjmp": 4,
-         "residue": 4, "gc": 4, "gcbytes": 3, "vm": 4, "vmcount": 2}
+         "residue": 4, "gc": 4, "gcbytes": 3, "vm": 4, "vmcount": 2,
+         "tb": 4, "coframe": 9, "cotb": 4}
 
 
 def unescape(s):
@@ -375,7 +376,7 @@ def check_frames(truth, rep):
     """compare.py's frame check, on the truth's frame lines."""
     sec = Section("frames")
     with tempfile.NamedTemporaryFile("w", encoding="latin-1", suffix=".tsv") as tmp:
-        for kind in ("luaversion", "frame"):
+        for kind in ("luaversion", "frame", "tb"):
             for cols in truth.get(kind, []):
                 tmp.write("\t".join([kind] + cols) + "\n")
         tmp.flush()

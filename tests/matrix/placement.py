@@ -5,7 +5,10 @@ Rules (README, report/stack.c): every Lua function frame follows the native
 luaV_execute frame that runs it (possibly after other Lua frames of the
 same run); a C function's frame follows its own native frame, or, when
 optimized C left no frame of its own, the native frame just inside
-luaD_precall.  No frame may be marked unplaced.
+luaD_precall.  A frame marked continued (a resumed coroutine's frame whose
+native frames its yield discarded) follows the coroutine's lua_resume
+frame, possibly after other continued frames.  No frame may be marked
+unplaced.
 usage: placement.py REPORT.json...   exit 0 if all hold, 1 otherwise."""
 import json
 import sys
@@ -31,6 +34,11 @@ def check(path):
                 errors.append(f"{where}: no native frame before it")
                 continue
             native = frames[j]
+            if f.get("continued"):
+                if native["function"] != "lua_resume" or any(
+                        not g.get("continued") for g in frames[j + 1:i]):
+                    errors.append(f"{where}: continued, after {native['function']}, not lua_resume")
+                continue
             if f["what"] in ("Lua", "main", "tail"):
                 if native["function"] != "luaV_execute":
                     errors.append(f"{where}: after {native['function']}, not luaV_execute")

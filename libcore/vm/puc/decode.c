@@ -37,6 +37,7 @@
 #define CIST54_FIN	(1u << 7)
 
 #define LUA_IDSIZE	60	/* luaconf.h default, for short_src */
+#define ST_YIELD	1	/* L->status after a yield (LUA_YIELD), every release */
 
 struct proto {
 	uint64_t addr;
@@ -389,11 +390,19 @@ static bool gn_module_fn(struct lc_lua_ctx *ctx, const struct lc_tvalue *k,
 	struct gn_scan sub = *sc;
 	char *mod;
 
-	if (base_type(ctx->l, k->tag) != 4 || base_type(ctx->l, v->tag) != 5)
+	if (base_type(ctx->l, k->tag) != 4 ||
+	    (base_type(ctx->l, v->tag) != 5 && base_type(ctx->l, v->tag) != 6))
 		return true;
 	mod = lc_lua_read_string(ctx, k->value, NULL, NULL);
 	if (!mod)
 		return true;
+	/* findfield: a function stored as package.loaded[mod] itself is
+	 * named mod. */
+	if (base_type(ctx->l, v->tag) == 6) {
+		gname_add(ctx, sc->g, v, "_G", mod);
+		free(mod);
+		return true;
+	}
 	sub.mod = mod;
 	lc_lua_table_scan(ctx, v->value, gn_field_fn, &sub, sc->budget);
 	free(mod);
@@ -586,6 +595,19 @@ static int read_ci(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 	ci->addr = addr;
 	if (lc_lua_read_stkid(ctx, addr, l->ci.func, st->stack, &ci->func) < 0)
 		return -1;
+	/* 5.2/5.3 lua_yieldk (and a hook's yield, ldebug.c luaG_traceexec)
+	 * move the top CallInfo's func below the yielded values and keep
+	 * the real one's stack offset in ci->extra; resume moves it back. */
+	if ((l->major == 502 || l->major == 503) && st->status == ST_YIELD &&
+	    addr == st->ci && LC_HAS(l->ci.extra)) {
+		int64_t extra;
+
+		if (lc_lua_read_sfield(ctx, addr, l->ci.extra, &extra) < 0 ||
+		    extra < 0 || (uint64_t)extra % l->sz_stack_slot ||
+		    st->stack + (uint64_t)extra >= st->top)
+			return -1;
+		ci->func = st->stack + (uint64_t)extra;
+	}
 	if (lc_read_u64(ctx->mem, addr + (uint64_t)l->ci.savedpc.off,
 			&ci->savedpc) < 0)
 		return -1;
@@ -615,6 +637,22 @@ static int read_ci(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 	/* 5.1 keeps the running Lua function's pc in the state. */
 	if (l->major == 501 && addr == st->ci && st->savedpc)
 		ci->savedpc = st->savedpc;
+	/* Only a hook yields with a Lua function on top.  It steps savedpc
+	 * back onto the instruction it interrupted (resume runs it): the
+	 * instruction that runs next is the one savedpc points at, one past
+	 * what currentpc would take (5.1 lvm.c luaV_execute; 5.2+
+	 * luaG_traceexec). */
+	if (st->status == ST_YIELD && addr == st->ci && ci->is_lua &&
+	    ci->savedpc) {
+		ci->hook_yield = true;
+		ci->savedpc += 4;	/* sizeof(Instruction) */
+	}
+	if (!ci->is_lua && LC_HAS(l->ci.k)) {
+		uint64_t k;
+
+		ci->continues = lc_read_u64(ctx->mem, addr + (uint64_t)l->ci.k.off,
+					    &k) == 0 && k != 0;
+	}
 	return 0;
 }
 
@@ -1073,12 +1111,10 @@ void lc_lua_frame(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 		f->short_src = strdup("?");
 		return;
 	}
+	f->global_name = lc_strdup_or_null(global_name(ctx, st->g, ci->func));
 	if (!ci->is_lua) {
-		const char *gn = global_name(ctx, st->g, ci->func);
-
 		f->what = "C";
 		f->cfunc = ci->cfunc;
-		f->global_name = lc_strdup_or_null(gn);
 		f->source = strdup("=[C]");
 		f->short_src = strdup("[C]");
 	} else {
@@ -1119,6 +1155,74 @@ void lc_lua_frame(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 		f->namewhat = namewhat;
 		f->name = strdup(name);
 	}
+	f->traceback = lc_lua_traceback_line(ctx, f);
+}
+
+/* The line luaL_traceback prints for frame f (5.1: ldblib.c db_errorfb;
+ * 5.2+: lauxlib.c luaL_traceback and pushfuncname).  The releases differ
+ * in when a package.loaded name is used and how a name is worded:
+ *   5.1   name from code ("function 'x'"), main, " ?" for C and tail
+ *         calls, else <src:line>; no package.loaded search
+ *   5.2   name from code ("function 'x'"), main, for C functions a
+ *         global name, else <src:line>
+ *   5.3,  a package.loaded name first, for every function; then the
+ *   5.4   name from code worded by its kind ("local 'x'"), main,
+ *         <src:line> for Lua functions, "?"
+ *   5.5   the name from code first, main, then a package.loaded name */
+char *lc_lua_traceback_line(struct lc_lua_ctx *ctx, const struct lc_frame *f)
+{
+	int major = ctx->l->major;
+	const char *src = f->short_src ? f->short_src : "?";
+	bool named = f->name && *f->namewhat;
+	bool main_ = strcmp(f->what, "main") == 0;
+	bool c = strcmp(f->what, "C") == 0;
+	char head[LUA_IDSIZE + 24], *out = NULL;
+	int r;
+
+	if (f->currentline > 0)
+		snprintf(head, sizeof(head), "%s:%d:", src, f->currentline);
+	else
+		snprintf(head, sizeof(head), "%s:", src);
+	if (major == 501) {
+		if (named)
+			r = asprintf(&out, "%s in function '%s'", head, f->name);
+		else if (main_)
+			r = asprintf(&out, "%s in main chunk", head);
+		else if (c || strcmp(f->what, "tail") == 0)
+			r = asprintf(&out, "%s ?", head);
+		else
+			r = asprintf(&out, "%s in function <%s:%d>", head, src,
+				     f->linedefined);
+	} else if (major == 502) {
+		if (named)
+			r = asprintf(&out, "%s in function '%s'", head, f->name);
+		else if (main_)
+			r = asprintf(&out, "%s in main chunk", head);
+		else if (c)
+			r = f->global_name ?
+				asprintf(&out, "%s in function '%s'", head, f->global_name) :
+				asprintf(&out, "%s in ?", head);
+		else
+			r = asprintf(&out, "%s in function <%s:%d>", head, src,
+				     f->linedefined);
+	} else {
+		bool global_first = major <= 504;
+
+		if (global_first && f->global_name)
+			r = asprintf(&out, "%s in function '%s'", head, f->global_name);
+		else if (named)
+			r = asprintf(&out, "%s in %s '%s'", head, f->namewhat, f->name);
+		else if (main_)
+			r = asprintf(&out, "%s in main chunk", head);
+		else if (f->global_name)
+			r = asprintf(&out, "%s in function '%s'", head, f->global_name);
+		else if (!c)
+			r = asprintf(&out, "%s in function <%s:%d>", head, src,
+				     f->linedefined);
+		else
+			r = asprintf(&out, "%s in ?", head);
+	}
+	return r < 0 ? NULL : out;
 }
 
 bool lc_lua_ci_starts_run(struct lc_lua_ctx *ctx, const struct lc_ci *cis,

@@ -155,6 +155,22 @@ static bool puc_starts_run(struct lc_pass *pass, const struct lc_vwalk *w,
 	return lc_lua_ci_starts_run(pass->ctx, w->priv, w->n, i);
 }
 
+/* After a resume from a yield, resume and unroll (ldo.c, 5.2+) finish
+ * the frames below the one that yielded one by one: Lua frames in a new
+ * luaV_execute each, C functions through their continuation.  Until then
+ * they run on no native frame.  5.1 yields only from a hook or a C
+ * function called by Lua, and its resume runs every Lua frame left in
+ * one luaV_execute. */
+static bool puc_continued(struct lc_pass *pass, const struct lc_vwalk *w,
+			  size_t i)
+{
+	const struct lc_ci *cis = w->priv;
+
+	if (lc_lua_layout(pass->ctx)->major == 501 || i >= w->n)
+		return false;
+	return !cis[i].bad && (cis[i].is_lua || cis[i].continues);
+}
+
 /* Push the frame of cis[j] (and, 5.1, the lost tail calls it hides). */
 static void push_frame(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 		       const struct lc_ci *cis, size_t n, size_t j, bool locals,
@@ -194,6 +210,7 @@ static void push_frame(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 		tf->namewhat = "";
 		tf->state = st->addr;
 		tf->unplaced = unplaced;
+		tf->traceback = lc_lua_traceback_line(ctx, tf);
 	}
 }
 
@@ -372,6 +389,7 @@ const struct lc_vm_ops lc_puc_ops = {
 	.walk = puc_walk,
 	.walk_free = puc_walk_free,
 	.starts_run = puc_starts_run,
+	.continued = puc_continued,
 	.frame = puc_frame,
 	.roles = puc_roles,
 	.activity = puc_activity,

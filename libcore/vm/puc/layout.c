@@ -519,11 +519,12 @@ struct lc_error *lc_layout_open(struct lc_program *t, struct lc_layout **ret)
 #define C(fld, path) l->ci.fld = field(&D[T_CI], true, path)
 	C(func, "func"); C(top, "top"); C(previous, "previous"); C(next, "next");
 	C(callstatus, "callstatus"); C(tailcalls, "tailcalls");
-	C(nresults, "nresults");
+	C(nresults, "nresults"); C(extra, "extra");
 	if (l->major == 501) {
 		C(savedpc, "savedpc"); C(base, "base");
+		l->ci.k = (struct lc_field){ -1, 0 };
 	} else {
-		C(savedpc, "u.l.savedpc"); C(base, "u.l.base");
+		C(savedpc, "u.l.savedpc"); C(base, "u.l.base"); C(k, "u.c.k");
 	}
 #undef C
 	l->sz_callinfo = type_size(&D[T_CI]);

@@ -48,7 +48,9 @@ struct lc_layout {
 	} G;
 	struct {
 		struct lc_field func, top, previous, next, savedpc, base,
-			callstatus, tailcalls, nresults;
+			callstatus, tailcalls, nresults,
+			extra,	/* 5.2/5.3: func's stack offset while yielded */
+			k;	/* 5.2+: a C function's continuation */
 	} ci;
 	struct {
 		struct lc_field value, tt;

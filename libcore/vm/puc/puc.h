@@ -43,6 +43,8 @@ struct lc_ci {
 	uint64_t proto;		/* Lua functions */
 	uint64_t cfunc;		/* C functions (light or closure) */
 	bool bad;		/* function slot unreadable or not a function */
+	bool hook_yield;	/* the top frame of a thread a hook yielded */
+	bool continues;		/* 5.2+: a C function with a continuation */
 };
 
 struct lc_lua_ctx;
@@ -120,6 +122,9 @@ struct lc_error *lc_lua_walk(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 void lc_lua_frame(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 		  const struct lc_ci *cis, size_t n, size_t i,
 		  struct lc_frame *f);
+/* The line luaL_traceback of this release prints for frame f
+ * (malloc'd, or NULL when out of memory). */
+char *lc_lua_traceback_line(struct lc_lua_ctx *ctx, const struct lc_frame *f);
 
 /* 5.1: does cis[i] start a new luaV_execute?  5.2+: per CIST flags.
  * The innermost Lua CallInfo of each native luaV_execute run is where
