@@ -637,15 +637,17 @@ static int read_ci(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 	/* 5.1 keeps the running Lua function's pc in the state. */
 	if (l->major == 501 && addr == st->ci && st->savedpc)
 		ci->savedpc = st->savedpc;
-	/* Only a hook yields with a Lua function on top.  It steps savedpc
-	 * back onto the instruction it interrupted (resume runs it): the
+	/* Only a hook yields with a Lua function on top.  Up to 5.4.6 it
+	 * steps savedpc back onto the instruction it interrupted before it
+	 * yields (5.1 lvm.c luaV_execute; 5.2-5.4.6 luaG_traceexec): the
 	 * instruction that runs next is the one savedpc points at, one past
-	 * what currentpc would take (5.1 lvm.c luaV_execute; 5.2+
-	 * luaG_traceexec). */
+	 * what currentpc takes.  From 5.4.7 resume does that step instead,
+	 * and savedpc is as in any other frame. */
 	if (st->status == ST_YIELD && addr == st->ci && ci->is_lua &&
 	    ci->savedpc) {
 		ci->hook_yield = true;
-		ci->savedpc += 4;	/* sizeof(Instruction) */
+		if (l->release < 50407)
+			ci->savedpc += 4;	/* sizeof(Instruction) */
 	}
 	if (!ci->is_lua && LC_HAS(l->ci.k)) {
 		uint64_t k;
