@@ -159,8 +159,9 @@ if ! wait_for "$d/ready" 60 "$pid"; then
 else
 	check nmap "$d" "$pid" || status=1
 	echo go >&"$fifo"
-	for i in $(seq 200); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
-	rc=0; wait "$pid" || rc=$?
+	for _ in $(seq 400); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+	rc=0
+	if kill -0 "$pid" 2>/dev/null; then rc="none: still running 20 s later"; else wait "$pid" || rc=$?; fi
 	if [ "$rc" = 0 ] && grep -q '^|_nmap: read go$' "$d/host.log"; then
 		echo "PASS nmap: went on after the capture: the script read the line and nmap finished"
 	else
