@@ -73,9 +73,9 @@ running() {	# PID: alive, not stopped, untraced
 }
 
 wait_for() {	# FILE SECONDS PID...: FILE exists (0); a PID ended, or timeout (1)
-	local i p file=$1 n=$(($2 * 20))
+	local p file=$1 n=$(($2 * 20))
 	shift 2
-	for i in $(seq "$n"); do
+	for _ in $(seq "$n"); do
 		[ -e "$file" ] && return 0
 		for p in "$@"; do kill -0 "$p" 2>/dev/null || return 1; done
 		sleep 0.05
