@@ -28,7 +28,7 @@ dofile(assert(os.getenv("LC_TRUTH_LUA"), "LC_TRUTH_LUA not set"))
 -- read undeclared ones): no gettid (the thread id is the pid: every host
 -- here runs its Lua on its main thread), no post lines, no chain until the
 -- script sets one.
-for _, name in ipairs({ "gettid", "TRUTH_POST", "TRUTH_CHAIN" }) do
+for _, name in ipairs({ "gettid", "TRUTH_POST", "TRUTH_CHAIN", "TRUTH_SUSPENDED" }) do
 	if rawget(_G, name) == nil then rawset(_G, name, false) end
 end
 

@@ -35,7 +35,7 @@ def frame(cols):
 
 def read_truth(path):
     """-> (version, {tid: [frames]}, [(addr, status, label)], {addr: [frames]})"""
-    version, threads, cos, coframes = None, {}, [], {}
+    version, threads, cos, coframes, tbs = None, {}, [], {}, {}
     with open(path, encoding="utf-8", errors="surrogateescape") as f:
         for n, line in enumerate(f, 1):
             cols = line.rstrip("\n").split("\t")
@@ -45,6 +45,10 @@ def read_truth(path):
                 threads.setdefault(int(cols[1]), []).append((int(cols[2]), frame(cols[3:])))
             elif cols[0] == "coframe" and len(cols) == 9:
                 coframes.setdefault(int(cols[1], 16), []).append((int(cols[2]), frame(cols[3:])))
+            elif cols[0] == "tb" and len(cols) == 4:
+                tbs[(int(cols[1]), int(cols[2]))] = compare.unescape(cols[3])
+            elif cols[0] == "cotb" and len(cols) == 4:
+                tbs[(int(cols[1], 16), int(cols[2]))] = compare.unescape(cols[3])
             elif cols[0] == "coroutine" and len(cols) == 5:
                 cos.append((int(cols[1], 16), cols[2], cols[4]))
             elif line.strip():
@@ -54,6 +58,9 @@ def read_truth(path):
             frames.sort(key=lambda x: x[0])
             if [s for s, _ in frames] != list(range(len(frames))):
                 raise ValueError("%s: %x: seq is not 0..%d" % (path, k, len(frames) - 1))
+            for s, fr in frames:
+                if (k, s) in tbs:
+                    fr["traceback"] = tbs[(k, s)]
             d[k] = [fr for _, fr in frames]
     return version, threads, cos, coframes
 
