@@ -96,6 +96,22 @@ static int push_native(const struct lc_native_frame *n, struct lc_frames *o)
 	return 0;
 }
 
+/* Does the C function cfunc have a machine frame of its own among the
+ * frames after nf[i], before the next frame that runs Lua?  Then it is
+ * placed there, not inside the interpreter frame at i. */
+static bool cfunc_ahead(const struct lc_interp *in,
+			const struct lc_native_frame *nf, size_t nnf, size_t i,
+			uint64_t cfunc)
+{
+	for (size_t j = i + 1; cfunc && j < nnf && j < i + 64; j++) {
+		if (nf[j].func_start == cfunc)
+			return true;
+		if (native_roles(in, &nf[j]) & LC_ROLE_RUNS_LUA)
+			return false;
+	}
+	return false;
+}
+
 /* The state to emit from: the current one, or the next that still has
  * frames (another VM's frames may come next). */
 static size_t next_live(const struct chain_state *cs, size_t ncs, size_t cur)
@@ -266,7 +282,8 @@ void lc_stack_decode(struct lc_target *t, struct lc_pass *pass, int tid,
 		 * optimized C, e.g. io_read jumping to g_read) belongs just
 		 * inside the interpreter frame that called it. */
 		if (cc && (roles & LC_ROLE_CALLS_C) &&
-		    lc_interp_has_pc(in, n->pc) && !next_is_lua(cc)) {
+		    lc_interp_has_pc(in, n->pc) && !next_is_lua(cc) &&
+		    !cfunc_ahead(in, nf, nnf, i, cc->w.frames[cc->next].cfunc)) {
 			cur = live;
 			emit(&c, cc, false);
 		}

@@ -5,6 +5,8 @@
  * functions that native frames are matched against live here only. */
 #include <config.h>
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -304,6 +306,18 @@ static void puc_state_frames(struct lc_pass *pass, const struct lc_vstate *vs,
 	}
 	lt->frames = o.v;
 	lt->nframes = o.n;
+	/* A frame that could not be read makes the thread (and so the
+	 * report) partial, as on a running thread's stack. */
+	for (size_t k = 0; k < o.n; k++) {
+		if (!o.v[k].partial)
+			continue;
+		lt->partial = true;
+		if (!lt->note &&
+		    asprintf(&lt->note, "Lua frame %zu (CallInfo 0x%" PRIx64
+			     ") could not be read in full", k, o.v[k].ci) < 0)
+			lt->note = NULL;
+		break;
+	}
 	if (slots) {
 		err = lc_lua_stack_slots(ctx, st, cis, n, residue, &lt->slots,
 					 &lt->nslots);
