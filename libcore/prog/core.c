@@ -20,10 +20,28 @@
 
 static char *debuginfo_path;
 
+/* libdwfl's standard search, from where the module's file is.  A file
+ * that dwfl_core_file_report opened itself, from the path in the core's
+ * NT_FILE note (the executable of a core given alone, among others),
+ * reaches the callback without that path (elfutils 0.188), and its
+ * .gnu_debuglink was looked for in the working directory only.  The
+ * module's name is the path. */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata,
+			  const char *modname, Dwarf_Addr base,
+			  const char *file_name, const char *debuglink_file,
+			  GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	if ((!file_name || !strchr(file_name, '/')) && modname &&
+	    modname[0] == '/')
+		file_name = modname;
+	return dwfl_standard_find_debuginfo(mod, userdata, modname, base,
+					    file_name, debuglink_file,
+					    debuglink_crc, debuginfo_file_name);
+}
 
 static const Dwfl_Callbacks core_callbacks = {
 	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = find_debuginfo,
 	.debuginfo_path = &debuginfo_path,
 };
 
