@@ -138,6 +138,58 @@ static void check_build_id(struct lc_program *t, const char *exe_path)
 	close(fd);
 }
 
+/* Note a module whose file libdwfl could not use: gone, unreadable, or
+ * another file now at that path (rebuilt, upgraded).  Not the vDSO
+ * (no path), nor an executable named on the command line that is not
+ * the core's (build_id_mismatch says that). */
+static int note_missing(Dwfl_Module *mod, void **ud, const char *name,
+			Dwarf_Addr start, void *arg)
+{
+	struct lc_program *p = arg;
+	struct lc_program_missing *m;
+	const char *base;
+	const unsigned char *bits;
+	GElf_Addr vaddr, bias;
+	bool exe;
+	int n, fd;
+
+	if (!name || name[0] != '/' || dwfl_module_getelf(mod, &bias))
+		return DWARF_CB_OK;
+	base = strrchr(name, '/') + 1;
+	exe = p->fname[0] && strncmp(base, p->fname, 15) == 0;
+	if (exe && p->build_id_mismatch)
+		return DWARF_CB_OK;
+	p->nmissing++;
+	if (p->nmissing_listed == LC_MISSING_MAX)
+		return DWARF_CB_OK;
+	if (!p->missing &&
+	    !(p->missing = calloc(LC_MISSING_MAX, sizeof(*p->missing))))
+		return DWARF_CB_ABORT;
+	m = &p->missing[p->nmissing_listed++];
+	m->path = strdup(name);
+	m->exe = exe;
+	n = dwfl_module_build_id(mod, &bits, &vaddr);
+	m->build_id = hex(bits, n);
+	fd = open(name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		m->why = strdup(strerror(errno));
+	} else {
+		close(fd);
+		m->why = strdup(m->build_id ?
+			"the file there is not the one the core ran (another build-id: rebuilt or replaced since)" :
+			"the file there cannot be matched to the core");
+	}
+	/* The executable first. */
+	if (exe && p->nmissing_listed > 1) {
+		struct lc_program_missing tmp = *m;
+
+		memmove(p->missing + 1, p->missing,
+			(p->nmissing_listed - 1) * sizeof(*m));
+		p->missing[0] = tmp;
+	}
+	return DWARF_CB_OK;
+}
+
 /* Read the notes of a core: signal, pid, threads, process name. */
 static struct lc_error *read_notes(struct lc_program *t, const GElf_Phdr *ph)
 {
@@ -313,6 +365,17 @@ struct lc_error *lc_program_open_core(const char *core_path,
 			core_path, ehdr.e_machine);
 		goto fail;
 	}
+	if (exe_path) {
+		int fd = open(exe_path, O_RDONLY | O_CLOEXEC);
+
+		if (fd < 0) {
+			err = lc_error_create(LC_ERR_OS,
+				"cannot open the executable '%s': %s",
+				exe_path, strerror(errno));
+			goto fail;
+		}
+		close(fd);
+	}
 	raw = (const uint8_t *)elf_rawfile(t->core_elf, &size);
 	t->core_size = size;
 	if (!raw || elf_getphdrnum(t->core_elf, &phnum) != 0) {
@@ -386,6 +449,7 @@ struct lc_error *lc_program_open_core(const char *core_path,
 	dwfl_report_end(t->dwfl, NULL, NULL);
 	if (exe_path)
 		check_build_id(t, exe_path);
+	dwfl_getmodules(t->dwfl, note_missing, t, 0);
 	/* Unwinding needs the attach; without it we still decode. */
 	t->dwfl_attached = dwfl_core_file_attach(t->dwfl, t->core_elf) >= 0;
 	lc_program_file_segments(t);

@@ -430,6 +430,10 @@ struct lc_error *lc_layout_open(struct lc_program *t, struct lc_layout **ret)
 		return lc_error_create(LC_ERR_NOT_FOUND,
 			"no modules to look for the Lua VM in");
 	dwfl_getmodules(t->dwfl, find_symbol_cb, &ss, 0);
+	if (!ss.mod && t->nmissing)
+		return lc_error_create(LC_ERR_NOT_FOUND,
+			"no Lua VM found: no file that could be read defines lua_newstate or luaV_execute, and %s%s, which the core names, cannot be read (see above)",
+			t->missing[0].path, t->nmissing > 1 ? " and others" : "");
 	if (!ss.mod)
 		return lc_error_create(LC_ERR_NOT_FOUND,
 			"no module defines lua_newstate or luaV_execute: is Lua linked into this program, and are its symbols present?");
