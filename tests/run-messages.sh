@@ -5,7 +5,8 @@
 #  - LuaJIT (Debian's libluajit-5.1, lchost linked against it): "LuaJIT
 #    2.1 detected", core and live, inspect and sample;
 #  - Lua built into the executable, its debug info stripped: the release
-#    from lua_ident, where it is, and how to keep debug info;
+#    from lua_ident, where it is, and how to keep debug info; Debian's
+#    liblua5.4 without its debug info: the -dbg package to install;
 #  - a core whose executable is gone, or replaced by another build: the
 #    file named, the second argument suggested, and that argument works;
 #  - the executable's debug info split off (.gnu_debuglink), the core
@@ -67,8 +68,16 @@ objcopy --only-keep-debug "$out/src-5.4.7-O2/lchost" "$b/debuglink/lchost.debug"
 	"$out/src-5.4.7-O2/lchost" lchost)
 cp "$out/src-5.4.7-O2/lchost" "$b/gone/lchost"
 cp "$out/src-5.4.7-O2/lchost" "$tmp/lchost.moved"
-for h in luajit stripped debuglink gone; do
-	LC_BUILDS=$b "$src/fixtures/make-core.sh" "$h" deep_recursion "$tmp/$h" >"$tmp/$h.log" 2>&1 ||
+# Debian's liblua5.4 without its debug info: no DWARF, no build-id to
+# find the -dbg package's by, no debuglink; the host loads this copy.
+mkdir -p "$b/deblib" "$tmp/lib"
+cp "$out/deb-5.4/lchost" "$b/deblib/lchost"
+lib=$(ldd "$out/deb-5.4/lchost" | awk '/liblua5\.4/ { print $3 }')
+objcopy --strip-debug --remove-section .note.gnu.build-id \
+	--remove-section .gnu_debuglink "$lib" "$tmp/lib/liblua5.4.so.0"
+for h in luajit stripped debuglink gone deblib; do
+	lp=; [ "$h" = deblib ] && lp=$tmp/lib
+	LD_LIBRARY_PATH=$lp LC_BUILDS=$b "$src/fixtures/make-core.sh" "$h" deep_recursion "$tmp/$h" >"$tmp/$h.log" 2>&1 ||
 		{ echo "FAIL: make-core.sh $h: $(tail -3 "$tmp/$h.log")"; exit 1; }
 done
 rm "$b/gone/lchost"
@@ -77,6 +86,7 @@ rm "$b/gone/lchost"
 expect 1 "LuaJIT 2\.1 detected in libluajit-5\.1\.so\.2; not yet supported \(PUC Lua 5\.1-5\.5 only\)" -- "$tmp/luajit/core" "$tmp/luajit/exe"
 expect 1 "^lua: none read" -- "$tmp/luajit/core" "$tmp/luajit/exe"
 expect 1 "Lua 5\.4\.7 \(lua_ident\) is built into the executable .*/stripped/lchost, which has no DWARF description of lua_State: build it with -g, or keep its debug info in a separate file" -- "$tmp/stripped/core"
+expect 1 "Lua 5\.4\.4 \(lua_ident\) is in liblua5\.4\.so\.0, which has no DWARF description of lua_State: install its debug info \(Debian: the liblua5\.4-0-dbg package\)" -- "$tmp/deblib/core"
 expect 1 "the executable .*/gone/lchost named in the core cannot be used \(No such file or directory; the core's build-id for it is [0-9a-f]+\).*give the executable the core ran as the second argument" -- "$tmp/gone/core"
 expect 1 "no Lua VM found: .* and .*/gone/lchost, which the core names, cannot be read" -- "$tmp/gone/core"
 expect 0 "^lua: 5\.4\.7 in " -- "$tmp/gone/core" "$tmp/lchost.moved"
