@@ -464,15 +464,6 @@ struct lc_error *lc_layout_open(struct lc_program *t, struct lc_layout **ret)
 	}
 	memset(&ts, 0, sizeof(ts));
 	find_types(ss.mod, &ts);
-	if (F[T_STATE]) {
-		int64_t off;
-		Dwarf_Die mt;
-
-		/* LuaJIT's lua_State (lj_obj.h) points at its global_State
-		 * through glref. */
-		if (member_lookup(&D[T_STATE], "glref", &off, &mt, 0))
-			return lc_puc_luajit_error("LuaJIT", mname);
-	}
 	if (!F[T_STATE] || !F[T_CI]) {
 		int release;
 		char version[16];
