@@ -18,14 +18,15 @@ sudo_cmd() {
 # test, python3 to compare reports with ground truth, protoc to read the
 # sampler's pprof files, Chromium to test its SVG flame graphs, clang and
 # its runtime for the libFuzzer harnesses with ASan and UBSan, valgrind
-# for memcheck on the inspect path, and the real hosts that embed Debian's
-# Lua: nmap, haproxy, lighttpd with mod_magnet).
+# for memcheck on the inspect path, Debian's LuaJIT for the messages that
+# say it is not read yet, and the real hosts that embed Debian's Lua:
+# nmap, haproxy, lighttpd with mod_magnet).
 PACKAGES="autoconf automake libtool pkg-config gcc make
  libelf-dev libdw-dev zlib1g-dev check elfutils
  gdb gdbserver python3 python3-jsonschema dpkg-dev xz-utils
  protobuf-compiler chromium chromium-driver clang libclang-rt-14-dev valgrind
  lua5.1 lua5.3 lua5.4 liblua5.1-0-dev liblua5.3-dev liblua5.4-dev
- liblua5.1-0-dbg liblua5.3-0-dbg liblua5.4-0-dbg
+ liblua5.1-0-dbg liblua5.3-0-dbg liblua5.4-0-dbg libluajit-5.1-dev
  nmap haproxy lighttpd lighttpd-modules-lua"
 
 deps() {

@@ -1,9 +1,11 @@
 /* luacore-sample: an out-of-process CPU sampler for programs that embed
  * Lua: mixed native and Lua stacks, no change to the program.
  *
- * Exit status: 0 profile written, 1 written but the quality is poor (more
- * than half the samples lost), 2 fatal (no profile: ptrace refused, no
- * such process, cannot write), 64 usage. */
+ * Exit status: 0 profile written, 1 written but poor (more than half the
+ * samples lost, or no Lua frames: the Lua VM cannot be read), 2 fatal (no
+ * profile: ptrace refused, no such process, cannot write) or nothing of
+ * what was asked sampled (no sample at all without Lua; none of the --vm
+ * given), 64 usage. */
 #include <config.h>
 
 #include <errno.h>
@@ -112,8 +114,10 @@ static void usage(FILE *out)
 	      "it last needed are copied; the report at the end says for how long.\n"
 	      "\n"
 	      "Exit status: 0 profile written, 1 written but more than half the\n"
-	      "samples were lost, 2 fatal error (ptrace refused, no such process,\n"
-	      "cannot write), 64 usage error.\n", out);
+	      "samples were lost or the Lua VM cannot be read (native stacks only),\n"
+	      "2 fatal error (ptrace refused, no such process, cannot write) or\n"
+	      "nothing sampled (no sample of the --vm given; no sample at all\n"
+	      "without Lua), 64 usage error.\n", out);
 }
 
 static int parse_double(const char *s, double lo, double hi, const char *opt,
@@ -275,6 +279,28 @@ out:
 	free(rows);
 }
 
+/* --vm matched no sample: say which VMs the samples were of. */
+static char *vm_message(const struct lc_sampler *s, uint64_t vm)
+{
+	const uint64_t *v;
+	size_t n = lc_sampler_vms_seen(s, &v);
+	struct lc_strbuf b = { 0 };
+
+	lc_strbuf_appendf(&b, "--vm 0x%llx: no sample was of that VM; ",
+			 (unsigned long long)vm);
+	if (n == 0) {
+		lc_strbuf_appendf(&b, "no sample was of any Lua VM");
+	} else {
+		lc_strbuf_appendf(&b, "the samples were of %s", n > 1 ? "the VMs" : "the VM");
+		for (size_t i = 0; i < n; i++)
+			lc_strbuf_appendf(&b, "%s 0x%llx", i ? "," : "",
+					 (unsigned long long)v[i]);
+		lc_strbuf_appendf(&b, "%s (a global_State address, as luacore-inspect lists them)",
+				 n == LC_SAMPLER_VMS ? " and maybe more" : "");
+	}
+	return lc_strbuf_steal(&b);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -297,6 +323,9 @@ int main(int argc, char **argv)
 	const char *output = "profile.folded", *format = NULL;
 	double duration = 0, v, start, next, elapsed;
 	bool quiet = false, poor, top = false, output_given = false;
+	const char *no_lua;
+	char *vm_unmatched = NULL;
+	uint64_t lost;
 	struct top topv = { 0 };
 	int c, pid = 0, status = 0;
 	pid_t child = 0;
@@ -422,6 +451,9 @@ int main(int argc, char **argv)
 			kill(child, SIGKILL);
 		return EXIT_FATAL;
 	}
+	no_lua = lc_sampler_no_lua(s);
+	if (no_lua)
+		fprintf(stderr, "luacore-sample: warning: %s\n", no_lua);
 	seed = (unsigned)getpid() ^ (unsigned)time(NULL);
 	start = now_s();
 	next = start;
@@ -490,20 +522,38 @@ int main(int argc, char **argv)
 	free(topv.total);
 	elapsed = now_s() - start;
 	prof = lc_sampler_take_profile(s, elapsed);
-	lc_sampler_destroy(s);
 	if (!prof) {
+		lc_sampler_destroy(s);
 		fputs("luacore-sample: out of memory\n", stderr);
 		return EXIT_FATAL;
 	}
+	if (so.vm && prof->q.taken == 0)
+		vm_unmatched = vm_message(s, so.vm);
 	if ((!top || output_given) && write_profile(prof, sink, output) < 0)
 		status = EXIT_FATAL;
 	report_quality(prof, stderr);
 	if (!status && (!top || output_given))
 		fprintf(stderr, "luacore-sample: wrote %s\n", output);
-	poor = prof->q.attempted &&
-	       prof->q.taken * 2 < prof->q.attempted;
-	if (!status && poor)
+	lost = prof->q.lost_read + prof->q.lost_gone + prof->q.lost_inconsistent;
+	poor = prof->q.attempted && lost * 2 > prof->q.attempted;
+	if (poor)
+		fprintf(stderr, "luacore-sample: warning: %llu of %llu samples lost: the profile is not to be trusted\n",
+			(unsigned long long)lost,
+			(unsigned long long)prof->q.attempted);
+	if (no_lua)
+		fprintf(stderr, "luacore-sample: warning: native stacks only, no Lua frames: %s\n",
+			no_lua);
+	if (vm_unmatched) {
+		fprintf(stderr, "luacore-sample: %s\n", vm_unmatched);
+		free(vm_unmatched);
+	}
+	/* Nothing of what was asked: the --vm's samples, or any sample
+	 * when only native stacks can be had. */
+	if (!status && (no_lua || so.vm) && prof->q.taken == 0)
+		status = EXIT_FATAL;
+	if (!status && (poor || no_lua))
 		status = EXIT_POOR;
+	lc_sampler_destroy(s);
 	lc_profile_destroy(prof);
 	if (child) {
 		/* We started it and stopped sampling first: let it finish. */

@@ -20,10 +20,28 @@
 
 static char *debuginfo_path;
 
+/* libdwfl's standard search, from where the module's file is.  A file
+ * that dwfl_core_file_report opened itself, from the path in the core's
+ * NT_FILE note (the executable of a core given alone, among others),
+ * reaches the callback without that path (elfutils 0.188), and its
+ * .gnu_debuglink was looked for in the working directory only.  The
+ * module's name is the path. */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata,
+			  const char *modname, Dwarf_Addr base,
+			  const char *file_name, const char *debuglink_file,
+			  GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	if ((!file_name || !strchr(file_name, '/')) && modname &&
+	    modname[0] == '/')
+		file_name = modname;
+	return dwfl_standard_find_debuginfo(mod, userdata, modname, base,
+					    file_name, debuglink_file,
+					    debuglink_crc, debuginfo_file_name);
+}
 
 static const Dwfl_Callbacks core_callbacks = {
 	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = find_debuginfo,
 	.debuginfo_path = &debuginfo_path,
 };
 
@@ -118,6 +136,58 @@ static void check_build_id(struct lc_program *t, const char *exe_path)
 	if (elf)
 		elf_end(elf);
 	close(fd);
+}
+
+/* Note a module whose file libdwfl could not use: gone, unreadable, or
+ * another file now at that path (rebuilt, upgraded).  Not the vDSO
+ * (no path), nor an executable named on the command line that is not
+ * the core's (build_id_mismatch says that). */
+static int note_missing(Dwfl_Module *mod, void **ud, const char *name,
+			Dwarf_Addr start, void *arg)
+{
+	struct lc_program *p = arg;
+	struct lc_program_missing *m;
+	const char *base;
+	const unsigned char *bits;
+	GElf_Addr vaddr, bias;
+	bool exe;
+	int n, fd;
+
+	if (!name || name[0] != '/' || dwfl_module_getelf(mod, &bias))
+		return DWARF_CB_OK;
+	base = strrchr(name, '/') + 1;
+	exe = p->fname[0] && strncmp(base, p->fname, 15) == 0;
+	if (exe && p->build_id_mismatch)
+		return DWARF_CB_OK;
+	p->nmissing++;
+	if (p->nmissing_listed == LC_MISSING_MAX)
+		return DWARF_CB_OK;
+	if (!p->missing &&
+	    !(p->missing = calloc(LC_MISSING_MAX, sizeof(*p->missing))))
+		return DWARF_CB_ABORT;
+	m = &p->missing[p->nmissing_listed++];
+	m->path = strdup(name);
+	m->exe = exe;
+	n = dwfl_module_build_id(mod, &bits, &vaddr);
+	m->build_id = hex(bits, n);
+	fd = open(name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		m->why = strdup(strerror(errno));
+	} else {
+		close(fd);
+		m->why = strdup(m->build_id ?
+			"the file there is not the one the core ran (another build-id: rebuilt or replaced since)" :
+			"the file there cannot be matched to the core");
+	}
+	/* The executable first. */
+	if (exe && p->nmissing_listed > 1) {
+		struct lc_program_missing tmp = *m;
+
+		memmove(p->missing + 1, p->missing,
+			(p->nmissing_listed - 1) * sizeof(*m));
+		p->missing[0] = tmp;
+	}
+	return DWARF_CB_OK;
 }
 
 /* Read the notes of a core: signal, pid, threads, process name. */
@@ -295,6 +365,17 @@ struct lc_error *lc_program_open_core(const char *core_path,
 			core_path, ehdr.e_machine);
 		goto fail;
 	}
+	if (exe_path) {
+		int fd = open(exe_path, O_RDONLY | O_CLOEXEC);
+
+		if (fd < 0) {
+			err = lc_error_create(LC_ERR_OS,
+				"cannot open the executable '%s': %s",
+				exe_path, strerror(errno));
+			goto fail;
+		}
+		close(fd);
+	}
 	raw = (const uint8_t *)elf_rawfile(t->core_elf, &size);
 	t->core_size = size;
 	if (!raw || elf_getphdrnum(t->core_elf, &phnum) != 0) {
@@ -368,6 +449,7 @@ struct lc_error *lc_program_open_core(const char *core_path,
 	dwfl_report_end(t->dwfl, NULL, NULL);
 	if (exe_path)
 		check_build_id(t, exe_path);
+	dwfl_getmodules(t->dwfl, note_missing, t, 0);
 	/* Unwinding needs the attach; without it we still decode. */
 	t->dwfl_attached = dwfl_core_file_attach(t->dwfl, t->core_elf) >= 0;
 	lc_program_file_segments(t);

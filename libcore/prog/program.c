@@ -280,6 +280,12 @@ void lc_program_destroy(struct lc_program *t)
 	free(t->exe_build_id);
 	free(t->core_build_id);
 	free(t->core_exe_path);
+	for (size_t i = 0; i < t->nmissing_listed; i++) {
+		free(t->missing[i].path);
+		free(t->missing[i].why);
+		free(t->missing[i].build_id);
+	}
+	free(t->missing);
 	free(t);
 }
 

@@ -40,6 +40,17 @@ struct lc_program_thread {
 	size_t nframes;
 };
 
+/* A file a core names whose image could not be used, so that its
+ * symbols and DWARF are missing (core.c). */
+struct lc_program_missing {
+	char *path;		/* as the core names it */
+	char *why;		/* strerror, or why the file there is not it */
+	char *build_id;		/* the core's for it, hex, or NULL */
+	bool exe;		/* the main program */
+};
+
+#define LC_MISSING_MAX	16	/* files listed; nmissing counts them all */
+
 struct lc_program {
 	enum lc_program_kind kind;
 	struct lc_memory *mem;
@@ -71,6 +82,10 @@ struct lc_program {
 	char *core_build_id;	/* of the main program in the core, hex */
 	char *core_exe_path;	/* the main program's path per the core */
 	bool build_id_mismatch;
+	/* Cores: the files it names that could not be used, the executable
+	 * first; at most LC_MISSING_MAX listed. */
+	struct lc_program_missing *missing;
+	size_t nmissing, nmissing_listed;
 
 	struct lc_program_thread *threads;
 	size_t nthreads;

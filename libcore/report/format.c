@@ -214,6 +214,8 @@ static void print_header(const struct lc_report *r, FILE *out)
 	if (r->lua_version)
 		fprintf(out, "lua: %s in %s\n", r->lua_version,
 			r->lua_module ? r->lua_module : "?");
+	else if (r->nwarnings)
+		fputs("lua: none read (the warnings say why)\n", out);
 	else
 		fputs("lua: not found\n", out);
 	if (r->exe_build_id)

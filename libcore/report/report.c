@@ -379,6 +379,36 @@ struct lc_error *lc_report_create(struct lc_target *t,
 		}
 		r->partial = true;
 	}
+	for (size_t i = 0; i < p->nmissing_listed; i++) {
+		const struct lc_program_missing *m = &p->missing[i];
+		char *msg;
+		int n;
+
+		if (m->exe)
+			n = asprintf(&msg, "the executable %s named in the core cannot be used (%s%s%s): its symbols, and Lua if it is linked into it, cannot be read; give the executable the core ran as the second argument (CORE EXECUTABLE)",
+				     m->path, m->why,
+				     m->build_id ? "; the core's build-id for it is " : "",
+				     m->build_id ? m->build_id : "");
+		else
+			n = asprintf(&msg, "the file %s named in the core cannot be used (%s%s%s): its functions are not named, and Lua, if it is in that file, cannot be read; put the file the core ran at that path",
+				     m->path, m->why,
+				     m->build_id ? "; the core's build-id for it is " : "",
+				     m->build_id ? m->build_id : "");
+		if (n >= 0) {
+			add_warning(r, msg);
+			free(msg);
+		}
+		r->partial = true;
+	}
+	if (p->nmissing > p->nmissing_listed) {
+		char *msg;
+
+		if (asprintf(&msg, "%zu more files named in the core cannot be used",
+			     p->nmissing - p->nmissing_listed) >= 0) {
+			add_warning(r, msg);
+			free(msg);
+		}
+	}
 	for (size_t i = 0; i < p->nthreads && i < 1; i++) {
 		if (p->threads[i].have_regs && fatal_signal(p->signo)) {
 			memcpy(r->regs, p->threads[i].regs, sizeof(r->regs));

@@ -85,6 +85,10 @@ struct lc_sampler {
 	 * sample is decoded in a pass of its own. */
 	struct lc_target *t;
 	struct lc_interp *in;		/* NULL without Lua */
+	const struct lc_error *no_lua;	/* why in is NULL (the target's) */
+	/* The VMs samples were of, before the vm filter, in order seen. */
+	uint64_t vms[LC_SAMPLER_VMS];
+	size_t nvms;
 	struct snap cur;
 	struct tstate *ts;
 	size_t nts;
@@ -677,10 +681,24 @@ static void sample_thread(struct lc_sampler *s, struct tstate *ts,
 		s->prof->q.lost_read++;
 		return;
 	}
+	if (st.vm) {
+		size_t i = 0;
+
+		while (i < s->nvms && s->vms[i] != st.vm)
+			i++;
+		if (i == s->nvms && s->nvms < LC_SAMPLER_VMS)
+			s->vms[s->nvms++] = st.vm;
+	}
 	if (st.nframes == 0) {
 		s->prof->q.lost_read++;
 	} else if (s->o.vm && st.vm != s->o.vm) {
-		/* Another VM's sample: filtered out. */
+		/* Another VM's sample (or no VM's): filtered out, and not
+		 * one the run attempted.  A sleep that follows is not one
+		 * of the VM's either. */
+		s->prof->q.attempted--;
+		free(ts->last);
+		ts->last = NULL;
+		ts->nlast = 0;
 	} else {
 		if (st.partial) {
 			if (st.partial & LC_PARTIAL_TRUNCATED)
@@ -896,7 +914,7 @@ struct lc_error *lc_sampler_create(int pid,
 	s->t->prog->dwfl_attached = true;
 	/* The layout is read now, before any thread is stopped; without
 	 * one, samples are native stacks (the error stays with the target). */
-	s->in = lc_target_interp(s->t, NULL);
+	s->in = lc_target_interp(s->t, &s->no_lua);
 	/* Is ptrace allowed at all?  Better to know now than per sample.
 	 * (A seized thread is let go only from a stop.) */
 	if (ptrace(PTRACE_SEIZE, pid, NULL, NULL) < 0) {
@@ -977,6 +995,18 @@ struct lc_profile *lc_sampler_take_profile(struct lc_sampler *s,
 
 	s->prof = NULL;
 	return p;
+}
+
+const char *lc_sampler_no_lua(const struct lc_sampler *s)
+{
+	return s->in ? NULL : s->no_lua ? lc_error_message(s->no_lua) :
+	       "no Lua VM found";
+}
+
+size_t lc_sampler_vms_seen(const struct lc_sampler *s, const uint64_t **ret)
+{
+	*ret = s->vms;
+	return s->nvms;
 }
 
 void lc_sampler_destroy(struct lc_sampler *s)

@@ -44,6 +44,18 @@ struct lc_profile *lc_sampler_profile(struct lc_sampler *s, double elapsed);
 struct lc_profile *lc_sampler_take_profile(struct lc_sampler *s,
 					   double elapsed);
 
+/* Why the samples have no Lua frames: the message luacore-inspect gives
+ * when it finds no interpreter; NULL when there is one.  Valid until
+ * lc_sampler_destroy. */
+const char *lc_sampler_no_lua(const struct lc_sampler *s);
+
+#define LC_SAMPLER_VMS	8	/* VMs remembered by lc_sampler_vms_seen */
+
+/* The VMs (global_State addresses) the samples so far were of, before
+ * the vm filter, at most LC_SAMPLER_VMS, in the order first seen: their
+ * number, and *ret the array (valid until lc_sampler_destroy). */
+size_t lc_sampler_vms_seen(const struct lc_sampler *s, const uint64_t **ret);
+
 void lc_sampler_destroy(struct lc_sampler *s);
 
 #endif /* LC_SAMPLER_H */

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <elfutils/libdw.h>
 
+#include "vm/puc/diagnose.h"
 #include "vm/puc/layout.h"
 
 /* Every type name the layout uses. */
@@ -295,6 +296,22 @@ static bool parse_ident(const char *s, int *release, char *version,
 	return true;
 }
 
+/* lua_ident of the program, parsed: "Lua 5.4.7" into release/version;
+ * false when there is none (or it is unreadable or no PUC release). */
+static bool read_ident(struct lc_program *t, int *release, char *version,
+		       size_t vsize)
+{
+	static const char *const ident[] = { "lua_ident" };
+	struct sym_search is = { .names = ident, .nnames = 1 };
+	char buf[128] = "";
+
+	dwfl_getmodules(t->dwfl, find_symbol_cb, &is, 0);
+	if (!is.mod || lc_read(t->mem, is.addr, buf, sizeof(buf) - 1) != 0)
+		return false;
+	buf[sizeof(buf) - 1] = '\0';
+	return parse_ident(buf, release, version, vsize);
+}
+
 /* ---- types outside the main search (vm/puc/heap.c's fields) ---- */
 
 /* A struct named "name" (or a typedef of one) among the top-level DIEs of
@@ -430,17 +447,30 @@ struct lc_error *lc_layout_open(struct lc_program *t, struct lc_layout **ret)
 		return lc_error_create(LC_ERR_NOT_FOUND,
 			"no modules to look for the Lua VM in");
 	dwfl_getmodules(t->dwfl, find_symbol_cb, &ss, 0);
+	if (!ss.mod && t->nmissing)
+		return lc_error_create(LC_ERR_NOT_FOUND,
+			"no Lua VM found: no file that could be read defines lua_newstate or luaV_execute, and %s%s, which the core names, cannot be read (see above)",
+			t->missing[0].path, t->nmissing > 1 ? " and others" : "");
 	if (!ss.mod)
 		return lc_error_create(LC_ERR_NOT_FOUND,
 			"no module defines lua_newstate or luaV_execute: is Lua linked into this program, and are its symbols present?");
-	memset(&ts, 0, sizeof(ts));
-	find_types(ss.mod, &ts);
 	mname = dwfl_module_info(ss.mod, NULL, &mstart, &mend, NULL, NULL,
 				 NULL, NULL);
+	{
+		char what[32];
+
+		if (lc_puc_luajit_symbols(ss.mod, what, sizeof(what)))
+			return lc_puc_luajit_error(what, mname);
+	}
+	memset(&ts, 0, sizeof(ts));
+	find_types(ss.mod, &ts);
 	if (!F[T_STATE] || !F[T_CI]) {
-		return lc_error_create(LC_ERR_NOT_FOUND,
-			"no DWARF description of lua_State in %s: install its debug info (Debian: the liblua5.X-0-dbg package, or debuginfod) or build Lua with -g",
-			mname ? mname : "the Lua module");
+		int release;
+		char version[16];
+
+		return lc_puc_no_dwarf_error(ss.mod, mname,
+			read_ident(t, &release, version, sizeof(version)) ?
+			version : NULL);
 	}
 
 	l = calloc(1, sizeof(*l));
@@ -451,19 +481,8 @@ struct lc_error *lc_layout_open(struct lc_program *t, struct lc_layout **ret)
 	l->module_end = mend;
 
 	/* Version: lua_ident first, DWARF shape second. */
-	{
-		struct sym_search is = { .names = api_syms + 2, .nnames = 1 };
-		char buf[128] = "";
-
-		dwfl_getmodules(t->dwfl, find_symbol_cb, &is, 0);
-		if (is.mod && lc_read(t->mem, is.addr, buf, sizeof(buf) - 1) == 0)
-			buf[sizeof(buf) - 1] = '\0';
-		else
-			buf[0] = '\0';
-		if (!parse_ident(buf, &l->release, l->version,
-				 sizeof(l->version)))
-			l->release = 0;
-	}
+	if (!read_ident(t, &l->release, l->version, sizeof(l->version)))
+		l->release = 0;
 	{
 		Dwarf_Die *S = &D[T_STATE];
 		int shape;
