@@ -18,8 +18,9 @@ sudo_cmd() {
 # test, python3 to compare reports with ground truth, protoc to read the
 # sampler's pprof files, Chromium to test its SVG flame graphs, clang and
 # its runtime for the libFuzzer harnesses with ASan and UBSan, valgrind
-# for memcheck on the inspect path).
-PACKAGES="autoconf automake libtool pkg-config gcc make
+# for memcheck on the inspect path; g++ for libstdc++'s demangler, which
+# the library links, and for the C++ fixture host lchost++).
+PACKAGES="autoconf automake libtool pkg-config gcc g++ make
  libelf-dev libdw-dev zlib1g-dev check elfutils
  gdb gdbserver python3 python3-jsonschema dpkg-dev xz-utils
  protobuf-compiler chromium chromium-driver clang libclang-rt-14-dev valgrind
