@@ -321,7 +321,11 @@ static void read_regions(struct lc_program *t)
 		if (perms[2] == 'x' && strcmp(name, "[vdso]") != 0) {
 			bool anon = !name[0] || strncmp(name, "[anon:", 6) == 0;
 
-			lc_error_destroy(lc_program_add_exec(t, lo, hi, name, anon));
+			/* A module's text needs no entry (the list is
+			 * searched per frame). */
+			if (anon || !t->dwfl || !dwfl_addrmodule(t->dwfl, lo))
+				lc_error_destroy(lc_program_add_exec(t, lo, hi,
+								     name, anon));
 		}
 		/* Device memory may not be safe to read; [vvar] is not
 		 * readable. */
