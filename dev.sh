@@ -19,9 +19,10 @@ sudo_cmd() {
 # sampler's pprof files, Chromium to test its SVG flame graphs, clang and
 # its runtime for the libFuzzer harnesses with ASan and UBSan, valgrind
 # for memcheck on the inspect path, Debian's LuaJIT for the messages that
-# say it is not read yet, and the real hosts that embed Debian's Lua:
-# nmap, haproxy, lighttpd with mod_magnet).
-PACKAGES="autoconf automake libtool pkg-config gcc make
+# say it is not read yet, the real hosts that embed Debian's Lua: nmap,
+# haproxy, lighttpd with mod_magnet; g++ for libstdc++'s demangler, which
+# the library links, and for the C++ fixture host lchost++).
+PACKAGES="autoconf automake libtool pkg-config gcc g++ make
  libelf-dev libdw-dev zlib1g-dev check elfutils
  gdb gdbserver python3 python3-jsonschema dpkg-dev xz-utils
  protobuf-compiler chromium chromium-driver clang libclang-rt-14-dev valgrind

@@ -22,7 +22,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 [ -d "$out" ] || { echo "no $out: run make check first" >&2; exit 1; }
 
-libs="$(pkg-config --libs libdw libelf zlib) -lm"
+libs="$(pkg-config --libs libdw libelf zlib) -lstdc++ -lm"
 cc -O2 -I"$here/libcore" -o "$tmp/report" "$here/bench/decode.c" \
 	-L"$builddir/libcore/.libs" -lluacore -Wl,-rpath,"$builddir/libcore/.libs" || exit 1
 cc -O2 -DLC_BENCH_STACK -I"$here/libcore" -I"$builddir" $(pkg-config --cflags libdw) \

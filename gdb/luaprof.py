@@ -72,6 +72,7 @@ class _Frame(ctypes.Structure):
         ("pc", ctypes.c_uint64),
         ("sp", ctypes.c_uint64),
         ("function", ctypes.c_char_p),
+        ("linkage_name", ctypes.c_char_p),
         ("module", ctypes.c_char_p),
         ("file", ctypes.c_char_p),
         ("line", ctypes.c_int),

@@ -210,8 +210,15 @@ struct lc_frame {
 	/* Native frames. */
 	uint64_t pc;		/* return address or, innermost, the pc */
 	uint64_t sp;		/* stack pointer in this frame, 0 if unknown */
-	char *function;		/* symbol; for Lua C frames the C symbol */
-	char *module;		/* path of the module holding pc */
+	char *function;		/* symbol, demangled and without its version
+				   ("ns::f(int)", "__libc_start_main"); for
+				   Lua C frames the C symbol */
+	char *linkage_name;	/* native frames: the symbol as linked when
+				   function is its demangled form, else NULL */
+	char *module;		/* path of the file holding pc, as the
+				   kernel names it (symlinks resolved);
+				   "[vdso]"; "[anon:exec]" for executable
+				   memory of no file (JIT code) */
 	char *file;		/* source file from DWARF, or NULL */
 	int line;		/* source line, 0 if unknown */
 	bool inlined;		/* an inlined call inside the next frame */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "prog/program.h"
 #include "puc_support.h"
 
 #define BASE	0x100000ull
@@ -30,6 +31,50 @@ static int image_read(void *arg, uint64_t addr, void *buf, size_t len)
 	memcpy(buf, im->bytes + (addr - im->base), len);
 	return 0;
 }
+
+/* Symbols as shown: version suffixes dropped, C++ names demangled with
+ * libstdc++'s demangler, nothing else touched. */
+START_TEST(test_symbol_display)
+{
+	static const struct { const char *raw, *shown, *linkage; } cases[] = {
+		{ "__libc_start_main@@GLIBC_2.34", "__libc_start_main", NULL },
+		{ "memcpy@GLIBC_2.2.5", "memcpy", NULL },
+		{ "luaV_execute", "luaV_execute", NULL },
+		{ "_ZN3nse11script_scanERSt6vectorINS_6TargetESaIS1_EENS_5stypeE",
+		  "nse::script_scan(std::vector<nse::Target, std::allocator<nse::Target> >&, nse::stype)",
+		  "_ZN3nse11script_scanERSt6vectorINS_6TargetESaIS1_EENS_5stypeE" },
+		{ "_ZNSo9_M_insertIdEERSoT_@@GLIBCXX_3.4.9",
+		  "std::ostream& std::ostream::_M_insert<double>(double)",
+		  "_ZNSo9_M_insertIdEERSoT_" },
+		{ "_ZL6l_parkP9lua_State", "l_park(lua_State*)", "_ZL6l_parkP9lua_State" },
+		{ "f", "f", NULL },		/* not the type "float" */
+		{ "_Z", "_Z", NULL },		/* not a valid mangled name */
+		{ "_Zx9garbage", "_Zx9garbage", NULL },
+		{ "@odd", "@odd", NULL },
+	};
+	char *linkage, *s, big[5000];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		s = lc_symbol_display(cases[i].raw, &linkage);
+		ck_assert_str_eq(s, cases[i].shown);
+		if (cases[i].linkage)
+			ck_assert_str_eq(linkage, cases[i].linkage);
+		else
+			ck_assert_ptr_null(linkage);
+		free(s);
+		free(linkage);
+	}
+	/* Too long to hand to the demangler: left as it is. */
+	memset(big, 'a', sizeof(big) - 1);
+	memcpy(big, "_ZN", 3);
+	big[sizeof(big) - 1] = '\0';
+	s = lc_symbol_display(big, &linkage);
+	ck_assert_str_eq(s, big);
+	ck_assert_ptr_null(linkage);
+	free(s);
+	ck_assert_ptr_null(lc_symbol_display(NULL, NULL));
+}
+END_TEST
 
 START_TEST(test_read_fault_address)
 {
@@ -445,6 +490,7 @@ int main(void)
 	SRunner *sr;
 	int failed;
 
+	tcase_add_test(tc, test_symbol_display);
 	tcase_add_test(tc, test_read_fault_address);
 	tcase_add_test(tc, test_layout_from_dwarf);
 	tcase_add_test(tc, test_walk_and_lines_54);

@@ -43,7 +43,7 @@ command -v valgrind >/dev/null || { echo "FAIL: valgrind is missing (apt-get ins
 
 mkdir -p "$san/src" "$san/tests/corrupt" "$san/obj"
 flags="-g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -I$build -I$src/libcore $(pkg-config --cflags libdw libelf zlib)"
-libs="$(pkg-config --libs libdw libelf zlib) -lm"
+libs="$(pkg-config --libs libdw libelf zlib) -lstdc++ -lm"
 objs=()
 # Every source of the library, in every layer's folder; objects named
 # after the path, since two layers may hold files of the same name.

@@ -299,7 +299,7 @@ struct pc_entry {
 	uint64_t pc;		/* adjusted pc; 0: free */
 	/* symbolize() */
 	Dwfl_Module *mod;
-	char *function, *module, *file;
+	char *function, *linkage, *module, *file;
 	uint64_t func_start;
 	int line;
 	struct lc_inline *inl;
@@ -366,6 +366,7 @@ static void cache_free(struct lc_unwinder *u)
 		if (!e->pc)
 			continue;
 		free(e->function);
+		free(e->linkage);
 		free(e->module);
 		free(e->file);
 		for (size_t j = 0; j < e->ninl; j++) {
@@ -528,6 +529,22 @@ static int call_line(Dwarf_Die *die)
 	return (int)line;
 }
 
+/* An inlined function's name as its machine frame would be named: the
+ * demangled linkage name of a C++ function ("ns::f(int)"), else the
+ * DWARF name. */
+static char *inline_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	const char *name = NULL;
+
+	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) ||
+	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr))
+		name = dwarf_formstring(&attr);
+	if (!name)
+		name = dwarf_diename(die);
+	return name ? lc_symbol_display(name, NULL) : strdup("??");
+}
+
 /* Calls inlined at pc become frames of their own, as gdb and eu-stack -i
  * show them: the innermost inline gets the line-table position, each
  * outer one the call site of the inline inside it.  dwarf_getscopes stops
@@ -549,7 +566,6 @@ static void expand_inlines(Dwfl_Module *mod, struct lc_native_frame *f,
 	for (int guard = 0; i < n && guard < 256; guard++, i++) {
 		int tag = dwarf_tag(&scopes[i]);
 		struct lc_inline *p;
-		const char *name;
 
 		if (tag == DW_TAG_subprogram) {
 			/* The machine frame itself: its line is the call
@@ -567,8 +583,7 @@ static void expand_inlines(Dwfl_Module *mod, struct lc_native_frame *f,
 		if (!p)
 			break;
 		f->inl = p;
-		name = dwarf_diename(&scopes[i]);
-		p[f->ninl].function = strdup(name ? name : "??");
+		p[f->ninl].function = inline_name(&scopes[i]);
 		if (!have_prev) {
 			p[f->ninl].file = lc_strdup_or_null(f->file);
 			p[f->ninl].line = f->line;
@@ -593,7 +608,7 @@ static void expand_inlines(Dwfl_Module *mod, struct lc_native_frame *f,
 	free(scopes);
 }
 
-static void symbolize_dwfl(Dwfl *dwfl, struct lc_native_frame *f,
+static void symbolize_dwfl(struct lc_program *p, struct lc_native_frame *f,
 			   Dwarf_Addr pc_adj, Dwfl_Module **modp);
 
 static struct lc_inline *inl_dup(const struct lc_inline *inl, size_t n)
@@ -617,6 +632,7 @@ static void symbolize(struct lc_unwinder *u, struct lc_native_frame *f,
 	if (e && e->mod) {
 		*modp = e->mod;
 		f->function = lc_strdup_or_null(e->function);
+		f->linkage = lc_strdup_or_null(e->linkage);
 		f->module = lc_strdup_or_null(e->module);
 		f->file = lc_strdup_or_null(e->file);
 		f->func_start = e->func_start;
@@ -625,10 +641,11 @@ static void symbolize(struct lc_unwinder *u, struct lc_native_frame *f,
 			f->ninl = e->ninl;
 		return;
 	}
-	symbolize_dwfl(u->prog->dwfl, f, pc_adj, modp);
+	symbolize_dwfl(u->prog, f, pc_adj, modp);
 	if (e && *modp) {
 		e->mod = *modp;
 		e->function = lc_strdup_or_null(f->function);
+		e->linkage = lc_strdup_or_null(f->linkage);
 		e->module = lc_strdup_or_null(f->module);
 		e->file = lc_strdup_or_null(f->file);
 		e->func_start = f->func_start;
@@ -638,23 +655,22 @@ static void symbolize(struct lc_unwinder *u, struct lc_native_frame *f,
 	}
 }
 
-static void symbolize_dwfl(Dwfl *dwfl, struct lc_native_frame *f,
+static void symbolize_dwfl(struct lc_program *p, struct lc_native_frame *f,
 			   Dwarf_Addr pc_adj, Dwfl_Module **modp)
 {
-	Dwfl_Module *mod = dwfl_addrmodule(dwfl, pc_adj);
+	Dwfl_Module *mod = dwfl_addrmodule(p->dwfl, pc_adj);
 	GElf_Off off;
 	GElf_Sym sym;
-	const char *name, *mname;
+	const char *name;
 	Dwfl_Line *line;
 
 	*modp = mod;
 	if (!mod)
 		return;
-	mname = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
-	f->module = lc_strdup_or_null(mname);
+	f->module = lc_strdup_or_null(lc_program_module_name(p, mod));
 	name = dwfl_module_addrinfo(mod, pc_adj, &off, &sym, NULL, NULL, NULL);
 	if (name) {
-		f->function = strdup(name);
+		f->function = lc_symbol_display(name, &f->linkage);
 		f->func_start = pc_adj - off;
 	}
 	line = dwfl_module_getsrc(mod, pc_adj);
@@ -754,12 +770,21 @@ struct lc_error *lc_unwind_thread(struct lc_unwinder *u,
 
 		if (i + 1 < c.n && (c.frames[i + 1].regmask & (1u << LC_REG_SP)))
 			caller_sp = c.frames[i + 1].regs[LC_REG_SP];
+		const char *exec;
+		bool anon = false;
+
 		mod = NULL;
-		if (t->dwfl)
+		/* Anonymous executable memory (JIT code) is no module's,
+		 * even where libdwfl's ranges reach over it. */
+		exec = lc_program_exec_name(t, pc_adj, &anon);
+		if (t->dwfl && !(exec && anon))
 			symbolize(u, f, pc_adj, &mod);
-		/* A caller's return address outside every module: the
-		 * unwinder followed a stack that something overwrote. */
-		if (t->dwfl && !mod && i > 0 && !*partial) {
+		if (!mod && exec)
+			f->module = strdup(exec);
+		/* A caller's return address outside every module and every
+		 * executable mapping: the unwinder followed a stack that
+		 * something overwrote. */
+		if (t->dwfl && !mod && !exec && i > 0 && !*partial) {
 			*partial = LC_NATIVE_BROKEN;
 			free(*why);
 			if (asprintf(why, "frame #%zu returns to 0x%" PRIx64
@@ -785,6 +810,7 @@ void lc_native_frames_free(struct lc_native_frame *f, size_t n)
 		return;
 	for (size_t i = 0; i < n; i++) {
 		free(f[i].function);
+		free(f[i].linkage);
 		free(f[i].module);
 		free(f[i].file);
 		free(f[i].cands);

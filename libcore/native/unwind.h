@@ -27,7 +27,9 @@ struct lc_unwinder;
 
 /* A call inlined into a machine frame, innermost first. */
 struct lc_inline {
-	char *function;		/* malloc'd */
+	char *function;		/* malloc'd: demangled from DW_AT_linkage_name
+				   where there is one (a C++ function), else
+				   DW_AT_name */
 	char *file;		/* malloc'd, or NULL */
 	int line;
 };
@@ -37,9 +39,14 @@ struct lc_native_frame {
 	bool activation;	/* pc is exact (innermost or signal frame) */
 	uint64_t regs[LC_NREGS];
 	uint32_t regmask;	/* which regs are known */
-	char *function;		/* symbol name, malloc'd, or NULL */
+	char *function;		/* symbol name, malloc'd, or NULL: demangled,
+				   without a version (lc_symbol_display) */
+	char *linkage;		/* the symbol as it is linked, when function
+				   is its demangled form; malloc'd, or NULL */
 	uint64_t func_start;	/* address of that symbol, 0 if none */
-	char *module;		/* module path, malloc'd, or NULL */
+	char *module;		/* lc_program_module_name, or the name of
+				   executable memory of no module
+				   ("[anon:exec]"); malloc'd, or NULL */
 	char *file;		/* source file, malloc'd, or NULL */
 	int line;		/* with inlines: the call site of the
 				   outermost inline in this function */

@@ -190,7 +190,47 @@ static int note_missing(Dwfl_Module *mod, void **ud, const char *name,
 	return DWARF_CB_OK;
 }
 
-/* Read the notes of a core: signal, pid, threads, process name. */
+/* NT_FILE: the files the process mapped, by the names the kernel (or gdb)
+ * gave them: count, page size, count (start, end, page offset) triples,
+ * then count NUL-terminated paths. */
+static struct lc_error *read_file_note(struct lc_program *t, const char *desc,
+				       size_t size)
+{
+	uint64_t count;
+	size_t off;
+	const char *names, *end = desc + size;
+
+	if (size < 16 || t->files)
+		return NULL;
+	memcpy(&count, desc, 8);
+	if (count == 0 || count > (size - 16) / 24)
+		return NULL;
+	t->files = calloc(count, sizeof(*t->files));
+	if (!t->files)
+		return &lc_error_nomem;
+	names = desc + 16 + count * 24;
+	for (uint64_t i = 0; i < count && names < end; i++) {
+		struct lc_mapped_file *f = &t->files[t->nfiles];
+		size_t len = strnlen(names, (size_t)(end - names));
+
+		off = 16 + i * 24;
+		memcpy(&f->start, desc + off, 8);
+		memcpy(&f->end, desc + off + 8, 8);
+		if (names + len >= end)
+			break;		/* a path without its NUL */
+		f->path = strndup(names, len);
+		if (!f->path)
+			return &lc_error_nomem;
+		names += len + 1;
+		if (f->end > f->start)
+			t->nfiles++;
+		else
+			free(f->path);
+	}
+	return NULL;
+}
+
+/* Read the notes of a core: signal, pid, threads, process name, files. */
 static struct lc_error *read_notes(struct lc_program *t, const GElf_Phdr *ph)
 {
 	Elf_Data *data = elf_getdata_rawchunk(t->core_elf, ph->p_offset,
@@ -252,7 +292,50 @@ static struct lc_error *read_notes(struct lc_program *t, const GElf_Phdr *ph)
 			t->pid = ps.pr_pid;
 			memcpy(t->fname, ps.pr_fname, sizeof(ps.pr_fname));
 			t->fname[sizeof(ps.pr_fname)] = '\0';
+		} else if (nh.n_type == NT_FILE) {
+			struct lc_error *err = read_file_note(t, desc,
+							      nh.n_descsz);
+
+			if (err)
+				return err;
 		}
+	}
+	return NULL;
+}
+
+/* Executable segments of the core with no file behind them: anonymous
+ * memory the process made executable (JIT code).  An ELF image is no
+ * such memory: the vDSO is dumped whole and is a module.  Without an
+ * NT_FILE note nothing says which segments are files: such a segment
+ * names only what no module covers. */
+static struct lc_error *find_anon_exec(struct lc_program *t,
+				       const uint8_t *raw, size_t size,
+				       size_t phnum)
+{
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr mem, *ph = gelf_getphdr(t->core_elf, i, &mem);
+		uint64_t s, e;
+		bool file = false;
+
+		if (!ph || ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) ||
+		    ph->p_memsz == 0)
+			continue;
+		s = ph->p_vaddr;
+		e = s + ph->p_memsz;
+		if (e < s)
+			continue;
+		for (size_t k = 0; k < t->nfiles && !file; k++)
+			file = t->files[k].start < e && s < t->files[k].end;
+		if (file)
+			continue;
+		if (ph->p_filesz >= 4 && ph->p_offset < size &&
+		    size - ph->p_offset >= 4 &&
+		    memcmp(raw + ph->p_offset, ELFMAG, SELFMAG) == 0)
+			continue;
+		struct lc_error *err = lc_program_add_exec(t, s, e, NULL,
+							   t->nfiles > 0);
+		if (err)
+			return err;
 	}
 	return NULL;
 }
@@ -432,6 +515,9 @@ struct lc_error *lc_program_open_core(const char *core_path,
 		if (err)
 			goto fail;
 	}
+
+	if ((err = find_anon_exec(t, raw, size, phnum)))
+		goto fail;
 
 	t->dwfl = dwfl_begin(&core_callbacks);
 	if (!t->dwfl) {

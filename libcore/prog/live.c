@@ -314,6 +314,19 @@ static void read_regions(struct lc_program *t)
 		if (sscanf(line, "%llx-%llx %7s %*s %*s %*s %4095[^\n]", &lo, &hi,
 			   perms, name) < 3)
 			continue;
+		/* Executable memory: anonymous (JIT code) is never a
+		 * module's, whatever libdwfl files it under (it counts an
+		 * anonymous mapping after a module's as its .bss); a file
+		 * is named by its path where no module covers it. */
+		if (perms[2] == 'x' && strcmp(name, "[vdso]") != 0) {
+			bool anon = !name[0] || strncmp(name, "[anon:", 6) == 0;
+
+			/* A module's text needs no entry (the list is
+			 * searched per frame). */
+			if (anon || !t->dwfl || !dwfl_addrmodule(t->dwfl, lo))
+				lc_error_destroy(lc_program_add_exec(t, lo, hi,
+								     name, anon));
+		}
 		/* Device memory may not be safe to read; [vvar] is not
 		 * readable. */
 		if (strncmp(name, "/dev/", 5) == 0 && strcmp(name, "/dev/zero"))

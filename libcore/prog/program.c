@@ -96,6 +96,7 @@ struct lc_error *lc_program_add_module(struct lc_program *t, const char *path,
 				       uint64_t bias)
 {
 	Dwfl_Module *mod;
+	char *real;
 
 	if (!t->dwfl) {
 		t->dwfl = dwfl_begin(&offline_callbacks);
@@ -103,9 +104,15 @@ struct lc_error *lc_program_add_module(struct lc_program *t, const char *path,
 			return lc_error_create(LC_ERR_NOMEM, "dwfl_begin: %s",
 					       dwfl_errmsg(-1));
 	}
+	/* Named by its real path, as the kernel names a mapped file: the
+	 * same name as from the program's core or the live process
+	 * (lc_program_module_name). */
+	real = realpath(path, NULL);
 	dwfl_report_begin_add(t->dwfl);
-	mod = dwfl_report_elf(t->dwfl, path, path, -1, bias, false);
+	mod = dwfl_report_elf(t->dwfl, real ? real : path, path, -1, bias,
+			      false);
 	dwfl_report_end(t->dwfl, NULL, NULL);
+	free(real);
 	if (!mod)
 		return lc_error_create(LC_ERR_FORMAT, "cannot load '%s': %s",
 				       path, dwfl_errmsg(-1));
@@ -286,16 +293,14 @@ void lc_program_destroy(struct lc_program *t)
 		free(t->missing[i].build_id);
 	}
 	free(t->missing);
+	for (size_t i = 0; i < t->nfiles; i++)
+		free(t->files[i].path);
+	free(t->files);
+	for (size_t i = 0; i < t->nexec; i++)
+		free(t->exec[i].name);
+	free(t->exec);
+	lc_symnames_free(t->symnames);
 	free(t);
-}
-
-const char *lc_program_symbol(struct lc_program *p, uint64_t addr)
-{
-	Dwfl_Module *mod;
-
-	if (!p->dwfl || !addr || !(mod = dwfl_addrmodule(p->dwfl, addr)))
-		return NULL;
-	return dwfl_module_addrname(mod, addr);
 }
 
 static int thread_cb(Dwfl_Thread *thread, void *arg)

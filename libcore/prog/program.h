@@ -50,6 +50,22 @@ struct lc_program_missing {
 };
 
 #define LC_MISSING_MAX	16	/* files listed; nmissing counts them all */
+/* A file the process mapped, per a core's NT_FILE note. */
+struct lc_mapped_file {
+	uint64_t start, end;
+	char *path;		/* as the kernel names it: symlinks resolved */
+};
+
+/* Executable memory that no module explains: JIT code, a trampoline, a
+ * file that is no ELF image. */
+struct lc_exec_region {
+	uint64_t start, end;
+	char *name;		/* "[anon:exec]", or the mapping's own name */
+	bool anon;		/* no file behind it: never a module's code,
+				   whatever module libdwfl files it under */
+};
+
+struct lc_symnames;
 
 struct lc_program {
 	enum lc_program_kind kind;
@@ -90,6 +106,12 @@ struct lc_program {
 	struct lc_program_thread *threads;
 	size_t nthreads;
 	bool threads_listed;	/* lc_program_list_threads asked libdwfl */
+
+	struct lc_mapped_file *files;	/* cores: NT_FILE, in its order */
+	size_t nfiles;
+	struct lc_exec_region *exec;	/* symbol.c */
+	size_t nexec;
+	struct lc_symnames *symnames;	/* lc_program_symbol's names */
 };
 
 /* ---- construction (core.c, program.c, live.c) ---- */
@@ -144,9 +166,31 @@ void lc_program_file_segments(struct lc_program *p);
 
 /* The threads, listing them through libdwfl first when nothing did. */
 void lc_program_list_threads(struct lc_program *p);
-/* Symbol name at addr in the program's modules, or NULL.  Borrowed from
- * libdwfl: valid until the program is destroyed. */
+/* ---- names (symbol.c) ---- */
+
+/* A symbol as a person reads it: without the linker's version suffix
+ * ("@@GLIBC_2.34"), demangled if it is a C++ name (as gdb's bt and
+ * eu-stack show it, parameters included).  malloc'd; NULL for NULL or
+ * when memory ran out.  With linkage, *linkage gets the symbol without
+ * its version when it was demangled (malloc'd), else NULL. */
+char *lc_symbol_display(const char *raw, char **linkage);
+/* Symbol name at addr in the program's modules, as lc_symbol_display
+ * gives it, or NULL.  Borrowed: valid until the program is destroyed. */
 const char *lc_program_symbol(struct lc_program *p, uint64_t addr);
+void lc_symnames_free(struct lc_symnames *s);
+/* The name of a module, the same for every kind of program: the path of
+ * the file the process mapped, as the kernel names it (a core's NT_FILE
+ * note, a live process's /proc/PID/maps; callback programs get the real
+ * path of the file they are given), "[vdso]" for the kernel's vDSO.
+ * Borrowed: valid until the modules change. */
+const char *lc_program_module_name(struct lc_program *p, Dwfl_Module *mod);
+/* Record executable memory of no module (name NULL: "[anon:exec]"). */
+struct lc_error *lc_program_add_exec(struct lc_program *p, uint64_t start,
+				     uint64_t end, const char *name, bool anon);
+/* The name of the executable memory of no module holding addr, or NULL;
+ * *anon says whether it has no file behind it.  Borrowed. */
+const char *lc_program_exec_name(const struct lc_program *p, uint64_t addr,
+				 bool *anon);
 
 /* ---- live processes: ptrace helpers (live.c) ---- */
 

@@ -257,7 +257,11 @@ static void print_threads(const struct lc_report *r, FILE *out)
 				if (f->file)
 					fprintf(out, " at %s:%d",
 						lc_base_name(f->file), f->line);
-				if (f->module)
+				/* "[anon:exec]" and "[vdso]" are their own
+				 * brackets. */
+				if (f->module && f->module[0] == '[')
+					fprintf(out, " %s", f->module);
+				else if (f->module)
 					fprintf(out, " [%s]", lc_base_name(f->module));
 				fputc('\n', out);
 				continue;
@@ -388,6 +392,8 @@ static void json_frame(FILE *out, const struct lc_frame *f)
 		json_addr(out, f->pc);
 		fputs(",\"function\":", out);
 		json_str(out, f->function);
+		fputs(",\"linkage_name\":", out);
+		json_str(out, f->linkage_name);
 		fputs(",\"module\":", out);
 		json_str(out, f->module);
 		fputs(",\"file\":", out);

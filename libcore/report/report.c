@@ -426,7 +426,14 @@ struct lc_error *lc_report_create(struct lc_target *t,
 		pass = NULL;
 	} else {
 		r->lua_version = strdup(in->version);
-		r->lua_module = lc_strdup_or_null(in->module);
+		/* By the name its frames give the module. */
+		{
+			Dwfl_Module *m = p->dwfl && in->module_start ?
+				dwfl_addrmodule(p->dwfl, in->module_start) : NULL;
+			const char *mn = lc_program_module_name(p, m);
+
+			r->lua_module = lc_strdup_or_null(mn ? mn : in->module);
+		}
 		if (in->version_guessed)
 			add_warning(r, "no lua_ident string: Lua version guessed from the DWARF layout");
 	}

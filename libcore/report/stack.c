@@ -66,6 +66,7 @@ static void native_to_frame(const struct lc_native_frame *nf, struct lc_frame *f
 	f->pc = nf->pc;
 	f->sp = (nf->regmask & (1u << LC_REG_SP)) ? nf->regs[LC_REG_SP] : 0;
 	f->function = lc_strdup_or_null(nf->function);
+	f->linkage_name = lc_strdup_or_null(nf->linkage);
 	f->module = lc_strdup_or_null(nf->module);
 	f->file = lc_strdup_or_null(nf->file);
 	f->line = nf->line;
@@ -85,7 +86,9 @@ static int push_native(const struct lc_native_frame *n, struct lc_frames *o)
 		native_to_frame(n, f);
 		f->inlined = true;
 		free(f->function);
+		free(f->linkage_name);
 		free(f->file);
+		f->linkage_name = NULL;
 		f->function = lc_strdup_or_null(n->inl[k].function);
 		f->file = lc_strdup_or_null(n->inl[k].file);
 		f->line = n->inl[k].line;

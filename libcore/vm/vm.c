@@ -128,6 +128,7 @@ void lc_frame_free(struct lc_frame *f)
 {
 	lc_vars_free(f->vars, f->nvars);
 	free(f->function);
+	free(f->linkage_name);
 	free(f->module);
 	free(f->file);
 	free(f->source);

@@ -16,7 +16,7 @@ out=$(cd "$2" && pwd)
 cc=${CC:-clang}
 san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 cflags="-g -O1 $san -I$build -I$src/libcore $(pkg-config --cflags libdw libelf zlib)"
-libs="$(pkg-config --libs libdw libelf zlib) -lm"
+libs="$(pkg-config --libs libdw libelf zlib) -lstdc++ -lm"
 objs=()
 # Every source of the library, in every layer's folder; objects named
 # after the path, since two layers may hold files of the same name.

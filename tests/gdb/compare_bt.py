@@ -13,7 +13,9 @@ import sys
 
 THREAD = re.compile(r"^Thread (\d+)")
 VAR = re.compile(r"^\s+(local|vararg|upvalue) ")
-NATIVE = re.compile(r"^#\d+\s+(?:0x[0-9a-f]+|\[inlined\])\s+in (\S+) \(\)")
+# A C++ name has spaces ("ns::f(std::vector<int, std::allocator<int> >&)"):
+# the name ends at the frame's own " ()", the last one on the line.
+NATIVE = re.compile(r"^#\d+\s+(?:0x[0-9a-f]+|\[inlined\])\s+in (.*) \(\)")
 
 
 def lua_frames(path, with_vars=False):
