@@ -343,6 +343,7 @@ struct gn_scan {
 	uint64_t g;
 	const char *mod;
 	size_t *budget;
+	bool keep_G;		/* 5.2: "_G.x" is a name of its own */
 };
 
 static void gname_add(struct lc_lua_ctx *ctx, uint64_t g, const struct lc_tvalue *v,
@@ -351,7 +352,7 @@ static void gname_add(struct lc_lua_ctx *ctx, uint64_t g, const struct lc_tvalue
 	struct gname *p;
 	char *name;
 
-	if (strcmp(mod, "_G") == 0)
+	if (!mod || strcmp(mod, "_G") == 0)
 		name = strdup(key);
 	else if (asprintf(&name, "%s.%s", mod, key) < 0)
 		name = NULL;
@@ -377,8 +378,17 @@ static bool gn_field_fn(struct lc_lua_ctx *ctx, const struct lc_tvalue *k,
 	if (base_type(ctx->l, k->tag) != 4 || base_type(ctx->l, v->tag) != 6)
 		return true;
 	key = lc_lua_read_string(ctx, k->value, NULL, NULL);
-	if (key)
-		gname_add(ctx, sc->g, v, sc->mod, key);
+	if (key) {
+		if (sc->keep_G && strcmp(sc->mod, "_G") == 0) {
+			char *n = NULL;
+
+			if (asprintf(&n, "_G.%s", key) >= 0)
+				gname_add(ctx, sc->g, v, NULL, n);
+			free(n);
+		} else {
+			gname_add(ctx, sc->g, v, sc->mod, key);
+		}
+	}
 	free(key);
 	return true;
 }
@@ -399,7 +409,7 @@ static bool gn_module_fn(struct lc_lua_ctx *ctx, const struct lc_tvalue *k,
 	/* findfield: a function stored as package.loaded[mod] itself is
 	 * named mod. */
 	if (base_type(ctx->l, v->tag) == 6) {
-		gname_add(ctx, sc->g, v, "_G", mod);
+		gname_add(ctx, sc->g, v, NULL, mod);
 		free(mod);
 		return true;
 	}
@@ -430,10 +440,29 @@ static void gnames_build(struct lc_lua_ctx *ctx, uint64_t g)
 	    lc_lua_read_tvalue(ctx, g + (uint64_t)l->G.l_registry.off, &reg) < 0 ||
 	    base_type(l, reg.tag) != 5)
 		return;
-	lc_lua_table_scan(ctx, reg.value, find_key_fn, &fk, &budget);
-	if (!fk.found || base_type(l, fk.val.tag) != 5)
-		return;
-	struct gn_scan sc = { .g = g, .budget = &budget };
+	/* 5.2 lauxlib.c pushglobalfuncname searches the global table,
+	 * registry[LUA_RIDX_GLOBALS], two levels deep, and keeps "_G."
+	 * names ("_G.print" when the walk meets _G._G first); 5.3+ search
+	 * package.loaded (registry._LOADED) and drop a leading "_G.". */
+	if (l->major == 502) {
+		uint64_t array, asz;
+		struct lc_tvalue gt;
+
+		if (lc_lua_read_field(ctx, reg.value, l->tab.sizearray, &asz) < 0 ||
+		    asz < 2 ||
+		    lc_read_u64(ctx->mem, reg.value + (uint64_t)l->tab.array.off,
+				&array) < 0 ||
+		    lc_lua_read_tvalue(ctx, array + l->sz_tvalue, &gt) < 0 ||
+		    base_type(l, gt.tag) != 5)
+			return;
+		fk.val = gt;
+	} else {
+		lc_lua_table_scan(ctx, reg.value, find_key_fn, &fk, &budget);
+		if (!fk.found || base_type(l, fk.val.tag) != 5)
+			return;
+	}
+	struct gn_scan sc = { .g = g, .budget = &budget,
+			      .keep_G = l->major == 502 };
 	lc_lua_table_scan(ctx, fk.val.value, gn_module_fn, &sc, &budget);
 }
 
