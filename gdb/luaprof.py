@@ -82,6 +82,8 @@ class _Frame(ctypes.Structure):
         ("short_src", ctypes.c_char_p),
         ("currentline", ctypes.c_int),
         ("linedefined", ctypes.c_int),
+        ("line_from", ctypes.c_char_p),
+        ("savedpc_line", ctypes.c_int),
         ("name", ctypes.c_char_p),
         ("namewhat", ctypes.c_char_p),
         ("global_name", ctypes.c_char_p),

@@ -228,6 +228,12 @@ struct lc_frame {
 	char *short_src;	/* as luaO_chunkid would shorten it */
 	int currentline;	/* -1 when not known (C, stripped) */
 	int linedefined;
+	const char *line_from;	/* where currentline's pc came from:
+				   "pc" (the interpreter's own, live) or
+				   "savedpc" (the CallInfo's); NULL for C
+				   and tail frames.  Static. */
+	int savedpc_line;	/* with "pc": the line savedpc gives, which
+				   lags when they differ */
 	char *name;		/* NULL when Lua gives no name */
 	const char *namewhat;	/* "" when Lua gives no name */
 	char *global_name;	/* "string.gsub" from package.loaded, or NULL */

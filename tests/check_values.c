@@ -1451,6 +1451,83 @@ static void frame_vars_old(int major)
 	env_close(e);
 }
 
+/* When luaV_execute's own pc is taken over the CallInfo's savedpc
+ * (decode.c, lc_lua_live_pc): only inside the function's code, only when
+ * its ci (first) or base local names the CallInfo, and not when savedpc
+ * is one instruction ahead (a hook's reference). */
+static bool try_live_pc(struct env *e, const struct lc_lstate *st,
+			struct lc_ci *ci, unsigned mask, uint64_t pc,
+			uint64_t base, uint64_t cia)
+{
+	struct lc_runvars rv = { .vals = { pc, base, cia }, .mask = mask };
+
+	ci->livepc = 0;
+	return lc_lua_live_pc(e->ctx, st, ci, &rv);
+}
+
+static void live_pc_rules(int major)
+{
+	struct env *e = env_open(major);
+	const struct lc_layout *l = e->l;
+	uint64_t STK = obj(e, 40 * SLOT), CIA = obj(e, 256), p, code;
+	uint64_t base = major == 501 ? STK + 3 * SLOT : STK + 2 * SLOT;
+	struct lc_lstate st = { 0 };
+	struct lc_ci ci = { 0 };
+	const unsigned PC = 1u << LC_RUNVAR_PC, BS = 1u << LC_RUNVAR_BASE,
+		       CI = 1u << LC_RUNVAR_CI;
+
+	p = mkproto_full(e, 0, 0, NULL, 0, NULL, 0);	/* 40 instructions */
+	lc_read_u64(e->t->prog->mem, p + (uint64_t)l->p.code.off, &code);
+	put(e, CIA, l->ci.func, STK + 1 * SLOT);
+	if (major == 501)
+		put(e, CIA, l->ci.base, base);	/* 5.1: base is its own field */
+	st.addr = obj(e, 16);
+	st.stack = STK;
+	st.top = STK + 7 * SLOT;
+	st.stack_last = STK + 30 * SLOT;
+	ci.addr = CIA;
+	ci.func = STK + 1 * SLOT;
+	ci.savedpc = code + 4 * 3;	/* stored at the last call: pc 2 */
+	ci.is_lua = true;
+	ci.proto = p;
+
+#define TRY(m, pcv, basev, civ) \
+	try_live_pc(e, &st, &ci, (m), (pcv), (basev), (civ))
+	/* Its own: the live pc is used for line, locals and names. */
+	ck_assert(TRY(PC | CI, code + 4 * 10, 0, CIA));
+	ck_assert_uint_eq(ci.livepc, code + 4 * 10);
+	ck_assert_int_eq(lc_lua_current_pc(e->ctx, &ci), 9);
+	ck_assert(TRY(PC | BS, code + 4 * 10, base, 0));
+	ck_assert(TRY(PC | BS | CI, code + 4 * 10, base, CIA));
+	/* ci decides over a stale base (a call out moved the stack). */
+	ck_assert(TRY(PC | BS | CI, code + 4 * 10, base + 64 * SLOT, CIA));
+	/* Agreeing with savedpc (a call out): still this frame's pc. */
+	ck_assert(TRY(PC | CI, code + 4 * 3, 0, CIA));
+	/* Not this frame's: another CallInfo, another base, or nothing
+	 * to tell (a caller's pc during a call's setup). */
+	ck_assert(!TRY(PC | CI, code + 4 * 10, 0, CIA + 128));
+	ck_assert(!TRY(PC | BS, code + 4 * 10, base + SLOT, 0));
+	ck_assert(!TRY(PC, code + 4 * 10, 0, 0));
+	ck_assert(!TRY(BS | CI, 0, base, CIA));
+	/* Outside the code array, or not on an instruction. */
+	ck_assert(!TRY(PC | CI, code - 4, 0, CIA));
+	ck_assert(!TRY(PC | CI, code + 4 * 41, 0, CIA));
+	ck_assert(!TRY(PC | CI, code + 4 * 10 + 2, 0, CIA));
+	ck_assert(TRY(PC | CI, code + 4 * 40, 0, CIA));	/* past the last */
+	/* A hook stored the next instruction as its reference. */
+	ck_assert(!TRY(PC | CI, code + 4 * 2, 0, CIA));
+	ck_assert_uint_eq(ci.livepc, 0);
+	ck_assert_int_eq(lc_lua_current_pc(e->ctx, &ci), 2);
+	/* A C frame has no pc of its own. */
+	ci.is_lua = false;
+	ck_assert(!TRY(PC | CI, code + 4 * 10, 0, CIA));
+#undef TRY
+	env_close(e);
+}
+
+START_TEST(test_live_pc_51) { live_pc_rules(501); } END_TEST
+START_TEST(test_live_pc_54) { live_pc_rules(504); } END_TEST
+
 START_TEST(test_frame_51) { frame_vars_old(501); } END_TEST
 START_TEST(test_frame_53) { frame_vars_old(503); } END_TEST
 
@@ -1658,6 +1735,8 @@ int main(void)
 	tcase_add_test(tc, test_huge_string_54);
 	tcase_add_test(tc, test_garbage_pointers);
 	tcase_add_test(tc, test_frame_vars_54);
+	tcase_add_test(tc, test_live_pc_51);
+	tcase_add_test(tc, test_live_pc_54);
 	tcase_add_test(tc, test_stack_slots_54);
 	tcase_add_test(tc, test_frame_51);
 	tcase_add_test(tc, test_frame_53);

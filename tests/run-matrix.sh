@@ -27,6 +27,9 @@ else
 	status=1
 fi
 
+echo "== where the lines come from (luaV_execute's pc or the CallInfo's savedpc)"
+"$py" "$top_srcdir/tests/matrix/line_from.py" "$out"/*/*/report.json || status=1
+
 echo "== JSON schema (doc/luacore-inspect.schema.json)"
 "$py" "$top_srcdir/tests/matrix/validate_schema.py" \
 	"$top_srcdir/doc/luacore-inspect.schema.json" "$out"/*/*/report.json || status=1

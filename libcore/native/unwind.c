@@ -311,6 +311,11 @@ struct pc_entry {
 	Dwarf_Die func;		/* for DW_AT_frame_base */
 	bool have_func;
 	Dwarf_Addr bias;
+	/* named_vars(): the probe's var_names of its var_func */
+	bool named_done;
+	struct var_loc named[LC_FRAME_VARS];	/* ops NULL: not located */
+	Dwarf_Die nfunc;	/* the subprogram holding var_func's frame */
+	bool have_nfunc;
 };
 
 struct pc_cache {
@@ -323,6 +328,8 @@ struct lc_unwinder {
 	unsigned generation;	/* of the program when the cache was made */
 	const char *type_name;	/* the probe the cache's variables are for */
 	const char *param_name;
+	const char *var_func;
+	const char *const *var_names;
 	struct pc_cache *pc_cache;
 };
 
@@ -476,6 +483,133 @@ static void dwarf_states(struct lc_unwinder *u,
 	}
 	if (e == &local)
 		free(local.vars);
+}
+
+/* The probe's var_names as var_func sees them at pc_adj: scopes from the
+ * innermost outward, across inlined calls (their concrete callers come
+ * from dwarf_getscopes_die, as in expand_inlines), up to the scope of
+ * var_func itself.  A name found in a function inlined into var_func is
+ * that function's, not var_func's: forgotten when its scope ends. */
+static void find_named(struct pc_entry *e, Dwfl_Module *mod, Dwarf_Addr pc_adj,
+		       const struct lc_state_probe *probe)
+{
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = dwfl_module_addrdie(mod, pc_adj, &bias);
+	Dwarf_Die *scopes = NULL;
+	Dwarf_Die found[LC_FRAME_VARS];
+	bool have[LC_FRAME_VARS] = { false };
+	bool in_func = false;
+	size_t nnames = 0;
+	int n, i = 0;
+
+	e->named_done = true;
+	if (!cu)
+		return;
+	e->bias = bias;
+	while (nnames < LC_FRAME_VARS && probe->var_names[nnames])
+		nnames++;
+	n = dwarf_getscopes(cu, pc_adj - bias, &scopes);
+	for (int guard = 0; i < n && guard < 256; guard++, i++) {
+		Dwarf_Die *sc = &scopes[i];
+		int tag = dwarf_tag(sc);
+		bool is_func = tag == DW_TAG_subprogram ||
+			       tag == DW_TAG_inlined_subroutine;
+		const char *fname = is_func ? dwarf_diename(sc) : NULL;
+		Dwarf_Die child;
+		int count = 0;
+
+		if (in_func) {
+			/* var_func found; now its concrete subprogram, for
+			 * DW_AT_frame_base. */
+			if (tag == DW_TAG_subprogram) {
+				e->nfunc = *sc;
+				e->have_nfunc = true;
+				break;
+			}
+		} else if (dwarf_child(sc, &child) == 0) {
+			do {
+				int ctag = dwarf_tag(&child);
+				const char *name;
+
+				if (ctag != DW_TAG_variable &&
+				    ctag != DW_TAG_formal_parameter)
+					continue;
+				name = dwarf_diename(&child);
+				for (size_t k = 0; name && k < nnames; k++)
+					if (!have[k] &&
+					    strcmp(name, probe->var_names[k]) == 0) {
+						found[k] = child;
+						have[k] = true;
+					}
+			} while (dwarf_siblingof(&child, &child) == 0 &&
+				 ++count < 4096);
+		}
+		if (!in_func && is_func) {
+			if (fname && strcmp(fname, probe->var_func) == 0) {
+				in_func = true;
+				if (tag == DW_TAG_subprogram) {
+					e->nfunc = *sc;
+					e->have_nfunc = true;
+					break;
+				}
+			} else {
+				memset(have, 0, sizeof(have));
+				if (tag == DW_TAG_subprogram)
+					break;	/* var_func is not in this frame */
+			}
+		}
+		if (tag == DW_TAG_inlined_subroutine) {
+			Dwarf_Die *outer = NULL;
+			int m = dwarf_getscopes_die(sc, &outer);
+
+			free(scopes);
+			scopes = outer;
+			n = m;
+			i = 0;	/* outer[0] is the instance itself */
+		}
+	}
+	free(scopes);
+	if (!in_func)
+		return;
+	for (size_t k = 0; k < nnames; k++) {
+		Dwarf_Attribute attr;
+		Dwarf_Op *ops;
+		size_t nops;
+
+		if (have[k] &&
+		    dwarf_attr_integrate(&found[k], DW_AT_location, &attr) &&
+		    dwarf_getlocation_addr(&attr, pc_adj - bias, &ops, &nops,
+					   1) == 1) {
+			e->named[k].ops = ops;
+			e->named[k].nops = nops;
+		}
+	}
+}
+
+/* The values of the probe's var_names in this frame (varmask). */
+static void named_vars(struct lc_unwinder *u,
+		       const struct lc_state_probe *probe,
+		       struct lc_native_frame *f, uint64_t cfa,
+		       Dwfl_Module *mod, Dwarf_Addr pc_adj)
+{
+	struct pc_entry local = { 0 }, *e = pc_lookup(u, pc_adj, true);
+
+	if (!e)
+		e = &local;
+	if (!e->named_done)
+		find_named(e, mod, pc_adj, probe);
+	for (size_t k = 0; k < LC_FRAME_VARS; k++) {
+		struct eval_env env = {
+			.mem = u->prog->mem, .f = f, .cfa = cfa,
+			.func = e->have_nfunc ? &e->nfunc : NULL,
+			.pc = pc_adj - e->bias, .bias = e->bias,
+		};
+
+		if (e->named[k].ops &&
+		    eval_expr(&env, e->named[k].ops, e->named[k].nops, false,
+			      &f->vars[k]) == 0)
+			f->varmask |= 1u << k;
+	}
 }
 
 /* Registers and stack words of the frame that the probe validates. */
@@ -719,13 +853,17 @@ struct lc_error *lc_unwind_thread(struct lc_unwinder *u,
 	 * of its module for one set of modules. */
 	if (u->generation != t->generation ||
 	    (probe && (u->type_name != probe->type_name ||
-		       u->param_name != probe->param_name))) {
+		       u->param_name != probe->param_name ||
+		       u->var_func != probe->var_func ||
+		       u->var_names != probe->var_names))) {
 		cache_free(u);
 		u->generation = t->generation;
 	}
 	if (probe) {
 		u->type_name = probe->type_name;
 		u->param_name = probe->param_name;
+		u->var_func = probe->var_func;
+		u->var_names = probe->var_names;
 	}
 
 	*partial = 0;
@@ -797,6 +935,8 @@ struct lc_error *lc_unwind_thread(struct lc_unwinder *u,
 		/* On x86_64 a frame's CFA is its caller's stack pointer. */
 		if (mod)
 			dwarf_states(u, probe, f, caller_sp, mod, pc_adj);
+		if (mod && probe->var_func && probe->var_names)
+			named_vars(u, probe, f, caller_sp, mod, pc_adj);
 		scan_states(u, probe, f, sp, caller_sp ? caller_sp : sp + 512);
 	}
 	*ret = c.frames;

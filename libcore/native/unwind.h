@@ -14,6 +14,8 @@
 
 #include "prog/program.h"
 
+#define LC_FRAME_VARS	4	/* locals a probe may ask for by name */
+
 /* What a VM family wants found in native frames. */
 struct lc_state_probe {
 	const char *type_name;	/* variables pointing to this struct */
@@ -21,6 +23,12 @@ struct lc_state_probe {
 				   runs ("L"), or NULL */
 	bool (*check)(void *arg, uint64_t addr);	/* a valid state? */
 	void *arg;
+	/* Locals of one function whose values the family wants: in each
+	 * frame that runs var_func (itself or inlined), the variables of
+	 * these names in scope at pc, innermost first.  NULL: none. */
+	const char *var_func;
+	const char *const *var_names;	/* NULL-terminated, at most
+					   LC_FRAME_VARS */
 };
 
 struct lc_unwinder;
@@ -59,6 +67,9 @@ struct lc_native_frame {
 	uint64_t *cands;	/* other validated states this frame holds
 				   (DWARF, registers, stack words) */
 	size_t ncands;
+	uint64_t vars[LC_FRAME_VARS];	/* the probe's var_names[k], where
+					   DWARF locates them ... */
+	unsigned varmask;	/* ... bit k set */
 };
 
 struct lc_error *lc_unwinder_create(struct lc_program *p,

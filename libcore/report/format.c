@@ -65,6 +65,12 @@ static void print_lua_frame(const struct lc_frame *f, const char *indent,
 		fputs(" (tail call)", out);
 	if (f->continued)
 		fputs(" (continued after resume)", out);
+	/* Said only where the CallInfo's saved pc lags: there Lua's own
+	 * getinfo, from a C function or hook, would give the older line. */
+	if (f->line_from && strcmp(f->line_from, "pc") == 0 &&
+	    f->savedpc_line != f->currentline)
+		fprintf(out, " (line from the interpreter's pc; savedpc says %d)",
+			f->savedpc_line);
 	if (f->unplaced)
 		fputs(" (unplaced)", out);
 	if (f->partial)
@@ -409,8 +415,15 @@ static void json_frame(FILE *out, const struct lc_frame *f)
 	json_str(out, f->source);
 	fputs(",\"short_src\":", out);
 	json_str(out, f->short_src);
-	fprintf(out, ",\"currentline\":%d,\"linedefined\":%d,\"name\":",
+	fprintf(out, ",\"currentline\":%d,\"linedefined\":%d,\"line_from\":",
 		f->currentline, f->linedefined);
+	json_str(out, f->line_from);
+	fputs(",\"savedpc_line\":", out);
+	if (f->line_from && strcmp(f->line_from, "pc") == 0)
+		fprintf(out, "%d", f->savedpc_line);
+	else
+		fputs("null", out);
+	fputs(",\"name\":", out);
 	json_str(out, f->name);
 	fputs(",\"namewhat\":", out);
 	json_str(out, f->namewhat);

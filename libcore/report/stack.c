@@ -47,12 +47,18 @@ static unsigned native_roles(const struct lc_interp *in,
 	return r;
 }
 
-static void emit(struct ctx *c, struct chain_state *cs, bool unplaced)
+static void emit_run(struct ctx *c, struct chain_state *cs, bool unplaced,
+		     const struct lc_native_frame *runner)
 {
 	size_t j = cs->next++;
 
 	c->in->ops->frame(c->pass, &cs->st, &cs->w, j, c->locals, unplaced,
-			  &c->o);
+			  runner, &c->o);
+}
+
+static void emit(struct ctx *c, struct chain_state *cs, bool unplaced)
+{
+	emit_run(c, cs, unplaced, NULL);
 }
 
 static bool next_is_lua(const struct chain_state *cs)
@@ -148,6 +154,8 @@ void lc_stack_decode(struct lc_target *t, struct lc_pass *pass, int tid,
 			.type_name = in->ops->state_type,
 			.param_name = in->ops->state_param,
 			.check = in->ops->is_state, .arg = pass,
+			.var_func = in->ops->run_func,
+			.var_names = in->ops->run_vars,
 		};
 	err = lc_unwind_thread(lc_target_unwinder(t), in ? &probe : NULL, tid,
 			       max_frames, &nf, &nnf, &npartial, &why);
@@ -305,10 +313,14 @@ void lc_stack_decode(struct lc_target *t, struct lc_pass *pass, int tid,
 			 * rather than lose them. */
 			while (cc->next < cc->w.n && !next_is_lua(cc))
 				emit(&c, cc, true);
-			while (cc->next < cc->w.n && next_is_lua(cc)) {
+			/* The run's innermost Lua frame is the one this
+			 * native frame executes: its locals say where. */
+			for (const struct lc_native_frame *runner = n;
+			     cc->next < cc->w.n && next_is_lua(cc);
+			     runner = NULL) {
 				size_t j = cc->next;
 
-				emit(&c, cc, false);
+				emit_run(&c, cc, false, runner);
 				if (in->ops->starts_run(pass, &cc->w, j))
 					break;
 			}

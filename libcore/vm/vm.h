@@ -112,6 +112,11 @@ struct lc_vm_ops {
 	/* The type and parameter names native frames are searched for. */
 	const char *state_type;	/* "lua_State" */
 	const char *state_param;	/* "L" */
+	/* Locals of the native function that runs Lua, read from each
+	 * frame of it and handed back to frame() (native/unwind.h:
+	 * var_func, var_names). */
+	const char *run_func;	/* PUC: its interpreter loop */
+	const char *const *run_vars;	/* PUC: "pc", "base", "ci" */
 	/* Read and validate the state at addr: false if it is none. */
 	bool (*state)(struct lc_pass *pass, uint64_t addr,
 		      struct lc_vstate *ret);
@@ -125,10 +130,13 @@ struct lc_vm_ops {
 	void (*walk_free)(struct lc_vwalk *w);
 	/* Push the report frames of w->frames[i] (more than one where the
 	 * family shows frames the walk does not see, e.g. 5.1's lost tail
-	 * calls), with locals when asked. */
+	 * calls), with locals when asked.  runner: the native frame that
+	 * runs it when it is the innermost Lua frame of that frame's run
+	 * (its vars are the run_vars), else NULL. */
 	void (*frame)(struct lc_pass *pass, const struct lc_vstate *st,
 		      const struct lc_vwalk *w, size_t i, bool locals,
-		      bool unplaced, struct lc_frames *out);
+		      bool unplaced, const struct lc_native_frame *runner,
+		      struct lc_frames *out);
 	/* Lua frame w->frames[i] is the outermost of one interpreter run
 	 * (one native RUNS_LUA frame runs it and the frames inside it). */
 	bool (*starts_run)(struct lc_pass *pass, const struct lc_vwalk *w,

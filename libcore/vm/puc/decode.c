@@ -910,14 +910,16 @@ int lc_lua_current_pc(struct lc_lua_ctx *ctx, const struct lc_ci *ci)
 }
 
 /* pc of the instruction a Lua CallInfo is executing (ldebug.c:currentpc:
- * savedpc points past it).  -1 if out of range. */
+ * savedpc points past it; so does luaV_execute's own pc).  -1 if out of
+ * range. */
 static int current_pc(const struct proto *p, const struct lc_ci *ci)
 {
+	uint64_t at = ci->livepc ? ci->livepc : ci->savedpc;
 	int64_t d;
 
-	if (!p->ok || ci->savedpc < p->code || (ci->savedpc - p->code) % 4)
+	if (!p->ok || at < p->code || (at - p->code) % 4)
 		return -1;
-	d = (int64_t)((ci->savedpc - p->code) / 4) - 1;
+	d = (int64_t)((at - p->code) / 4) - 1;
 	/* -1: the function has not run its first instruction yet. */
 	if (d < -1 || d >= p->sizecode)
 		return -2;
@@ -1122,6 +1124,59 @@ static const char *func_name(struct lc_lua_ctx *ctx, const struct lc_ci *cis,
 	return lc_names_from_call(&p->view, pc, name);
 }
 
+/* Lua 5.1 and 5.4+ run a function with its pc in a local of luaV_execute
+ * (lvm.c: "pc"), stored into the CallInfo (savedpc) only before calls and
+ * protected operations: the VM's own work in between, an allocation in a
+ * table constructor say, sees a savedpc some instructions behind.  5.2 and
+ * 5.3 execute through savedpc itself and have no such local.  luaV_execute
+ * reads savedpc back only when it enters or returns to a frame, so for the
+ * frame it runs its pc is never older than savedpc -- except that a hook
+ * (5.4+ luaG_traceexec, luaD_hookcall) stores pc + 1 instruction as its
+ * reference, which is then right.  The pc must be this frame's: between a
+ * call's new CallInfo and luaV_execute taking it over, the pc is still the
+ * caller's, so luaV_execute's ci (5.4+), or else its base (5.1: ci->base;
+ * 5.4: func + 1), must name this CallInfo. */
+bool lc_lua_live_pc(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
+		    struct lc_ci *ci, const struct lc_runvars *rv)
+{
+	const struct lc_layout *l = ctx->l;
+	uint64_t pc = rv->vals[LC_RUNVAR_PC];
+	bool named = false;
+	struct proto *p;
+
+	if (!(rv->mask & (1u << LC_RUNVAR_PC)) || !ci->is_lua || ci->bad ||
+	    !(p = proto_get(ctx, ci->proto)) || !p->ok)
+		return false;
+	if (pc < p->code || (pc - p->code) % 4 ||
+	    (pc - p->code) / 4 > (uint64_t)p->sizecode)
+		return false;	/* not in this function's code */
+	/* ci first: base goes stale while a call out moves the stack
+	 * (luaV_execute updates it on return). */
+	if (rv->mask & (1u << LC_RUNVAR_CI)) {
+		if (rv->vals[LC_RUNVAR_CI] != ci->addr)
+			return false;
+		named = true;
+	} else if (rv->mask & (1u << LC_RUNVAR_BASE)) {
+		uint64_t base = 0;
+
+		if (l->major == 501) {
+			if (!LC_HAS(l->ci.base) ||
+			    lc_lua_read_stkid(ctx, ci->addr, l->ci.base,
+					      st->stack, &base) < 0)
+				return false;
+		} else {
+			base = ci->func + l->sz_stack_slot;
+		}
+		if (rv->vals[LC_RUNVAR_BASE] != base)
+			return false;
+		named = true;
+	}
+	if (!named || ci->savedpc == pc + 4)
+		return false;
+	ci->livepc = pc;
+	return true;
+}
+
 void lc_lua_frame(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 		  const struct lc_ci *cis, size_t n, size_t i,
 		  struct lc_frame *f)
@@ -1173,6 +1228,18 @@ void lc_lua_frame(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 				f->currentline = p->linedefined;
 			else
 				f->currentline = line_of(ctx, p, pc, &f->partial);
+			f->line_from = ci->livepc ? "pc" : "savedpc";
+			f->savedpc_line = f->currentline;
+			if (ci->livepc) {
+				struct lc_ci saved = *ci;
+				bool partial = false;
+
+				saved.livepc = 0;
+				pc = current_pc(p, &saved);
+				f->savedpc_line = pc == -1 && ctx->l->major == 504 ?
+					p->linedefined :
+					line_of(ctx, p, pc, &partial);
+			}
 		}
 	}
 	switch (ctx->l->major) {

@@ -216,12 +216,29 @@ static void push_frame(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 	}
 }
 
+/* luaV_execute's locals that say where the frame it runs is (in the
+ * order of LC_RUNVAR_*): decode.c, lc_lua_live_pc. */
+static const char *const puc_run_vars[] = { "pc", "base", "ci", NULL };
+_Static_assert(LC_NRUNVARS <= LC_FRAME_VARS, "run vars fit a native frame");
+
 static void puc_frame(struct lc_pass *pass, const struct lc_vstate *st,
 		      const struct lc_vwalk *w, size_t i, bool locals,
-		      bool unplaced, struct lc_frames *out)
+		      bool unplaced, const struct lc_native_frame *runner,
+		      struct lc_frames *out)
 {
-	push_frame(pass->ctx, lstate(st), w->priv, w->n, i, locals, unplaced,
-		   out);
+	struct lc_ci *cis = w->priv;
+
+	if (runner && cis[i].is_lua && !cis[i].livepc) {
+		struct lc_runvars rv = { .mask = 0 };
+
+		for (unsigned k = 0; k < LC_NRUNVARS; k++)
+			if (runner->varmask & (1u << k)) {
+				rv.vals[k] = runner->vars[k];
+				rv.mask |= 1u << k;
+			}
+		lc_lua_live_pc(pass->ctx, lstate(st), &cis[i], &rv);
+	}
+	push_frame(pass->ctx, lstate(st), cis, w->n, i, locals, unplaced, out);
 }
 
 static unsigned puc_roles(const struct lc_interp *in, const char *fn)
@@ -398,6 +415,8 @@ const struct lc_vm_ops lc_puc_ops = {
 	.end = puc_end,
 	.state_type = "lua_State",
 	.state_param = "L",
+	.run_func = "luaV_execute",
+	.run_vars = puc_run_vars,
 	.state = puc_state,
 	.is_state = puc_is_state,
 	.walk = puc_walk,

@@ -37,6 +37,9 @@ struct lc_ci {
 	uint64_t addr;
 	uint64_t func;		/* stack slot of the function */
 	uint64_t savedpc;
+	uint64_t livepc;	/* the interpreter's own pc for this frame,
+				   used instead of savedpc; 0 if none
+				   (lc_lua_live_pc) */
 	uint32_t callstatus;
 	int tailcalls;		/* 5.1 */
 	bool is_lua;		/* as the version's isLua() says */
@@ -115,6 +118,22 @@ unsigned lc_lua_state_ccalls(struct lc_lua_ctx *ctx, const struct lc_lstate *st)
 struct lc_error *lc_lua_walk(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 			     size_t max, struct lc_ci **ret, size_t *nret,
 			     bool *partial);
+
+/* The locals of the luaV_execute frame that runs ci (the innermost Lua
+ * CallInfo of its run), where DWARF locates them.  Bit k of mask: vals[k]
+ * is known. */
+enum { LC_RUNVAR_PC, LC_RUNVAR_BASE, LC_RUNVAR_CI, LC_NRUNVARS };
+struct lc_runvars {
+	uint64_t vals[LC_NRUNVARS];
+	unsigned mask;
+};
+
+/* Use luaV_execute's pc for ci (ci->livepc) when it is ci's: inside ci's
+ * code array, with its base or ci local naming ci, and not one
+ * instruction behind savedpc (a hook, which stores the next instruction
+ * as the reference).  Returns whether it is used. */
+bool lc_lua_live_pc(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
+		    struct lc_ci *ci, const struct lc_runvars *rv);
 
 /* Fill the Lua fields of frame f for cis[i] (cis as lc_lua_walk gave
  * them, innermost first).  Strings in f are malloc'd (the report frees
