@@ -1012,13 +1012,46 @@ static int line_of(struct lc_lua_ctx *ctx, const struct proto *p, int pc,
 }
 
 /* luaO_chunkid: the short source shown in messages. */
-static char *chunkid(const char *source)
+/* 5.1 luaO_chunkid: it reserves room for " '...' " (8 bytes) for a
+ * file name and " [string \"...\"] " (17) for a string, and stops a
+ * string at its first CR or LF. */
+static char *chunkid51(const char *source)
+{
+	char out[LUA_IDSIZE];
+	size_t bufflen = LUA_IDSIZE;
+
+	if (*source == '=') {
+		snprintf(out, sizeof(out), "%.*s", (int)(bufflen - 1), source + 1);
+	} else if (*source == '@') {
+		size_t l = strlen(source + 1), room = bufflen - 8;
+
+		if (l > room)
+			snprintf(out, sizeof(out), "...%s", source + 1 + (l - room));
+		else
+			snprintf(out, sizeof(out), "%s", source + 1);
+	} else {
+		size_t len = strcspn(source, "\n\r"), room = bufflen - 17;
+
+		if (len > room)
+			len = room;
+		if (source[len] != '\0')
+			snprintf(out, sizeof(out), "[string \"%.*s...\"]", (int)len,
+				 source);
+		else
+			snprintf(out, sizeof(out), "[string \"%s\"]", source);
+	}
+	return strdup(out);
+}
+
+static char *chunkid(const struct lc_layout *l, const char *source)
 {
 	char out[LUA_IDSIZE];
 	size_t bufflen = LUA_IDSIZE, srclen;
 
 	if (!source)
 		return strdup("?");
+	if (l->major == 501)
+		return chunkid51(source);
 	srclen = strlen(source);
 	if (*source == '=') {
 		snprintf(out, sizeof(out), "%.*s", (int)(bufflen - 1),
@@ -1216,7 +1249,7 @@ void lc_lua_frame(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 		f->what = p->linedefined == 0 ? "main" : "Lua";
 		f->linedefined = p->linedefined;
 		f->source = p->source ? strdup(p->source) : strdup("=?");
-		f->short_src = chunkid(p->source ? p->source : "=?");
+		f->short_src = chunkid(ctx->l, p->source ? p->source : "=?");
 		if (p->bad_source)
 			f->partial = true;	/* a source that is no string */
 		{
