@@ -562,7 +562,12 @@ int lc_lua_state_read(struct lc_lua_ctx *ctx, uint64_t addr,
 	    st->stack_last - st->stack > (1ull << 31) ||
 	    st->top > st->stack_last + 64 * (uint64_t)l->sz_stack_slot)
 		return -1;
-	if (lc_read_u64(t, addr + (uint64_t)l->L.ci.off, &st->ci) < 0 || !st->ci)
+	/* ci is &L->base_ci or a CallInfo Lua allocated: aligned, in
+	 * writable memory.  (A stale copy on a machine stack can pass the
+	 * checks above: with 5.4.5+'s StkIdRel, zeros read as offsets.) */
+	if (lc_read_u64(t, addr + (uint64_t)l->L.ci.off, &st->ci) < 0 ||
+	    !st->ci || (st->ci & 7) ||
+	    !lc_memory_is_data(t, st->ci, l->sz_callinfo ? l->sz_callinfo : 8))
 		return -1;
 	if (l->major == 501) {
 		if (lc_read_u64(t, addr + (uint64_t)l->L.base_ci.off,
