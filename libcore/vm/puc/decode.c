@@ -1065,8 +1065,9 @@ static int line_of(struct lc_lua_ctx *ctx, const struct proto *p, int pc,
 	}
 }
 
-/* luaO_chunkid: the short source shown in messages. */
-static char *chunkid(const char *source)
+/* luaO_chunkid: the short source shown in messages (5.1's rules for
+ * long names differ from 5.2's on). */
+static char *chunkid(const char *source, int major)
 {
 	char out[LUA_IDSIZE];
 	size_t bufflen = LUA_IDSIZE, srclen;
@@ -1074,7 +1075,26 @@ static char *chunkid(const char *source)
 	if (!source)
 		return strdup("?");
 	srclen = strlen(source);
-	if (*source == '=') {
+	if (major == 501 && *source == '@') {
+		/* 5.1: "..." and the last LUA_IDSIZE - 8 bytes of a long
+		 * file name (room kept for " '...' "). */
+		size_t room = bufflen - sizeof(" '...' ");
+
+		if (srclen - 1 > room)
+			snprintf(out, sizeof(out), "...%s", source + srclen - room);
+		else
+			snprintf(out, sizeof(out), "%s", source + 1);
+	} else if (major == 501 && *source != '=') {
+		/* 5.1: up to the first newline or carriage return, at most
+		 * LUA_IDSIZE - 17 bytes, "..." when cut. */
+		size_t room = bufflen - sizeof(" [string \"...\"] ");
+		size_t len = strcspn(source, "\n\r");
+
+		if (len > room)
+			len = room;
+		snprintf(out, sizeof(out), "[string \"%.*s%s\"]", (int)len,
+			 source, source[len] ? "..." : "");
+	} else if (*source == '=') {
 		snprintf(out, sizeof(out), "%.*s", (int)(bufflen - 1),
 			 source + 1);
 	} else if (*source == '@') {
@@ -1276,7 +1296,8 @@ void lc_lua_frame(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 		f->what = p->linedefined == 0 ? "main" : "Lua";
 		f->linedefined = p->linedefined;
 		f->source = p->source ? strdup(p->source) : strdup("=?");
-		f->short_src = chunkid(p->source ? p->source : "=?");
+		f->short_src = chunkid(p->source ? p->source : "=?",
+				       ctx->l->major);
 		if (p->bad_source)
 			f->partial = true;	/* a source that is no string */
 		{
@@ -1296,7 +1317,7 @@ void lc_lua_frame(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 
 				saved.livepc = 0;
 				pc = current_pc(p, &saved);
-				f->savedpc_line = pc == -1 && ctx->l->major == 504 ?
+				f->savedpc_line = pc == -1 && ctx->l->major >= 504 ?
 					p->linedefined :
 					line_of(ctx, p, pc, &partial);
 			}
