@@ -1,4 +1,4 @@
-/* luacore: read the Lua side of a process (Lua 5.1-5.4) from outside.
+/* luacore: read the Lua side of a process (Lua 5.1-5.5) from outside.
  *
  * This is the one public header of libluacore.  Conventions:
  *  - Fallible functions return a struct lc_error * (NULL means success) and

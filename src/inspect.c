@@ -79,7 +79,7 @@ static void usage(FILE *out)
 	fputs("Usage: luacore-inspect [OPTIONS] CORE [EXECUTABLE]\n"
 	      "       luacore-inspect [OPTIONS] -p PID\n"
 	      "Show every thread's mixed C+Lua backtrace from a core file of a\n"
-	      "process that embeds Lua 5.1-5.4, or from a running one.\n"
+	      "process that embeds Lua 5.1-5.5, or from a running one.\n"
 	      "\n"
 	      "  -p, --pid PID      a running process: stop it with ptrace for as\n"
 	      "                     long as reading it takes (the time is shown),\n"

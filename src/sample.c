@@ -83,7 +83,7 @@ static void usage(FILE *out)
 {
 	fputs("Usage: luacore-sample [OPTIONS] -p PID\n"
 	      "       luacore-sample [OPTIONS] -- COMMAND [ARGS...]\n"
-	      "Sample where a program that embeds Lua 5.1-5.4 spends its CPU time:\n"
+	      "Sample where a program that embeds Lua 5.1-5.5 spends its CPU time:\n"
 	      "mixed native and Lua stacks, read from outside; no change to the\n"
 	      "program, no restart.\n"
 	      "\n"

@@ -2,9 +2,12 @@
  * and local variable names, per Lua release, on hand-built prototypes.
  *
  * The instruction sequences follow what the real compilers emit
- * (luac5.1/5.2/5.3/5.4 -l -l; 5.4.7 built from its sources) for the Lua
- * source quoted above each case, and the expected names are what
- * debug.getinfo(f, "n") reports in those releases.  The encoders are
+ * (luac5.1/5.2/5.3/5.4 -l -l; 5.4.7 built from its sources; 5.5.0's
+ * words as its lua_load leaves them in Proto.code) for the Lua source
+ * quoted above each case, and the expected names are what
+ * debug.getinfo(f, "n") reports in those releases.  A release newer
+ * than the newest known (5.4.9, 5.5.1, 5.6.0) must get the newest
+ * rules of its kind, never no name at all.  The encoders are
  * checked against raw words taken from those compilers' output in
  * test_encoders_match_luac.
  *
@@ -131,7 +134,27 @@ enum {
 	O54_VARARGPREP, O54_EXTRAARG,
 };
 
-/* 5.4 ltm.h ORDER TM, for MMBIN's C operand. */
+/* 5.5.0 lopcodes.h: 5.4's order but SHLI before SHRI, and GETVARG and
+ * ERRNNIL after VARARG. */
+enum {
+	O55_MOVE, O55_LOADI, O55_LOADF, O55_LOADK, O55_LOADKX,
+	O55_LOADFALSE, O55_LFALSESKIP, O55_LOADTRUE, O55_LOADNIL,
+	O55_GETUPVAL, O55_SETUPVAL, O55_GETTABUP, O55_GETTABLE, O55_GETI,
+	O55_GETFIELD, O55_SETTABUP, O55_SETTABLE, O55_SETI, O55_SETFIELD,
+	O55_NEWTABLE, O55_SELF, O55_ADDI, O55_ADDK, O55_SUBK, O55_MULK,
+	O55_MODK, O55_POWK, O55_DIVK, O55_IDIVK, O55_BANDK, O55_BORK,
+	O55_BXORK, O55_SHLI, O55_SHRI, O55_ADD, O55_SUB, O55_MUL, O55_MOD,
+	O55_POW, O55_DIV, O55_IDIV, O55_BAND, O55_BOR, O55_BXOR, O55_SHL,
+	O55_SHR, O55_MMBIN, O55_MMBINI, O55_MMBINK, O55_UNM, O55_BNOT,
+	O55_NOT, O55_LEN, O55_CONCAT, O55_CLOSE, O55_TBC, O55_JMP, O55_EQ,
+	O55_LT, O55_LE, O55_EQK, O55_EQI, O55_LTI, O55_LEI, O55_GTI,
+	O55_GEI, O55_TEST, O55_TESTSET, O55_CALL, O55_TAILCALL, O55_RETURN,
+	O55_RETURN0, O55_RETURN1, O55_FORLOOP, O55_FORPREP, O55_TFORPREP,
+	O55_TFORCALL, O55_TFORLOOP, O55_SETLIST, O55_CLOSURE, O55_VARARG,
+	O55_GETVARG, O55_ERRNNIL, O55_VARARGPREP, O55_EXTRAARG,
+};
+
+/* 5.4 ltm.h ORDER TM, for MMBIN's C operand (5.5's is the same). */
 enum {
 	TM_INDEX, TM_NEWINDEX, TM_GC, TM_MODE, TM_LEN, TM_EQ, TM_ADD,
 	TM_SUB, TM_MUL, TM_MOD, TM_POW, TM_DIV, TM_IDIV, TM_BAND, TM_BOR,
@@ -861,7 +884,8 @@ START_TEST(test_54_fields_methods)
 END_TEST
 
 /* local t = {}; t._ENV.x(): up to 5.4.6 the "_ENV" field name makes
- * it a global; 5.4.7's isEnv only trusts locals/upvalues/constants. */
+ * it a global; 5.4.7's isEnv only trusts locals/upvalues/constants,
+ * 5.4.8's only locals/upvalues. */
 START_TEST(test_54_env_field)
 {
 	int rel = 50400 + _i;
@@ -886,11 +910,16 @@ START_TEST(test_54_env_field)
 	t->loc[0].name = "_ENV";
 	t->code[4] = abc4(O54_GETFIELD, 1, 0, 1);
 	expect(t, 5, "global", "x");
-	/* So is a string constant "_ENV" in a register, even in 5.4.7. */
+	/* So is a string constant "_ENV" in a register up to 5.4.7:
+	 * (("_ENV")).x(); 5.4.8's isEnv takes only a local's or an
+	 * upvalue's name. */
 	t->loc[0].name = "t";
 	t->code[3] = abx4(O54_LOADK, 1, 0);
 	t->code[4] = abc4(O54_GETFIELD, 1, 1, 1);
-	expect(t, 5, "global", "x");
+	if (rel <= 50407)
+		expect(t, 5, "global", "x");
+	else
+		expect(t, 5, "field", "x");
 	free(t);
 }
 END_TEST
@@ -1056,20 +1085,173 @@ START_TEST(test_54_move_chain)
 END_TEST
 
 /* ------------------------------------------------------------------ */
+/* Lua 5.5 (loops: 0 = 5.5.0, 1 = 5.5.1 and 2 = 5.6.0, newer than any
+ * known release: read with 5.5.0's rules) */
+
+static const int rel55[] = { 50500, 50501, 50600 };
+
+/* gfn(); local t = {}; t:m(); t._ENV.x(); local s = "_ENV";
+ * (("_ENV")).y(): 5.5.0's words.  Its SELF names K[C] with k = 0, and
+ * a register holding the string "_ENV" is no environment (5.4.8 too);
+ * the same words read with 5.4.7's rules name "method '?'" and
+ * "global 'y'". */
+START_TEST(test_55_calls)
+{
+	struct tp *t = tp_new(rel55[_i]);
+	static const uint32_t words[] = {
+		0x00000053, 0x0000000b, 0x01010044, 0x00000013, 0x00000054,
+		0x01000094, 0x010200c4, 0x0200008e, 0x0301008e, 0x010100c4,
+		0x00010083, 0x00010103, 0x0402010e, 0x01010144, 0x01010146,
+	};
+
+	ck_assert_uint_eq(words[0], abc4(O55_VARARGPREP, 0, 0, 0));
+	ck_assert_uint_eq(words[4], ax4(O55_EXTRAARG, 0));
+	ck_assert_uint_eq(words[5], abck4(O55_SELF, 1, 0, 1, 0));
+	ck_assert_uint_eq(words[14], abc4(O55_RETURN, 2, 1, 1));
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		emit(t, words[i]);
+	upval(t, "_ENV");
+	kstr(t, "gfn");
+	kstr(t, "m");
+	kstr(t, "_ENV");
+	kstr(t, "x");
+	kstr(t, "y");
+	local(t, "t", 5, 15);
+	local(t, "s", 11, 15);
+	expect(t, 0, NULL, NULL);
+	expect(t, 1, "metamethod", "index");
+	expect(t, 2, "global", "gfn");
+	expect(t, 5, "metamethod", "index");
+	expect(t, 6, "method", "m");
+	expect(t, 9, "field", "x");
+	expect(t, 13, "field", "y");
+	expect(t, 14, "metamethod", "close");
+	t->v.release = 50407;
+	expect(t, 6, "method", "?");
+	expect(t, 13, "global", "y");
+	free(t);
+}
+END_TEST
+
+/* local function f(...t) local a = t[1]; a(); t[2](); local n = t.n end:
+ * GETVARG (5.5's opcode 81, 5.4's VARARGPREP) sets its register; and
+ * global gfun = show; gfun() with ERRNNIL (82, 5.4's EXTRAARG). */
+START_TEST(test_55_vararg_global)
+{
+	struct tp *t = tp_new(rel55[_i]);
+	static const uint32_t words[] = {
+		0x00000053, 0x80000081, 0x010000d1, 0x00010100, 0x01010144,
+		0x80008101, 0x02000151, 0x01010144, 0x00000103, 0x02000151,
+		0x010101c6,
+	};
+
+	ck_assert_uint_eq(words[2], abc4(O55_GETVARG, 1, 0, 1));
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		emit(t, words[i]);
+	kstr(t, "n");
+	local(t, "t", 1, 11);
+	local(t, "a", 3, 11);
+	local(t, "n", 10, 11);
+	expect(t, 4, "local", "a");
+	expect(t, 7, NULL, NULL);
+	free(t);
+
+	t = tp_new(rel55[_i]);
+	upval(t, "_ENV");
+	kstr(t, "gfun");
+	emit(t, abc4(O55_VARARGPREP, 0, 0, 0));
+	emit(t, abc4(O55_GETTABUP, 3, 0, 0));
+	emit(t, abx4(O55_ERRNNIL, 3, 1) | 0);
+	emit(t, abc4(O55_SETTABUP, 0, 0, 2));
+	emit(t, abc4(O55_GETTABUP, 2, 0, 0));
+	emit(t, abc4(O55_CALL, 2, 1, 1));
+	emit(t, abc4(O55_RETURN, 3, 1, 1));
+	ck_assert_uint_eq(t->code[1], 0x0000018b);
+	ck_assert_uint_eq(t->code[2], 0x000081d2);
+	ck_assert_uint_eq(t->code[3], 0x0200000f);
+	expect(t, 2, NULL, NULL);
+	expect(t, 3, "metamethod", "newindex");
+	expect(t, 5, "global", "gfun");
+	free(t);
+}
+END_TEST
+
+/* The event operands and comparison names are 5.4.3's. */
+START_TEST(test_55_metamethods)
+{
+	struct tp *t = tp_new(rel55[_i]);
+
+	emit(t, abc4(O55_SHLI, 0, 1, 3));
+	emit(t, abc4(O55_MMBINI, 1, 3, TM_SHL));
+	emit(t, abc4(O55_SHRI, 0, 1, 3));
+	emit(t, abc4(O55_MMBINI, 1, 3, TM_SHR));
+	emit(t, abc4(O55_GTI, 0, 127, 0));
+	emit(t, abc4(O55_TFORCALL, 0, 0, 1));
+	emit(t, abc4(O55_CONCAT, 0, 2, 0));
+	emit(t, abc4(O55_RETURN0, 0, 0, 0));
+	expect(t, 0, NULL, NULL);
+	expect(t, 1, "metamethod", "shl");
+	expect(t, 3, "metamethod", "shr");
+	expect(t, 4, "metamethod", "lt");
+	expect(t, 5, "for iterator", "for iterator");
+	expect(t, 6, "metamethod", "concat");
+	expect(t, 7, NULL, NULL);
+	free(t);
+}
+END_TEST
+
+/* A patch release newer than the newest known one of its major version
+ * (5.1.6, 5.2.5, 5.3.7, 5.4.9) is read with that one's rules: names,
+ * not none (the layout warns that it is unknown). */
+START_TEST(test_newer_releases)
+{
+	struct tp *t = tp_new(50106);
+
+	kstr(t, "gfn");
+	emit(t, abx5(O51_GETGLOBAL, 0, 0));
+	emit(t, abc5(O51_CALL, 0, 1, 1));
+	emit(t, abc5(O51_RETURN, 0, 1, 0));
+	expect(t, 1, "global", "gfn");
+	free(t);
+	for (int i = 0; i < 2; i++) {
+		const struct ops53 *o = ops53_for(i);
+
+		t = tp_new(o->release + 1);
+		upval(t, "_ENV");
+		kstr(t, "gfn");
+		emit(t, abc5(o->GETTABUP, 0, 0, RK(0)));
+		emit(t, abc5(o->CALL, 0, 1, 1));
+		emit(t, abc5(o->RETURN, 0, 1, 0));
+		expect(t, 1, "global", "gfn");
+		free(t);
+	}
+	t = tp_new(50409);
+	upval(t, "_ENV");
+	kstr(t, "gfn");
+	emit(t, abc4(O54_GETTABUP, 0, 0, 0));
+	emit(t, abc4(O54_CALL, 0, 1, 1));
+	emit(t, abc4(O54_RETURN0, 0, 0, 0));
+	expect(t, 1, "global", "gfn");
+	free(t);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
 /* Nonsense in, NULL out. */
 
 static const int all_releases[] = {
 	50100, 50105, 50200, 50204, 50300, 50306,
-	50400, 50401, 50402, 50403, 50404, 50405, 50406, 50407,
+	50400, 50401, 50402, 50403, 50404, 50405, 50406, 50407, 50408,
+	50500, 50600,
 };
 
 START_TEST(test_bad_arguments)
 {
 	struct tp *t = tp_new(50404);
 	const char *nm = (const char *)1;
-	static const int bad_rel[] = {
-		0, -1, 50000, 50106, 50205, 50307, 50408, 50500, 50099,
-	};
+	/* (Not before 5.1; a newer release than the newest known is
+	 * read with the newest rules, see test_newer_releases.) */
+	static const int bad_rel[] = { 0, -1, 50000, 50099, 40404 };
 	size_t i;
 
 	upval(t, "_ENV");
@@ -1349,15 +1531,24 @@ static Suite *names_suite(void)
 	tcase_add_test(tc, test_53_bitwise_metamethods);
 	suite_add_tcase(s, tc);
 
-	tc = tcase_create("lua54");	/* loops: 5.4.0 to 5.4.7 */
-	tcase_add_loop_test(tc, test_54_global, 0, 8);
-	tcase_add_loop_test(tc, test_54_fields_methods, 0, 8);
-	tcase_add_loop_test(tc, test_54_env_field, 0, 8);
-	tcase_add_loop_test(tc, test_54_upvalue_constant_iterator, 0, 8);
-	tcase_add_loop_test(tc, test_54_metamethods, 0, 8);
-	tcase_add_loop_test(tc, test_54_comparisons, 0, 8);
-	tcase_add_loop_test(tc, test_54_conditional, 0, 8);
-	tcase_add_loop_test(tc, test_54_move_chain, 0, 8);
+	/* loops: 5.4.0 to 5.4.8, and 5.4.9 (newer than any known: 5.4.8's
+	 * rules) */
+	tc = tcase_create("lua54");
+	tcase_add_loop_test(tc, test_54_global, 0, 10);
+	tcase_add_loop_test(tc, test_54_fields_methods, 0, 10);
+	tcase_add_loop_test(tc, test_54_env_field, 0, 10);
+	tcase_add_loop_test(tc, test_54_upvalue_constant_iterator, 0, 10);
+	tcase_add_loop_test(tc, test_54_metamethods, 0, 10);
+	tcase_add_loop_test(tc, test_54_comparisons, 0, 10);
+	tcase_add_loop_test(tc, test_54_conditional, 0, 10);
+	tcase_add_loop_test(tc, test_54_move_chain, 0, 10);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("lua55");
+	tcase_add_loop_test(tc, test_55_calls, 0, 3);
+	tcase_add_loop_test(tc, test_55_vararg_global, 0, 3);
+	tcase_add_loop_test(tc, test_55_metamethods, 0, 3);
+	tcase_add_test(tc, test_newer_releases);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("robustness");

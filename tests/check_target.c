@@ -162,8 +162,9 @@ enum {
 
 static void build_54(struct image *im, const struct lc_layout *l)
 {
-	/* global_State and the main thread. */
-	put(im, G, l->G.mainthread, L);
+	/* global_State and the main thread (5.5: none to point to it). */
+	if (LC_HAS(l->G.mainthread))
+		put(im, G, l->G.mainthread, L);
 	put(im, L, l->L.tt, 8);			/* LUA_VTHREAD */
 	put(im, L, l->L.l_G, G);
 	put(im, L, l->L.stack, STK);
@@ -483,6 +484,174 @@ START_TEST(test_walk_and_lines_53)
 }
 END_TEST
 
+/* The version decision (layout.c), apart from DWARF: a release newer
+ * than the newest known one of its version, or of a newer version whose
+ * layout looks like 5.5, is read with a warning that names it; an ident
+ * that contradicts the layout is an error naming both. */
+START_TEST(test_version_decision)
+{
+	static const struct {
+		const char *ident;
+		int shape, release, major;
+		const char *version, *warn1, *warn2;
+	} ok[] = {
+		{ "$LuaVersion: Lua 5.4.8  Copyright (C) 1994-2025", 504,
+		  50408, 504, "5.4.8", NULL, NULL },
+		{ "Lua 5.5.0", 505, 50500, 505, "5.5.0", NULL, NULL },
+		{ "Lua 5.1", 501, 50100, 501, "5.1.0", NULL, NULL },
+		{ "Lua 5.3.6", 503, 50306, 503, "5.3.6", NULL, NULL },
+		{ "Lua 5.4.9", 504, 50409, 504, "5.4.9", "Lua 5.4.9 is newer",
+		  "rules of 5.4.8" },
+		{ "Lua 5.2.5", 502, 50205, 502, "5.2.5", "Lua 5.2.5 is newer",
+		  "rules of 5.2.4" },
+		{ "Lua 5.5.1", 505, 50501, 505, "5.5.1", "Lua 5.5.1 is newer",
+		  "rules of 5.5.0" },
+		{ "Lua 5.6.0", 505, 50600, 505, "5.6.0", "Lua 5.6.0 is newer",
+		  "rules of 5.5.0" },
+		{ "", 505, 50500, 505, "5.5", NULL, NULL },
+	};
+	static const struct {
+		const char *ident;
+		int shape;
+		const char *msg1, *msg2;
+	} bad[] = {
+		{ "Lua 5.5.0", 504, "Lua 5.5.0", "looks like Lua 5.4" },
+		{ "Lua 5.4.8", 505, "Lua 5.4.8", "looks like Lua 5.5" },
+		{ "Lua 5.6.0", 504, "Lua 5.6.0", "looks like Lua 5.4" },
+	};
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		struct lc_layout l = { 0 };
+
+		ck_assert_ptr_null(lc_layout_version(ok[i].ident, ok[i].shape,
+						     &l));
+		ck_assert_int_eq(l.release, ok[i].release);
+		ck_assert_int_eq(l.major, ok[i].major);
+		ck_assert_str_eq(l.version, ok[i].version);
+		ck_assert(l.version_guessed == (ok[i].ident[0] == '\0'));
+		if (!ok[i].warn1) {
+			ck_assert_str_eq(l.version_warning, "");
+			continue;
+		}
+		ck_assert_msg(strstr(l.version_warning, ok[i].warn1) &&
+			      strstr(l.version_warning, ok[i].warn2),
+			      "%s: %s", ok[i].ident, l.version_warning);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct lc_layout l = { 0 };
+		struct lc_error *err = lc_layout_version(bad[i].ident,
+							 bad[i].shape, &l);
+
+		ck_assert_ptr_nonnull(err);
+		ck_assert_msg(strstr(lc_error_message(err), bad[i].msg1) &&
+			      strstr(lc_error_message(err), bad[i].msg2),
+			      "%s", lc_error_message(err));
+		lc_error_destroy(err);
+	}
+}
+END_TEST
+
+/* 5.5 through the matrix's -O0 build of 5.5.0 (tests/run-matrix.sh, run
+ * first): the main thread inside global_State, a long source string
+ * whose bytes are elsewhere, CallInfo flags from bit 15 on. */
+enum {
+	G55 = BASE + 0x8000, LSRC = BASE + 0x7400,
+	CIST55_C = 1u << 15, CIST55_FRESH = 1u << 16, CIST55_TAIL = 1u << 22,
+};
+
+START_TEST(test_walk_and_lines_55)
+{
+	struct image *im = calloc(1, sizeof(*im));
+	const char *b = getenv("top_builddir");
+	char path[4096];
+	const struct lc_layout *l;
+	struct lc_target *t;
+	struct lc_lua_ctx *ctx;
+	struct lc_lstate st;
+	struct lc_ci *cis;
+	size_t n;
+	bool partial;
+	uint64_t L55, m;
+
+	snprintf(path, sizeof(path), "%s/fixtures/out/src-5.5.0-O0/lchost",
+		 b ? b : ".");
+	t = lib_target(im, path, &l);
+	ck_assert_int_eq(l->major, 505);
+	ck_assert_str_eq(l->version, "5.5.0");
+	ck_assert_str_eq(l->version_warning, "");
+	ck_assert(!LC_HAS(l->G.mainthread) && LC_HAS(l->G.mainth));
+	ck_assert(l->ts_lngptr && l->stkidrel);
+	ck_assert_int_eq(l->lg_g_minus_l, -(int64_t)l->G.mainth.off);
+	L55 = G55 + (uint64_t)l->G.mainth.off;
+	ck_assert_uint_lt(L55 + l->sz_lstate, BASE + SIZE);
+
+	/* build_54's picture, moved: the thread inside G55. */
+	build_54(im, l);
+	memcpy(im->bytes + (L55 - BASE), im->bytes + (L - BASE), l->sz_lstate);
+	put(im, L55, l->L.l_G, G55);
+	{
+		uint64_t base_ci = L55 + (uint64_t)l->L.base_ci.off;
+
+		put(im, CI0, l->ci.previous, base_ci);
+		put(im, base_ci, l->ci.next, CI0);
+	}
+	/* 5.4's CIST_C (bit 1) is part of nresults in 5.5: still Lua;
+	 * the innermost frame is a tail call, the middle one fresh. */
+	put(im, CI2, l->ci.callstatus, (1u << 1) | CIST55_TAIL);
+	put(im, CI1, l->ci.callstatus, (1u << 1) | CIST55_FRESH);
+	put(im, CI0, l->ci.callstatus, 0);
+	/* A long source: tag LUA_VLNGSTR, shrlen < 0, bytes elsewhere. */
+	memset(im->bytes + (SRC - BASE), 0, 64);
+	put(im, SRC, l->ts.tt, 0x14);
+	put(im, SRC, l->ts.shrlen, 0xff);
+	put(im, SRC, l->ts.lnglen, 6);
+	put64(im, SRC + l->ts_contents, LSRC);
+	memcpy(im->bytes + (LSRC - BASE), "@t.lua", 7);
+
+	ck_assert_ptr_null(lc_test_ctx(t, &ctx));
+	ck_assert_int_eq(lc_lua_mainthread(ctx, G55, &m), 0);
+	ck_assert_uint_eq(m, L55);
+	ck_assert_int_eq(lc_lua_state_read(ctx, L55, &st), 0);
+	ck_assert_uint_eq(st.mainthread, L55);
+	ck_assert_ptr_null(lc_lua_walk(ctx, &st, 100, &cis, &n, &partial));
+	ck_assert(!partial);
+	ck_assert_uint_eq(n, 3);
+	int want[3] = { 500, 111, 11 };
+	for (size_t i = 0; i < n; i++) {
+		struct lc_frame f = { 0 };
+
+		ck_assert(cis[i].is_lua);
+		lc_lua_frame(ctx, &st, cis, n, i, &f);
+		ck_assert_str_eq(f.source, "@t.lua");
+		ck_assert_int_eq(f.currentline, want[i]);
+		ck_assert(f.istailcall == (i == 0));
+		ck_assert(!f.partial);
+		free(f.source);
+		free(f.short_src);
+		free(f.name);
+		free(f.function);
+		free(f.global_name);
+	}
+	ck_assert(lc_lua_ci_starts_run(ctx, cis, n, 1));
+	ck_assert(!lc_lua_ci_starts_run(ctx, cis, n, 0));
+	free(cis);
+	/* CIST_C makes a frame C; a string without its NUL is none; a
+	 * thread whose l_G is not a global_State with it inside is no
+	 * state. */
+	put(im, CI2, l->ci.callstatus, CIST55_C);
+	ck_assert_ptr_null(lc_lua_walk(ctx, &st, 100, &cis, &n, &partial));
+	ck_assert(!cis[0].is_lua);
+	free(cis);
+	im->bytes[LSRC - BASE + 6] = 'x';
+	ck_assert_ptr_null(lc_lua_read_string(ctx, SRC, NULL, NULL));
+	put(im, L55, l->L.l_G, G);
+	ck_assert_int_ne(lc_lua_state_read(ctx, L55, &st), 0);
+	lc_lua_ctx_destroy(ctx);
+	lc_target_destroy(t);
+	free(im);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("target");
@@ -499,6 +668,8 @@ int main(void)
 	tcase_add_test(tc, test_walk_and_lines_51);
 	tcase_add_test(tc, test_walk_and_lines_52);
 	tcase_add_test(tc, test_walk_and_lines_53);
+	tcase_add_test(tc, test_version_decision);
+	tcase_add_test(tc, test_walk_and_lines_55);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

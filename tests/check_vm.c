@@ -1203,6 +1203,10 @@ static const struct {
 	{ "src-5.2.4-O2", "coroutines3", 1, 4 },
 	{ "src-5.4.7-O2", "two_threads", 2, 2 },
 	{ "src-5.4.7-O0", "coroutines3", 1, 4 },
+	/* 5.5: the main thread inside global_State points back to it */
+	{ "src-5.5.0-O2", "multi_vm", 2, 2 },
+	{ "src-5.5.0-O0", "coroutines3", 1, 4 },
+	{ "src-5.4.8-O2", "two_threads", 2, 2 },
 };
 
 START_TEST(test_scan_fixture)

@@ -436,6 +436,8 @@ struct lc_error *lc_report_create(struct lc_target *t,
 		}
 		if (in->version_guessed)
 			add_warning(r, "no lua_ident string: Lua version guessed from the DWARF layout");
+		if (in->version_warning)
+			add_warning(r, in->version_warning);
 	}
 	lc_program_list_threads(p);
 	r->threads = calloc(p->nthreads ? p->nthreads : 1, sizeof(*r->threads));

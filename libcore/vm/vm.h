@@ -93,6 +93,9 @@ struct lc_interp {
 	const char *module;	/* path of the module holding it, or NULL */
 	uint64_t module_start, module_end;	/* its load range */
 	bool version_guessed;	/* no version string: from the shape */
+	/* Why the release is read with another's rules (one newer than
+	 * any the family knows), or NULL; owned by the interp */
+	const char *version_warning;
 	void *priv;		/* the family's own (PUC: the layout) */
 };
 
@@ -192,7 +195,7 @@ struct lc_vm_ops {
 };
 
 /* The families (vm/<family>/family.c). */
-extern const struct lc_vm_ops lc_puc_ops;	/* PUC Lua 5.1-5.4 */
+extern const struct lc_vm_ops lc_puc_ops;	/* PUC Lua 5.1-5.5 */
 
 /* The families, NULL-terminated, in the order they are tried. */
 extern const struct lc_vm_ops *const lc_vm_families[];

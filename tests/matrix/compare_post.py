@@ -22,7 +22,7 @@ report's vms[] (doc/json.md, format luacore-inspect/1):
   nny         threads[].nny == 0 if yieldable, > 0 if not
   errorjmp    threads[].errorjmp null or not
   residue     each value is in a slot of the thread with residue == true
-  gc          the VM's gc.state is not "pause" (5.4: gc.kind is
+  gc          the VM's gc.state is not "pause" (5.4, 5.5: gc.kind is
               "incremental"), and memory is within GC_TOLERANCE bytes of
               count * 1024 (count was taken just before park_gc, which then
               wrote the truth: that allocates ~4.7 KB)
@@ -347,7 +347,7 @@ def check_gc(truth, rep, version):
         sec.add(gc.get("state") not in (None, "pause"),
                 "gc.state %s (state_code %s): %s steps into a cycle, not pause" % (
                     gc.get("state"), gc.get("state_code"), steps))
-        if version == "5.4":
+        if version in ("5.4", "5.5"):
             sec.add(gc.get("kind") == "incremental", "gc.kind %s, truth incremental" % gc.get("kind"))
     for a, nbytes in truth.get("gcbytes", []):
         got = lookup(rep, sec, a, "thread")

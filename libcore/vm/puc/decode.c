@@ -1,5 +1,5 @@
 /* The Lua decoder: states, CallInfo walks, functions, lines and names,
- * for Lua 5.1-5.4.  Each per-version rule names the Lua function it
+ * for Lua 5.1-5.5.  Each per-version rule names the Lua function it
  * mirrors; offsets all come from the layout (DWARF). */
 #include <config.h>
 
@@ -35,6 +35,19 @@
 #define CIST54_HOOKED	(1u << 3)
 #define CIST54_TAIL	(1u << 5)
 #define CIST54_FIN	(1u << 7)
+/* 5.5: the low byte holds nresults + 1, bits 8-11 the __call count,
+ * 12-14 the recover status; the flags start at CIST_C (lstate.h). */
+#define CIST55_C	(1u << 15)
+#define CIST55_FRESH	(1u << 16)
+#define CIST55_CLSRET	(1u << 17)
+#define CIST55_TBC	(1u << 18)
+#define CIST55_OAH	(1u << 19)
+#define CIST55_HOOKED	(1u << 20)
+#define CIST55_YPCALL	(1u << 21)
+#define CIST55_TAIL	(1u << 22)
+#define CIST55_HOOKYIELD (1u << 23)
+#define CIST55_FIN	(1u << 24)
+#define PF55_VAHID	1	/* lobject.h Proto.flag: hidden varargs */
 
 #define LUA_IDSIZE	60	/* luaconf.h default, for short_src */
 #define ST_YIELD	1	/* L->status after a yield (LUA_YIELD), every release */
@@ -207,6 +220,31 @@ int lc_lua_read_tvalue(struct lc_lua_ctx *ctx, uint64_t addr, struct lc_tvalue *
 	return 0;
 }
 
+int lc_lua_string_bytes(struct lc_lua_ctx *ctx, uint64_t ts, bool is_long,
+			uint64_t *ret)
+{
+	const struct lc_layout *l = ctx->l;
+
+	if (is_long && l->ts_lngptr)
+		return lc_read_u64(ctx->mem, ts + l->ts_contents, ret) < 0 ||
+		       !*ret ? -1 : 0;
+	*ret = ts + l->ts_contents;
+	return 0;
+}
+
+int lc_lua_mainthread(struct lc_lua_ctx *ctx, uint64_t g, uint64_t *ret)
+{
+	const struct lc_layout *l = ctx->l;
+
+	if (LC_HAS(l->G.mainth)) {
+		*ret = g + (uint64_t)l->G.mainth.off;
+		return 0;
+	}
+	if (!LC_HAS(l->G.mainthread))
+		return -1;
+	return lc_read_u64(ctx->mem, g + (uint64_t)l->G.mainthread.off, ret);
+}
+
 /* Copy a TString's bytes (at most LC_MAX_STR).  Returns a malloc'd
  * NUL-terminated string, or NULL if unreadable or not a string (its
  * length does not end at the NUL Lua puts after every string). */
@@ -214,7 +252,7 @@ char *lc_lua_read_string(struct lc_lua_ctx *ctx, uint64_t ts, uint64_t *lenp,
 			 bool *truncated)
 {
 	const struct lc_layout *l = ctx->l;
-	uint64_t len = 0, tag;
+	uint64_t len = 0, tag = 0, bytes;
 	char *s;
 
 	if (!ts)
@@ -241,7 +279,9 @@ char *lc_lua_read_string(struct lc_lua_ctx *ctx, uint64_t ts, uint64_t *lenp,
 		uint8_t nul;
 
 		if (len >= (1ull << 40) ||
-		    lc_read_u8(ctx->mem, ts + l->ts_contents + len, &nul) < 0 ||
+		    lc_lua_string_bytes(ctx, ts, (tag & 0x3f) == V_LNGSTR,
+					&bytes) < 0 ||
+		    lc_read_u8(ctx->mem, bytes + len, &nul) < 0 ||
 		    nul != 0)
 			return NULL;
 	}
@@ -254,7 +294,7 @@ char *lc_lua_read_string(struct lc_lua_ctx *ctx, uint64_t ts, uint64_t *lenp,
 	s = malloc(len + 1);
 	if (!s)
 		return NULL;
-	if (lc_read(ctx->mem, ts + l->ts_contents, s, len) < 0) {
+	if (lc_read(ctx->mem, bytes, s, len) < 0) {
 		free(s);
 		return NULL;
 	}
@@ -500,8 +540,7 @@ int lc_lua_state_read(struct lc_lua_ctx *ctx, uint64_t addr,
 	if (lc_read_u64(t, addr + (uint64_t)l->L.l_G.off, &st->g) < 0 ||
 	    !st->g || (st->g & 7) || !lc_memory_is_data(t, st->g, 64))
 		return -1;
-	if (lc_read_u64(t, st->g + (uint64_t)l->G.mainthread.off, &m) < 0 ||
-	    !m || (m & 7))
+	if (lc_lua_mainthread(ctx, st->g, &m) < 0 || !m || (m & 7))
 		return -1;
 	if (m != addr) {
 		if (lc_read_u8(t, m + (uint64_t)l->L.tt.off, &tt) < 0 ||
@@ -523,7 +562,12 @@ int lc_lua_state_read(struct lc_lua_ctx *ctx, uint64_t addr,
 	    st->stack_last - st->stack > (1ull << 31) ||
 	    st->top > st->stack_last + 64 * (uint64_t)l->sz_stack_slot)
 		return -1;
-	if (lc_read_u64(t, addr + (uint64_t)l->L.ci.off, &st->ci) < 0 || !st->ci)
+	/* ci is &L->base_ci or a CallInfo Lua allocated: aligned, in
+	 * writable memory.  (A stale copy on a machine stack can pass the
+	 * checks above: with 5.4.5+'s StkIdRel, zeros read as offsets.) */
+	if (lc_read_u64(t, addr + (uint64_t)l->L.ci.off, &st->ci) < 0 ||
+	    !st->ci || (st->ci & 7) ||
+	    !lc_memory_is_data(t, st->ci, l->sz_callinfo ? l->sz_callinfo : 8))
 		return -1;
 	if (l->major == 501) {
 		if (lc_read_u64(t, addr + (uint64_t)l->L.base_ci.off,
@@ -561,7 +605,7 @@ unsigned lc_lua_state_ccalls(struct lc_lua_ctx *ctx, const struct lc_lstate *st)
 {
 	/* 5.4 keeps the non-yieldable count in the high half (lstate.h:
 	 * getCcalls); before, nCcalls is the C-call count itself. */
-	if (ctx->l->major == 504)
+	if (ctx->l->major >= 504)
 		return st->nCcalls & 0xffff;
 	return st->nCcalls;
 }
@@ -657,8 +701,11 @@ static int read_ci(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 	case 503:
 		ci->is_lua = ci->callstatus & CIST53_LUA;
 		break;
-	default:
+	case 504:
 		ci->is_lua = !(ci->callstatus & CIST54_C);
+		break;
+	default:
+		ci->is_lua = !(ci->callstatus & CIST55_C);
 		break;
 	}
 	if (ci->is_lua && !ci->proto)
@@ -873,7 +920,14 @@ static bool proto_load_names(struct lc_lua_ctx *ctx, struct proto *p)
 		}
 	}
 	rd_int(ctx, p->addr, l->p.numparams, &np);
-	rd_int(ctx, p->addr, l->p.is_vararg, &isva);
+	if (LC_HAS(l->p.flag)) {
+		/* 5.5: the varargs sit below the function (as in 5.4's
+		 * is_vararg functions) only when they are hidden. */
+		rd_int(ctx, p->addr, l->p.flag, &isva);
+		isva &= PF55_VAHID;
+	} else {
+		rd_int(ctx, p->addr, l->p.is_vararg, &isva);
+	}
 	rd_int(ctx, p->addr, l->p.maxstacksize, &maxs);
 	p->view = (struct lc_proto_view){
 		.release = l->release,
@@ -1011,49 +1065,36 @@ static int line_of(struct lc_lua_ctx *ctx, const struct proto *p, int pc,
 	}
 }
 
-/* luaO_chunkid: the short source shown in messages. */
-/* 5.1 luaO_chunkid: it reserves room for " '...' " (8 bytes) for a
- * file name and " [string \"...\"] " (17) for a string, and stops a
- * string at its first CR or LF. */
-static char *chunkid51(const char *source)
-{
-	char out[LUA_IDSIZE];
-	size_t bufflen = LUA_IDSIZE;
-
-	if (*source == '=') {
-		snprintf(out, sizeof(out), "%.*s", (int)(bufflen - 1), source + 1);
-	} else if (*source == '@') {
-		size_t l = strlen(source + 1), room = bufflen - 8;
-
-		if (l > room)
-			snprintf(out, sizeof(out), "...%s", source + 1 + (l - room));
-		else
-			snprintf(out, sizeof(out), "%s", source + 1);
-	} else {
-		size_t len = strcspn(source, "\n\r"), room = bufflen - 17;
-
-		if (len > room)
-			len = room;
-		if (source[len] != '\0')
-			snprintf(out, sizeof(out), "[string \"%.*s...\"]", (int)len,
-				 source);
-		else
-			snprintf(out, sizeof(out), "[string \"%s\"]", source);
-	}
-	return strdup(out);
-}
-
-static char *chunkid(const struct lc_layout *l, const char *source)
+/* luaO_chunkid: the short source shown in messages (5.1's rules for
+ * long names differ from 5.2's on). */
+static char *chunkid(const char *source, int major)
 {
 	char out[LUA_IDSIZE];
 	size_t bufflen = LUA_IDSIZE, srclen;
 
 	if (!source)
 		return strdup("?");
-	if (l->major == 501)
-		return chunkid51(source);
 	srclen = strlen(source);
-	if (*source == '=') {
+	if (major == 501 && *source == '@') {
+		/* 5.1: "..." and the last LUA_IDSIZE - 8 bytes of a long
+		 * file name (room kept for " '...' "). */
+		size_t room = bufflen - sizeof(" '...' ");
+
+		if (srclen - 1 > room)
+			snprintf(out, sizeof(out), "...%s", source + srclen - room);
+		else
+			snprintf(out, sizeof(out), "%s", source + 1);
+	} else if (major == 501 && *source != '=') {
+		/* 5.1: up to the first newline or carriage return, at most
+		 * LUA_IDSIZE - 17 bytes, "..." when cut. */
+		size_t room = bufflen - sizeof(" [string \"...\"] ");
+		size_t len = strcspn(source, "\n\r");
+
+		if (len > room)
+			len = room;
+		snprintf(out, sizeof(out), "[string \"%.*s%s\"]", (int)len,
+			 source, source[len] ? "..." : "");
+	} else if (*source == '=') {
 		snprintf(out, sizeof(out), "%.*s", (int)(bufflen - 1),
 			 source + 1);
 	} else if (*source == '@') {
@@ -1089,6 +1130,7 @@ static const char *func_name(struct lc_lua_ctx *ctx, const struct lc_ci *cis,
 	const struct lc_ci *caller = i + 1 < n ? &cis[i + 1] : NULL;
 	struct proto *p;
 	int pc;
+	uint32_t tail = CIST54_TAIL, hooked = CIST54_HOOKED, fin = CIST54_FIN;
 
 	switch (l->major) {
 	case 501:	/* 5.1 getfuncname */
@@ -1112,8 +1154,13 @@ static const char *func_name(struct lc_lua_ctx *ctx, const struct lc_ci *cis,
 			return "hook";
 		}
 		break;
+	case 505:	/* 5.5 getfuncname, funcnamefromcall: as 5.4.4 */
+		tail = CIST55_TAIL;
+		hooked = CIST55_HOOKED;
+		fin = CIST55_FIN;
+		/* fall through */
 	default:
-		if (l->release < 50404) {
+		if (l->major == 504 && l->release < 50404) {
 			/* 5.4.0-5.4.3 getfuncname: the finalizer flag of the
 			 * frame itself, then the caller, then its hook flag
 			 * (funcnamefromcode), as in 5.3.  Flag values as in
@@ -1132,13 +1179,13 @@ static const char *func_name(struct lc_lua_ctx *ctx, const struct lc_ci *cis,
 			break;
 		}
 		/* 5.4.4+ getfuncname, funcnamefromcall */
-		if ((ci->callstatus & CIST54_TAIL) || !caller)
+		if ((ci->callstatus & tail) || !caller)
 			return NULL;
-		if (caller->callstatus & CIST54_HOOKED) {
+		if (caller->callstatus & hooked) {
 			*name = "?";
 			return "hook";
 		}
-		if (caller->callstatus & CIST54_FIN) {
+		if (caller->callstatus & fin) {
 			*name = "__gc";
 			return "metamethod";
 		}
@@ -1249,7 +1296,8 @@ void lc_lua_frame(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 		f->what = p->linedefined == 0 ? "main" : "Lua";
 		f->linedefined = p->linedefined;
 		f->source = p->source ? strdup(p->source) : strdup("=?");
-		f->short_src = chunkid(ctx->l, p->source ? p->source : "=?");
+		f->short_src = chunkid(p->source ? p->source : "=?",
+				       ctx->l->major);
 		if (p->bad_source)
 			f->partial = true;	/* a source that is no string */
 		{
@@ -1257,7 +1305,7 @@ void lc_lua_frame(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 
 			/* 5.4 gives a function that has not started its
 			 * linedefined (luaG_getfuncline with pc -1). */
-			if (pc == -1 && ctx->l->major == 504)
+			if (pc == -1 && ctx->l->major >= 504)
 				f->currentline = p->linedefined;
 			else
 				f->currentline = line_of(ctx, p, pc, &f->partial);
@@ -1269,7 +1317,7 @@ void lc_lua_frame(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 
 				saved.livepc = 0;
 				pc = current_pc(p, &saved);
-				f->savedpc_line = pc == -1 && ctx->l->major == 504 ?
+				f->savedpc_line = pc == -1 && ctx->l->major >= 504 ?
 					p->linedefined :
 					line_of(ctx, p, pc, &partial);
 			}
@@ -1279,7 +1327,8 @@ void lc_lua_frame(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 	case 501: break;
 	case 502: f->istailcall = ci->callstatus & CIST52_TAIL; break;
 	case 503: f->istailcall = ci->callstatus & CIST53_TAIL; break;
-	default: f->istailcall = ci->callstatus & CIST54_TAIL; break;
+	case 504: f->istailcall = ci->callstatus & CIST54_TAIL; break;
+	default: f->istailcall = ci->callstatus & CIST55_TAIL; break;
 	}
 	namewhat = func_name(ctx, cis, n, i, &name);
 	if (namewhat && name) {
@@ -1389,9 +1438,11 @@ bool lc_lua_ci_starts_run(struct lc_lua_ctx *ctx, const struct lc_ci *cis,
 		return !(ci->callstatus & CIST52_REENTRY);
 	case 503:
 		return (ci->callstatus & CIST53_FRESH) != 0;
-	default:
+	case 504:
 		if (l->release < 50402)
 			return true;	/* one luaV_execute per Lua call */
 		return (ci->callstatus & CIST54_FRESH) != 0;
+	default:
+		return (ci->callstatus & CIST55_FRESH) != 0;
 	}
 }

@@ -1,4 +1,4 @@
-/* The PUC Lua family (5.1-5.4) behind the VM seam (vm/vm.h): the
+/* The PUC Lua family (5.1-5.5) behind the VM seam (vm/vm.h): the
  * interpreter is the layout read from DWARF, a pass is a decoder context,
  * and each operation is one of the decoder's functions (decode.c,
  * values.c, heap.c) in the seam's terms.  The names of PUC Lua's C
@@ -49,6 +49,8 @@ static struct lc_error *puc_open(struct lc_program *p, struct lc_interp **ret)
 	in->module_start = l->module_start;
 	in->module_end = l->module_end;
 	in->version_guessed = l->version_guessed;
+	in->version_warning = l->version_warning[0] ? l->version_warning :
+			      NULL;
 	in->priv = l;
 	*ret = in;
 	return NULL;

@@ -91,7 +91,8 @@ const char *lc_vm_gcstate_name(int major, int gcstate)
 	case 501: names = n501; n = (int)LC_ARRAY_SIZE(n501); break;
 	case 502: names = n502; n = (int)LC_ARRAY_SIZE(n502); break;
 	case 503: names = n503; n = (int)LC_ARRAY_SIZE(n503); break;
-	case 504: names = n504; n = (int)LC_ARRAY_SIZE(n504); break;
+	/* 5.5's lgc.h has 5.4's states. */
+	case 504: case 505: names = n504; n = (int)LC_ARRAY_SIZE(n504); break;
 	default: return NULL;
 	}
 	return gcstate >= 0 && gcstate < n ? names[gcstate] : NULL;
@@ -227,7 +228,7 @@ struct scan {
 	struct lc_lua_ctx *ctx;
 	bool want_threads;
 	uint64_t lo, hi;	/* where l_G may point: writable memory */
-	uint64_t moff, k;
+	uint64_t moff, k;	/* a hit at X: g = X - moff (see below) */
 	uint64_t *th, *hits, *vms;
 	size_t nth, tcap, nhits, hcap, nvms, vcap;
 };
@@ -280,13 +281,24 @@ struct lc_error *lc_vm_scan_threads(struct lc_lua_ctx *ctx, uint64_t **ret,
 		return NULL;
 	/* l_G of a thread points into writable memory. */
 	lc_memory_data_span(t, &sc.lo, &sc.hi);
-	if (!LC_HAS(l->G.mainthread) || !LC_HAS(l->G.gcstate) ||
-	    l->lg_g_minus_l <= 0)
+	if (LC_HAS(l->G.mainth) && LC_HAS(l->G.gcstate) &&
+	    l->lg_g_minus_l < 0) {
+		/* 5.5: the main thread inside global_State points back to
+		 * it: the word at X == X - moff, with moff the offset of
+		 * its l_G in global_State, makes g = X - moff a
+		 * candidate. */
+		sc.moff = (uint64_t)l->G.mainth.off + (uint64_t)l->L.l_G.off;
+		sc.k = sc.moff;
+	} else if (LC_HAS(l->G.mainthread) && LC_HAS(l->G.gcstate) &&
+		   l->lg_g_minus_l > 0) {
+		sc.moff = (uint64_t)l->G.mainthread.off;
+		/* word at X == X - moff - delta  <=>  g = X - moff is a
+		 * candidate. */
+		sc.k = sc.moff + (uint64_t)l->lg_g_minus_l;
+	} else {
 		return lc_error_create(LC_ERR_UNSUPPORTED,
 			"cannot scan for Lua VMs: the layout of global_State or struct LG is unknown");
-	sc.moff = (uint64_t)l->G.mainthread.off;
-	/* word at X == X - moff - delta  <=>  g = X - moff is a candidate. */
-	sc.k = sc.moff + (uint64_t)l->lg_g_minus_l;
+	}
 	err = lc_memory_scan(t, SCAN_CHUNK, SCAN_OVERLAP, scan_chunk, &sc);
 	free(sc.hits);
 	if (err) {
@@ -497,8 +509,32 @@ static const char *gckind_name(const struct lc_layout *l, int kind,
 		if (kind == 1)
 			return emergency > 0 ? "generational (emergency)" :
 			       "generational";
+		/* 5.5 KGC_GENMAJOR: generational, in a major collection */
+		if (kind == 2 && l->major >= 505)
+			return emergency > 0 ? "generational major (emergency)" :
+			       "generational major";
 		return "?";
 	}
+}
+
+/* A 5.5 GC parameter as collectgarbage("param") gives it: the
+ * floating-point byte p (4-bit mantissa, exponent in excess 7, like
+ * lobject.c:luaO_applyparam) applied to 100, capped at INT_MAX. */
+static int gcparam55(uint8_t p)
+{
+	int64_t m = p & 0xf, e = p >> 4, x = 100;
+
+	if (e > 0) {
+		e--;
+		m += 0x10;
+	}
+	e -= 7;
+	if (e >= 0) {
+		x = (x * m) << e;	/* at most 100 * 31 << 8 */
+	} else {
+		x = (x * m) >> -e;
+	}
+	return x > INT32_MAX ? INT32_MAX : (int)x;
 }
 
 static void decode_gc(struct lc_lua_ctx *ctx, uint64_t g, struct lc_vm *vm,
@@ -508,7 +544,8 @@ static void decode_gc(struct lc_lua_ctx *ctx, uint64_t g, struct lc_vm *vm,
 	int64_t v;
 	int kind;
 
-	if (lc_lua_read_sfield(ctx, g, l->Gx.totalbytes, &v) == 0)
+	if (lc_lua_read_sfield(ctx, g, LC_HAS(l->Gx.GCtotalbytes) ?
+			       l->Gx.GCtotalbytes : l->Gx.totalbytes, &v) == 0)
 		vm->totalbytes = v;
 	if (LC_HAS(l->Gx.GCdebt) && lc_lua_read_sfield(ctx, g, l->Gx.GCdebt, &v) == 0)
 		vm->gcdebt = v;
@@ -518,8 +555,13 @@ static void decode_gc(struct lc_lua_ctx *ctx, uint64_t g, struct lc_vm *vm,
 	else if (LC_HAS(l->Gx.estimate) &&
 		 lc_lua_read_sfield(ctx, g, l->Gx.estimate, &v) == 0)
 		vm->gcestimate = v;
-	/* lstate.h gettotalbytes (5.2+); 5.1 counts totalbytes itself. */
-	vm->memory = vm->totalbytes + (l->major >= 502 ? vm->gcdebt : 0);
+	/* lstate.h gettotalbytes: 5.2-5.4 totalbytes + GCdebt, 5.5
+	 * GCtotalbytes - GCdebt (the debt is counted but not allocated);
+	 * 5.1 counts totalbytes itself. */
+	if (LC_HAS(l->Gx.GCtotalbytes))
+		vm->memory = vm->totalbytes - vm->gcdebt;
+	else
+		vm->memory = vm->totalbytes + (l->major >= 502 ? vm->gcdebt : 0);
 
 	vm->gcstate = rd_int_or(ctx, g, l->G.gcstate, -1);
 	vm->gcstate_name = lc_vm_gcstate_name(l->major, vm->gcstate);
@@ -538,7 +580,22 @@ static void decode_gc(struct lc_lua_ctx *ctx, uint64_t g, struct lc_vm *vm,
 	vm->gcstepsize = rd_int_or(ctx, g, l->Gx.gcstepsize, -1);
 	vm->genminormul = rd_int_or(ctx, g, l->Gx.genminormul, -1);
 	vm->genmajormul = rd_int_or(ctx, g, l->Gx.genmajormul, -1);
-	if (l->major == 504) {
+	if (LC_HAS(l->Gx.gcparams)) {
+		/* 5.5: lua.h LUA_GCP* index an array of floating-point
+		 * bytes; collectgarbage("param") returns each applied to
+		 * 100 (lapi.c).  genmajormul has no 5.5 counterpart. */
+		uint8_t gp[6];
+
+		if (l->Gx.gcparams.size >= sizeof(gp) &&
+		    lc_read(lc_lua_mem(ctx), g + (uint64_t)l->Gx.gcparams.off,
+			    gp, sizeof(gp)) == 0) {
+			vm->genminormul = gcparam55(gp[0]);
+			vm->gcpause = gcparam55(gp[3]);
+			vm->gcstepmul = gcparam55(gp[4]);
+			vm->gcstepsize = gcparam55(gp[5]);
+		}
+		vm->genmajormul = -1;
+	} else if (l->major == 504) {
 		/* lgc.h getgcparam: stored divided by 4. */
 		if (vm->gcpause >= 0)
 			vm->gcpause *= 4;
@@ -612,11 +669,12 @@ static struct lc_error *decode_impl(struct lc_lua_ctx *ctx, uint64_t g,
 	vm->gcstate = -1;
 	vm->gcpause = vm->gcstepmul = vm->gcstepsize = -1;
 	vm->genminormul = vm->genmajormul = -1;
-	if (!LC_HAS(l->G.mainthread) || !LC_HAS(l->Lx.next))
+	if ((!LC_HAS(l->G.mainthread) && !LC_HAS(l->G.mainth)) ||
+	    !LC_HAS(l->Lx.next))
 		return lc_error_create(LC_ERR_UNSUPPORTED,
 			"the layout of global_State in %s is unknown",
 			l->module_path ? l->module_path : "the Lua module");
-	if (lc_read_u64(t, g + (uint64_t)l->G.mainthread.off, &mainthread) < 0)
+	if (lc_lua_mainthread(ctx, g, &mainthread) < 0)
 		return lc_error_fault(g + (uint64_t)l->G.mainthread.off,
 				      "global_State");
 	if (lc_lua_state_read(ctx, mainthread, &st) < 0 || st.g != g)

@@ -22,24 +22,30 @@
  *           5 pause
  *      5.3  0 propagate, 1 atomic, 2 swpallgc, 3 swpfinobj, 4 swptobefnz,
  *           5 swpend, 6 callfin, 7 pause
- *      5.4  0 propagate, 1 enteratomic, 2 atomic, 3 swpallgc, 4 swpfinobj,
- *           5 swptobefnz, 6 swpend, 7 callfin, 8 pause
+ *      5.4, 5.5  0 propagate, 1 enteratomic, 2 atomic, 3 swpallgc,
+ *           4 swpfinobj, 5 swptobefnz, 6 swpend, 7 callfin, 8 pause
  *    (swp* = sweeping that list, swpend = sweeping done, callfin =
  *    calling finalizers.)  Anything else is "?" and the VM is partial.
  *  gckind: 5.1 "incremental" (it has no other); 5.2 gckind KGC_NORMAL
  *    "incremental", KGC_EMERGENCY "emergency", KGC_GEN "generational";
  *    5.3 "incremental", "emergency"; 5.4 gckind KGC_INC "incremental",
  *    KGC_GEN "generational", with " (emergency)" appended while
- *    gcemergency is set.
+ *    gcemergency is set; 5.5 the same, and KGC_GENMAJOR "generational
+ *    major".
  *  totalbytes/gcdebt/gcestimate/memory: the fields as stored; memory is
- *    totalbytes in 5.1 and totalbytes + GCdebt (gettotalbytes) in 5.2+;
- *    gcestimate is 5.1 'estimate', 5.2+ 'GCestimate'.
+ *    totalbytes in 5.1, totalbytes + GCdebt (gettotalbytes) in 5.2-5.4,
+ *    GCtotalbytes - GCdebt in 5.5 (totalbytes is then GCtotalbytes);
+ *    gcestimate is 5.1 'estimate', 5.2-5.4 'GCestimate', none in 5.5.
  *  GC parameters as collectgarbage takes and returns them: 5.1-5.3
  *    gcpause and gcstepmul as stored (percent); 5.4 stores gcpause,
  *    gcstepmul and genmajormul divided by 4 (lgc.h getgcparam), so they
  *    are multiplied back, while gcstepsize (log2 of bytes, as
  *    collectgarbage("incremental", p, m, stepsize) takes it) and
  *    genminormul are as stored.  5.2's gcmajorinc has no lc_vm field.
+ *    5.5 keeps gcparams[], floating-point bytes: gcpause, gcstepmul,
+ *    gcstepsize (bytes) and genminormul are what collectgarbage("param",
+ *    NAME) returns; genmajormul is -1 (5.5 has minormajor and
+ *    majorminor instead).
  *  ccalls / nny (lc_luathread):
  *      5.1    ccalls = nCcalls; nny = 1 when the thread cannot yield at
  *             its current depth (the main thread always; a coroutine
@@ -47,8 +53,8 @@
  *             for "attempt to yield across metamethod/C-call boundary"),
  *             else 0.
  *      5.2/5.3 ccalls = nCcalls, nny = nny.
- *      5.4.2+ nCcalls packs both: ccalls = low 16 bits (getCcalls), nny =
- *             high 16 bits (yieldable() tests them).
+ *      5.4.2+, 5.5 nCcalls packs both: ccalls = low 16 bits
+ *             (getCcalls), nny = high 16 bits (yieldable() tests them).
  *      5.4.0/5.4.1 (global_State has Cstacklimit): the low 16 bits count
  *             the C stack that is LEFT, downwards, minus L->nci; ccalls
  *             is reported as Cstacklimit - low16 - nci (clamped at 0),
@@ -130,7 +136,7 @@ void lc_luathread_decode(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 			 struct lc_luathread *ret);
 
 
-/* The name of gcstate in Lua major version "major" (501..504), or NULL
+/* The name of gcstate in Lua major version "major" (501..505), or NULL
  * if out of range. */
 const char *lc_vm_gcstate_name(int major, int gcstate);
 

@@ -278,7 +278,8 @@ static int find_symbol_cb(Dwfl_Module *mod, void **ud, const char *mname,
 	return s->mod && s->which == 0 ? DWARF_CB_ABORT : DWARF_CB_OK;
 }
 
-/* Parse "Lua 5.4.4" out of lua_ident. */
+/* Parse "Lua 5.4.4" out of lua_ident.  Any 5.x is taken: whether the
+ * release is one the decoder knows is decided by lc_layout_version. */
 static bool parse_ident(const char *s, int *release, char *version,
 			size_t vsize)
 {
@@ -289,11 +290,26 @@ static bool parse_ident(const char *s, int *release, char *version,
 		return false;
 	if (sscanf(p, "Lua %d.%d.%d", &a, &b, &c) < 2)
 		return false;
-	if (a != 5 || b < 1 || b > 4 || c < 0 || c > 99)
+	if (a != 5 || b < 1 || b > 99 || c < 0 || c > 99)
 		return false;
 	*release = a * 10000 + b * 100 + c;
 	snprintf(version, vsize, "%d.%d.%d", a, b, c);
 	return true;
+}
+
+/* The text of the program's lua_ident into buf, "" when there is none
+ * or it is unreadable. */
+static void ident_text(struct lc_program *t, char *buf, size_t size)
+{
+	static const char *const ident[] = { "lua_ident" };
+	struct sym_search is = { .names = ident, .nnames = 1 };
+
+	buf[0] = '\0';
+	dwfl_getmodules(t->dwfl, find_symbol_cb, &is, 0);
+	if (!is.mod || lc_read(t->mem, is.addr, buf, size - 1) != 0)
+		buf[0] = '\0';
+	else
+		buf[size - 1] = '\0';
 }
 
 /* lua_ident of the program, parsed: "Lua 5.4.7" into release/version;
@@ -301,15 +317,62 @@ static bool parse_ident(const char *s, int *release, char *version,
 static bool read_ident(struct lc_program *t, int *release, char *version,
 		       size_t vsize)
 {
-	static const char *const ident[] = { "lua_ident" };
-	struct sym_search is = { .names = ident, .nnames = 1 };
-	char buf[128] = "";
+	char buf[128];
 
-	dwfl_getmodules(t->dwfl, find_symbol_cb, &is, 0);
-	if (!is.mod || lc_read(t->mem, is.addr, buf, sizeof(buf) - 1) != 0)
-		return false;
-	buf[sizeof(buf) - 1] = '\0';
+	ident_text(t, buf, sizeof(buf));
 	return parse_ident(buf, release, version, vsize);
+}
+
+/* The newest release known of major version "major", 0 if none. */
+static int newest_release(int major)
+{
+	switch (major) {
+	case 501: return LC_NEWEST_51;
+	case 502: return LC_NEWEST_52;
+	case 503: return LC_NEWEST_53;
+	case 504: return LC_NEWEST_54;
+	case 505: return LC_NEWEST_55;
+	default: return 0;
+	}
+}
+
+struct lc_error *lc_layout_version(const char *ident, int shape,
+				   struct lc_layout *l)
+{
+	int rel = 0, major, newest;
+	char ver[16];
+
+	l->version_warning[0] = '\0';
+	l->version_guessed = false;
+	if (!ident || !parse_ident(ident, &rel, ver, sizeof(ver))) {
+		l->release = shape * 100;
+		l->major = shape;
+		snprintf(l->version, sizeof(l->version), "%d.%d", shape / 100,
+			 shape % 100);
+		l->version_guessed = true;
+		return NULL;
+	}
+	major = rel / 100;
+	/* A major version newer than any known is read as the newest one
+	 * when its DWARF layout looks like it (each field is looked up by
+	 * name anyway); otherwise the ident must match the layout. */
+	if (major != shape && !(major > LC_NEWEST_MAJOR &&
+				shape == LC_NEWEST_MAJOR))
+		return lc_error_create(LC_ERR_UNSUPPORTED,
+			"lua_ident says Lua %s but the DWARF layout of lua_State in %s looks like Lua 5.%d",
+			ver, l->module_path ? l->module_path : "?",
+			shape % 100);
+	l->release = rel;
+	l->major = shape;
+	snprintf(l->version, sizeof(l->version), "%s", ver);
+	newest = newest_release(shape);
+	if (rel > newest)
+		snprintf(l->version_warning, sizeof(l->version_warning),
+			 "Lua %s is newer than the newest release luacore knows%s (%d.%d.%d): read with the rules of %d.%d.%d, the layout from its DWARF; names, lines and values may be wrong",
+			 ver, major == shape ? " of its version" : "",
+			 newest / 10000, newest / 100 % 100, newest % 100,
+			 newest / 10000, newest / 100 % 100, newest % 100);
+	return NULL;
 }
 
 /* ---- types outside the main search (vm/puc/heap.c's fields) ---- */
@@ -390,9 +453,10 @@ static void vm_layout(struct lc_layout *l, Dwfl_Module *mod,
 	Dwarf_Die d;
 
 #define GX(fld) l->Gx.fld = field(G, fg, #fld)
-	GX(totalbytes); GX(GCdebt); GX(GCestimate); GX(estimate); GX(gckind);
-	GX(gcemergency); GX(gcpause); GX(gcstepmul); GX(gcstepsize);
-	GX(genminormul); GX(genmajormul); GX(gcmajorinc); GX(Cstacklimit);
+	GX(totalbytes); GX(GCtotalbytes); GX(GCdebt); GX(GCestimate);
+	GX(estimate); GX(gckind); GX(gcemergency); GX(gcpause); GX(gcstepmul);
+	GX(gcstepsize); GX(genminormul); GX(genmajormul); GX(gcmajorinc);
+	GX(gcparams); GX(Cstacklimit);
 	GX(rootgc); GX(allgc); GX(finobj); GX(tobefnz); GX(fixedgc);
 #undef GX
 	l->Lx.next = field(S, fs, "next");
@@ -408,6 +472,12 @@ static void vm_layout(struct lc_layout *l, Dwfl_Module *mod,
 		l->lj.previous = l->lj.status = (struct lc_field){ -1, 0 };
 	}
 	l->lg_g_minus_l = 0;
+	if (LC_HAS(l->G.mainth)) {
+		/* 5.5: lua_newstate allocates the global_State, the main
+		 * thread inside it. */
+		l->lg_g_minus_l = -(int64_t)l->G.mainth.off;
+		return;
+	}
 	if (find_private_struct(mod, lstate_files,
 				LC_ARRAY_SIZE(lstate_files), "LG", &d)) {
 		struct lc_field g = field(&d, true, "g");
@@ -480,18 +550,25 @@ struct lc_error *lc_layout_open(struct lc_program *t, struct lc_layout **ret)
 	l->module_start = mstart;
 	l->module_end = mend;
 
-	/* Version: lua_ident first, DWARF shape second. */
-	if (!read_ident(t, &l->release, l->version, sizeof(l->version)))
-		l->release = 0;
+	/* Version: lua_ident, checked against the DWARF shape. */
 	{
+		char buf[128];
 		Dwarf_Die *S = &D[T_STATE];
 		int shape;
 		int64_t off;
 		Dwarf_Die mt;
+		struct lc_error *err;
 
+		ident_text(t, buf, sizeof(buf));
+		/* 5.5 embeds the main thread in global_State (mainth); 5.4
+		 * has a to-be-closed list; 5.3 short-string lengths; 5.1
+		 * a CallInfo array. */
 		if (member_lookup(S, "base_ci", &off, &mt, 0) && peel(&mt) &&
 		    dwarf_tag(&mt) == DW_TAG_pointer_type)
 			shape = 501;
+		else if (F[T_GLOBAL] &&
+			 member_lookup(&D[T_GLOBAL], "mainth", &off, &mt, 0))
+			shape = 505;
 		else if (member_lookup(S, "tbclist", &off, &mt, 0))
 			shape = 504;
 		else if (F[T_TSTRING] &&
@@ -499,22 +576,13 @@ struct lc_error *lc_layout_open(struct lc_program *t, struct lc_layout **ret)
 			shape = 503;
 		else
 			shape = 502;
-		if (l->release == 0) {
-			l->release = shape * 100;
-			snprintf(l->version, sizeof(l->version), "%d.%d",
-				 shape / 100, shape % 100);
-			l->version_guessed = true;
-		} else if (l->release / 100 != shape) {
-			struct lc_error *err = lc_error_create(LC_ERR_UNSUPPORTED,
-				"lua_ident says Lua %s but the DWARF layout of lua_State in %s looks like Lua 5.%d",
-				l->version, l->module_path ? l->module_path : "?",
-				shape % 100);
+		err = lc_layout_version(buf, shape, l);
+		if (err) {
 			lc_layout_destroy(l);
 			return err;
 		}
-		l->major = shape;
 	}
-	l->stkidrel = l->major == 504 && member_is_union(&D[T_STATE], "top");
+	l->stkidrel = l->major >= 504 && member_is_union(&D[T_STATE], "top");
 
 #define S(fld, path) l->L.fld = field(&D[T_STATE], F[T_STATE], path)
 	S(tt, "tt"); S(status, "status"); S(l_G, "l_G"); S(ci, "ci");
@@ -529,11 +597,12 @@ struct lc_error *lc_layout_open(struct lc_program *t, struct lc_layout **ret)
 #undef S
 	if (F[T_GLOBAL]) {
 		l->G.mainthread = field(&D[T_GLOBAL], true, "mainthread");
+		l->G.mainth = field(&D[T_GLOBAL], true, "mainth.l");
 		l->G.l_registry = field(&D[T_GLOBAL], true, "l_registry");
 		l->G.gcstate = field(&D[T_GLOBAL], true, "gcstate");
 	} else {
-		l->G.mainthread = l->G.l_registry = l->G.gcstate =
-			(struct lc_field){ -1, 0 };
+		l->G.mainthread = l->G.mainth = l->G.l_registry =
+			l->G.gcstate = (struct lc_field){ -1, 0 };
 	}
 #define C(fld, path) l->ci.fld = field(&D[T_CI], true, path)
 	C(func, "func"); C(top, "top"); C(previous, "previous"); C(next, "next");
@@ -571,6 +640,7 @@ struct lc_error *lc_layout_open(struct lc_program *t, struct lc_layout **ret)
 	P(lineinfo); P(sizelineinfo); P(abslineinfo); P(sizeabslineinfo);
 	P(k); P(sizek); P(locvars); P(sizelocvars); P(upvalues);
 	P(sizeupvalues); P(numparams); P(is_vararg); P(maxstacksize);
+	P(flag);	/* 5.5: PF_VAHID, PF_VATAB instead of is_vararg */
 #undef P
 	l->ali.pc = field(&D[T_ABSLINEINFO], F[T_ABSLINEINFO], "pc");
 	l->ali.line = field(&D[T_ABSLINEINFO], F[T_ABSLINEINFO], "line");
@@ -602,6 +672,20 @@ struct lc_error *lc_layout_open(struct lc_program *t, struct lc_layout **ret)
 		l->ts.tt = field(&D[T_TSTRING], F[T_TSTRING], "tt");
 		l->ts.shrlen = field(&D[T_TSTRING], F[T_TSTRING], "shrlen");
 		l->ts.lnglen = field(&D[T_TSTRING], F[T_TSTRING], "u.lnglen");
+		/* 5.4: char contents[1] holds the bytes of every string.
+		 * 5.5: char *contents points to a long string's bytes,
+		 * and a short string's start where the pointer would be
+		 * (lobject.h getshrstr, getlngstr); the type says which. */
+		{
+			int64_t off;
+			Dwarf_Die mt;
+
+			l->ts_lngptr = F[T_TSTRING] &&
+				member_lookup(&D[T_TSTRING], "contents", &off,
+					      &mt, 0) &&
+				peel(&mt) &&
+				dwarf_tag(&mt) == DW_TAG_pointer_type;
+		}
 		{
 			struct lc_field c = field(&D[T_TSTRING], F[T_TSTRING],
 						  "contents");
@@ -618,7 +702,8 @@ struct lc_error *lc_layout_open(struct lc_program *t, struct lc_layout **ret)
 
 		l->tab.flags = field(T, ft, "flags");
 		l->tab.lsizenode = field(T, ft, "lsizenode");
-		l->tab.sizearray = field(T, ft, l->major == 504 ? "alimit" : "sizearray");
+		l->tab.sizearray = field(T, ft, l->major == 504 ? "alimit" :
+					 l->major >= 505 ? "asize" : "sizearray");
 		l->tab.array = field(T, ft, "array");
 		l->tab.node = field(T, ft, "node");
 		l->tab.metatable = field(T, ft, "metatable");
@@ -662,7 +747,9 @@ struct lc_error *lc_layout_open(struct lc_program *t, struct lc_layout **ret)
 		else if (!LC_HAS(l->L.base_ci)) missing = "lua_State.base_ci";
 		else if (!LC_HAS(l->ci.func)) missing = "CallInfo.func";
 		else if (!LC_HAS(l->ci.savedpc)) missing = "CallInfo savedpc";
-		else if (!LC_HAS(l->G.mainthread)) missing = "global_State.mainthread";
+		else if (!LC_HAS(l->G.mainthread) && !LC_HAS(l->G.mainth))
+			missing = l->major >= 505 ? "global_State.mainth" :
+				"global_State.mainthread";
 		else if (!l->sz_tvalue || !LC_HAS(l->tv.tt)) missing = "TValue";
 		else if (!LC_HAS(l->cl.p) || !LC_HAS(l->cl.f)) missing = "closures";
 		else if (!LC_HAS(l->p.code) || !LC_HAS(l->p.source)) missing = "Proto";

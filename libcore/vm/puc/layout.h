@@ -18,12 +18,30 @@ struct lc_field {
 
 #define LC_HAS(f) ((f).off >= 0)
 
+/* The newest release of each major version whose sources the decoder
+ * was checked against; a newer one is read with its rules and a
+ * warning (lc_layout_version). */
+#define LC_NEWEST_51	50105
+#define LC_NEWEST_52	50204
+#define LC_NEWEST_53	50306
+#define LC_NEWEST_54	50408
+#define LC_NEWEST_55	50500
+#define LC_NEWEST_MAJOR	505	/* the newest major version known */
+
 struct lc_layout {
-	int release;		/* 50105, 50204, 50306, 50404, 50407 */
-	int major;		/* 501, 502, 503, 504 */
+	int release;		/* 50105, 50204, 50306, 50404, 50408, 50500 */
+	int major;		/* 501..505: the layout family (the DWARF
+				 * shape); a newer major version reads as
+				 * the newest known one */
 	char version[16];	/* "5.4.4" */
 	bool version_guessed;	/* no lua_ident: version from DWARF alone */
+	/* Why this release is read with another's rules ("Lua 5.4.9 is
+	 * newer than ..."), or "" */
+	char version_warning[200];
 	bool stkidrel;		/* 5.4.5+: StkId fields are unions */
+	/* 5.5: long strings keep a pointer to their bytes in 'contents'
+	 * (short ones hold the bytes there, at ts_contents) */
+	bool ts_lngptr;
 	char *module_path;	/* the module holding the VM */
 	uint64_t module_start;	/* its load range, for "is pc in Lua" */
 	uint64_t module_end;
@@ -44,7 +62,10 @@ struct lc_layout {
 			base;
 	} L;
 	struct {
-		struct lc_field mainthread, l_registry, gcstate;
+		/* mainthread: a pointer (5.1-5.4); mainth: the main
+		 * thread's lua_State embedded in global_State (5.5,
+		 * &g->mainth.l); one of the two is present. */
+		struct lc_field mainthread, mainth, l_registry, gcstate;
 	} G;
 	struct {
 		struct lc_field func, top, previous, next, savedpc, base,
@@ -63,7 +84,7 @@ struct lc_layout {
 			sizecode, lineinfo, sizelineinfo, abslineinfo,
 			sizeabslineinfo, k, sizek, locvars, sizelocvars,
 			upvalues, sizeupvalues, numparams, is_vararg,
-			maxstacksize;
+			maxstacksize, flag;
 	} p;
 	struct {
 		struct lc_field pc, line;
@@ -100,10 +121,14 @@ struct lc_layout {
 	 * has none (e.g. rootgc is 5.1 only, allgc 5.2+, Cstacklimit
 	 * 5.4.0-5.4.1 only). */
 	struct {
-		struct lc_field totalbytes, GCdebt, GCestimate, estimate,
-			gckind, gcemergency, gcpause, gcstepmul, gcstepsize,
-			genminormul, genmajormul, gcmajorinc, Cstacklimit,
-			rootgc, allgc, finobj, tobefnz, fixedgc;
+		/* GCtotalbytes and gcparams (an array of
+		 * floating-point bytes, lobject.c:luaO_codeparam) are
+		 * 5.5's */
+		struct lc_field totalbytes, GCtotalbytes, GCdebt, GCestimate,
+			estimate, gckind, gcemergency, gcpause, gcstepmul,
+			gcstepsize, genminormul, genmajormul, gcmajorinc,
+			gcparams, Cstacklimit, rootgc, allgc, finobj, tobefnz,
+			fixedgc;
 	} Gx;
 	struct {
 		/* CommonHeader 'next' (GC list link), 5.3+ 'nci'. */
@@ -120,8 +145,9 @@ struct lc_layout {
 	} lj;
 	uint32_t sz_lstate;	/* sizeof(lua_State) */
 	/* g - g->mainthread for a VM made by lua_newstate (struct LG in
-	 * lstate.c: 5.1 { lua_State l; global_State g; }, 5.2+ { LX l;
-	 * global_State g; } with LX = { extra; lua_State l; }); 0 if
+	 * lstate.c: 5.1 { lua_State l; global_State g; }, 5.2-5.4 { LX l;
+	 * global_State g; } with LX = { extra; lua_State l; }; 5.5 embeds
+	 * the LX in global_State, so it is minus G.mainth's offset); 0 if
 	 * unknown. */
 	int64_t lg_g_minus_l;
 	bool lg_derived;	/* no struct LG in the DWARF: from sizes */
@@ -133,5 +159,16 @@ struct lc_layout {
 struct lc_error *lc_layout_open(struct lc_program *p, struct lc_layout **ret);
 
 void lc_layout_destroy(struct lc_layout *l);
+
+/* The version decision, apart from DWARF: ident is what lua_ident holds
+ * (or "" when the module has none), shape the major version the DWARF
+ * layout looks like (501..505).  Fills release, major, version,
+ * version_guessed and version_warning of l.  A release newer than the
+ * newest one known of its major version, or of a major version newer
+ * than LC_NEWEST_MAJOR whose layout looks like the newest, is accepted
+ * with a warning that names it; an ident that contradicts the shape is
+ * an error (the caller's) that names both. */
+struct lc_error *lc_layout_version(const char *ident, int shape,
+				   struct lc_layout *l);
 
 #endif /* LC_LAYOUT_H */

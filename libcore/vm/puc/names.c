@@ -356,10 +356,101 @@ static const struct opinfo ops54[] = {
 	OPX(0),					/* 82 EXTRAARG */
 };
 
+/* Lua 5.5.0 opcodes (85): 5.4's with SHLI before SHRI and GETVARG,
+ * ERRNNIL after VARARG.  Flags as in 5.5.0's luaP_opmodes. */
+static const struct opinfo ops55[] = {
+	OPI(MOVE,	F_SETA, ABC, N, N),	/*  0 MOVE */
+	OPX(F_SETA),				/*  1 LOADI */
+	OPX(F_SETA),				/*  2 LOADF */
+	OPI(LOADK,	F_SETA, ABX, N, N),	/*  3 LOADK */
+	OPI(LOADKX,	F_SETA, ABX, N, N),	/*  4 LOADKX */
+	OPX(F_SETA),				/*  5 LOADFALSE */
+	OPX(F_SETA),				/*  6 LFALSESKIP */
+	OPX(F_SETA),				/*  7 LOADTRUE */
+	OPI(LOADNIL,	F_SETA, ABC, N, N),	/*  8 LOADNIL */
+	OPI(GETUPVAL,	F_SETA, ABC, N, N),	/*  9 GETUPVAL */
+	OPX(0),					/* 10 SETUPVAL */
+	OPI(GETTABUP,	F_SETA, ABC, N, N),	/* 11 GETTABUP */
+	OPI(GETTABLE,	F_SETA, ABC, N, N),	/* 12 GETTABLE */
+	OPI(GETI,	F_SETA, ABC, N, N),	/* 13 GETI */
+	OPI(GETFIELD,	F_SETA, ABC, N, N),	/* 14 GETFIELD */
+	OPI(SETTABUP,	0,      ABC, N, N),	/* 15 SETTABUP */
+	OPI(SETTABLE,	0,      ABC, N, N),	/* 16 SETTABLE */
+	OPI(SETI,	0,      ABC, N, N),	/* 17 SETI */
+	OPI(SETFIELD,	0,      ABC, N, N),	/* 18 SETFIELD */
+	OPX(F_SETA),				/* 19 NEWTABLE */
+	OPI(SELF,	F_SETA, ABC, N, N),	/* 20 SELF */
+	OPX(F_SETA),				/* 21 ADDI */
+	OPX(F_SETA),				/* 22 ADDK */
+	OPX(F_SETA),				/* 23 SUBK */
+	OPX(F_SETA),				/* 24 MULK */
+	OPX(F_SETA),				/* 25 MODK */
+	OPX(F_SETA),				/* 26 POWK */
+	OPX(F_SETA),				/* 27 DIVK */
+	OPX(F_SETA),				/* 28 IDIVK */
+	OPX(F_SETA),				/* 29 BANDK */
+	OPX(F_SETA),				/* 30 BORK */
+	OPX(F_SETA),				/* 31 BXORK */
+	OPX(F_SETA),				/* 32 SHLI */
+	OPX(F_SETA),				/* 33 SHRI */
+	OPX(F_SETA),				/* 34 ADD */
+	OPX(F_SETA),				/* 35 SUB */
+	OPX(F_SETA),				/* 36 MUL */
+	OPX(F_SETA),				/* 37 MOD */
+	OPX(F_SETA),				/* 38 POW */
+	OPX(F_SETA),				/* 39 DIV */
+	OPX(F_SETA),				/* 40 IDIV */
+	OPX(F_SETA),				/* 41 BAND */
+	OPX(F_SETA),				/* 42 BOR */
+	OPX(F_SETA),				/* 43 BXOR */
+	OPX(F_SETA),				/* 44 SHL */
+	OPX(F_SETA),				/* 45 SHR */
+	OPI(MMBIN,	F_MM,   ABC, N, N),	/* 46 MMBIN */
+	OPI(MMBIN,	F_MM,   ABC, N, N),	/* 47 MMBINI */
+	OPI(MMBIN,	F_MM,   ABC, N, N),	/* 48 MMBINK */
+	OPI(UNM,	F_SETA, ABC, N, N),	/* 49 UNM */
+	OPI(BNOT,	F_SETA, ABC, N, N),	/* 50 BNOT */
+	OPX(F_SETA),				/* 51 NOT */
+	OPI(LEN,	F_SETA, ABC, N, N),	/* 52 LEN */
+	OPI(CONCAT,	F_SETA, ABC, N, N),	/* 53 CONCAT */
+	OPI(CLOSE,	0,      ABC, N, N),	/* 54 CLOSE */
+	OPX(0),					/* 55 TBC */
+	OPI(JMP,	0,      SJ,  N, N),	/* 56 JMP */
+	OPI(EQ,		F_TEST, ABC, N, N),	/* 57 EQ */
+	OPI(LT,		F_TEST, ABC, N, N),	/* 58 LT */
+	OPI(LE,		F_TEST, ABC, N, N),	/* 59 LE */
+	OPX(F_TEST),				/* 60 EQK */
+	OPX(F_TEST),				/* 61 EQI */
+	OPI(LTI,	F_TEST, ABC, N, N),	/* 62 LTI */
+	OPI(LEI,	F_TEST, ABC, N, N),	/* 63 LEI */
+	OPI(GTI,	F_TEST, ABC, N, N),	/* 64 GTI */
+	OPI(GEI,	F_TEST, ABC, N, N),	/* 65 GEI */
+	OPI(TEST,	F_TEST, ABC, N, N),	/* 66 TEST */
+	OPX(F_TEST|F_SETA),			/* 67 TESTSET */
+	OPI(CALL,	F_SETA, ABC, N, N),	/* 68 CALL */
+	OPI(TAILCALL,	F_SETA, ABC, N, N),	/* 69 TAILCALL */
+	OPI(RETURN,	0,      ABC, N, N),	/* 70 RETURN */
+	OPX(0),					/* 71 RETURN0 */
+	OPX(0),					/* 72 RETURN1 */
+	OPI(FORLOOP,	F_SETA, ABX, N, N),	/* 73 FORLOOP */
+	OPI(FORPREP,	F_SETA, ABX, N, N),	/* 74 FORPREP */
+	OPX(0),					/* 75 TFORPREP */
+	OPI(TFORCALL,	0,      ABC, N, N),	/* 76 TFORCALL */
+	OPI(TFORLOOP,	F_SETA, ABX, N, N),	/* 77 TFORLOOP */
+	OPI(SETLIST,	0,      ABC, N, N),	/* 78 SETLIST */
+	OPI(CLOSURE,	F_SETA, ABX, N, N),	/* 79 CLOSURE */
+	OPI(VARARG,	F_SETA, ABC, N, N),	/* 80 VARARG */
+	OPX(F_SETA),				/* 81 GETVARG */
+	OPX(0),					/* 82 ERRNNIL */
+	OPX(F_SETA),				/* 83 VARARGPREP */
+	OPX(0),					/* 84 EXTRAARG */
+};
+
 #define NELEM(a)	((int)(sizeof(a) / sizeof((a)[0])))
 
 /* 5.4's event names without the "__" that funcnamefromcode skips
- * ("getstr(G(L)->tmname[tm]) + 2"), in ltm.h ORDER TM. */
+ * ("getstr(G(L)->tmname[tm]) + 2"), in ltm.h ORDER TM (the same in
+ * 5.5). */
 static const char *const tmnames54[] = {
 	"index", "newindex", "gc", "mode", "len", "eq",
 	"add", "sub", "mul", "mod", "pow", "div", "idiv",
@@ -370,14 +461,24 @@ static const char *const tmnames54[] = {
 /* ------------------------------------------------------------------ */
 /* Per-query state. */
 
-enum family { FAM_51 = 1, FAM_52, FAM_53, FAM_54 };
+/* The opcode set and instruction layout: one per major version. */
+enum family { FAM_51 = 1, FAM_52, FAM_53, FAM_54, FAM_55 };
 
 struct ctx {
 	const struct lc_proto_view *p;
 	const struct opinfo *ops;
 	int nops;
 	int fam;		/* enum family */
-	int minor;		/* release % 100, e.g. 4 for 5.4.4 */
+	/* The naming rules that changed within a family, each set by
+	 * ctx_init from the release (a release newer than the newest
+	 * known gets the newest rules). */
+	bool order_events;	/* 5.4.3+: "lt"/"le", GTI/GEI named (else
+				 * "order") */
+	bool basic_getobj;	/* 5.4.7+: basicgetobjname for isEnv and
+				 * rname */
+	bool env_is_var;	/* 5.4.8+: _ENV only as a local or upvalue
+				 * name (isEnv) */
+	bool self_k;		/* 5.5: SELF's key is always K[C] */
 	/* Sanitised sizes: 0 when the matching array is missing. */
 	int ncode, nk, nlocvars;
 	long budget;		/* instruction steps left */
@@ -403,7 +504,9 @@ static bool charge(struct ctx *c, long n)
 }
 
 /* ------------------------------------------------------------------ */
-/* Instruction decoding (lopcodes.h GETARG_* for each layout). */
+/* Instruction decoding (lopcodes.h GETARG_* for each layout; 5.5 has
+ * 5.4's, its ivABC variant only for NEWTABLE and SETLIST, which naming
+ * never decodes). */
 
 static uint32_t code_at(const struct ctx *c, int pc)
 {
@@ -412,7 +515,7 @@ static uint32_t code_at(const struct ctx *c, int pc)
 
 static int raw_op(const struct ctx *c, uint32_t i)
 {
-	return (c->fam == FAM_54) ? (int)(i & 0x7f) : (int)(i & 0x3f);
+	return (c->fam >= FAM_54) ? (int)(i & 0x7f) : (int)(i & 0x3f);
 }
 
 /* Canonical opcode and flags; an opcode beyond the release's table
@@ -432,19 +535,19 @@ static int op_of(const struct ctx *c, uint32_t i)
 
 static int arg_a(const struct ctx *c, uint32_t i)
 {
-	return (c->fam == FAM_54) ? (int)((i >> 7) & 0xff)
+	return (c->fam >= FAM_54) ? (int)((i >> 7) & 0xff)
 				  : (int)((i >> 6) & 0xff);
 }
 
 static int arg_b(const struct ctx *c, uint32_t i)
 {
-	return (c->fam == FAM_54) ? (int)((i >> 16) & 0xff)
+	return (c->fam >= FAM_54) ? (int)((i >> 16) & 0xff)
 				  : (int)((i >> 23) & 0x1ff);
 }
 
 static int arg_c(const struct ctx *c, uint32_t i)
 {
-	return (c->fam == FAM_54) ? (int)((i >> 24) & 0xff)
+	return (c->fam >= FAM_54) ? (int)((i >> 24) & 0xff)
 				  : (int)((i >> 14) & 0x1ff);
 }
 
@@ -455,19 +558,19 @@ static int arg_k54(uint32_t i)
 
 static int arg_bx(const struct ctx *c, uint32_t i)
 {
-	return (c->fam == FAM_54) ? (int)((i >> 15) & 0x1ffff)
+	return (c->fam >= FAM_54) ? (int)((i >> 15) & 0x1ffff)
 				  : (int)((i >> 14) & 0x3ffff);
 }
 
 static int arg_sbx(const struct ctx *c, uint32_t i)
 {
-	return (c->fam == FAM_54) ? arg_bx(c, i) - 0xffff
+	return (c->fam >= FAM_54) ? arg_bx(c, i) - 0xffff
 				  : arg_bx(c, i) - 0x1ffff;
 }
 
 static int arg_ax(const struct ctx *c, uint32_t i)
 {
-	return (c->fam == FAM_54) ? (int)((i >> 7) & 0x1ffffff)
+	return (c->fam >= FAM_54) ? (int)((i >> 7) & 0x1ffffff)
 				  : (int)((i >> 6) & 0x3ffffff);
 }
 
@@ -926,7 +1029,7 @@ static int findsetreg(struct ctx *c, int lastpc, int reg)
 		mark_bad(c);
 		return -1;
 	}
-	if (c->fam == FAM_54 &&
+	if (c->fam >= FAM_54 &&
 	    (opinfo_of(c, code_at(c, lastpc))->flags & F_MM))
 		lastpc--;	/* the previous instruction did not finish */
 	if (!charge(c, lastpc))
@@ -950,13 +1053,13 @@ static int findsetreg(struct ctx *c, int lastpc, int reg)
 			change = (reg >= a);
 			break;
 		case COP_JMP: {
-			int64_t dest = (int64_t)pc + 1 + (c->fam == FAM_54
+			int64_t dest = (int64_t)pc + 1 + (c->fam >= FAM_54
 				? arg_sj54(i) : arg_sbx(c, i));
 
 			/* 5.2/5.3 only count forward jumps; 5.4 any jump
 			 * not past lastpc. */
 			if (dest <= lastpc && dest > jmptarget &&
-			    (c->fam == FAM_54 || pc < dest))
+			    (c->fam >= FAM_54 || pc < dest))
 				jmptarget = (int)dest;
 			change = false;
 			break;
@@ -1206,7 +1309,7 @@ static void rname54(struct ctx *c, int pc, int reg, const char **name,
 {
 	const char *what;
 
-	if (c->minor >= 7)
+	if (c->basic_getobj)
 		what = basicgetobjname547(c, &pc, reg, name);
 	else
 		what = getobjname54(c, pc, reg, name, depth + 1);
@@ -1214,33 +1317,39 @@ static void rname54(struct ctx *c, int pc, int reg, const char **name,
 		*name = "?";
 }
 
-/* Mirrors 5.4's rkname (SELF's key). */
+/* Mirrors 5.4's rkname (SELF's key); 5.5's SELF always names K[C]. */
 static void rkname54(struct ctx *c, int pc, uint32_t i, const char **name,
 		     int depth)
 {
-	if (arg_k54(i))
+	if (c->self_k || arg_k54(i))
 		kname54(c, arg_c(c, i), name);
 	else
 		rname54(c, pc, arg_c(c, i), name, depth);
 }
 
 /* "global" when the indexed table is _ENV.  Mirrors gxf (5.4.0-5.4.6)
- * and isEnv (5.4.7).  For a register table, gxf takes whatever name
- * getobjname finds (even a field key or a string constant), while
- * isEnv only looks at locals, MOVE chains, upvalues and constants; so
- * "t._ENV.x()" names "global 'x'" up to 5.4.6 but "field 'x'" in
- * 5.4.7. */
+ * and isEnv (5.4.7, 5.4.8, 5.5.0).  For a register table, gxf takes
+ * whatever name getobjname finds (even a field key or a string
+ * constant), while isEnv only looks at locals, MOVE chains, upvalues
+ * and constants; so "t._ENV.x()" names "global 'x'" up to 5.4.6 but
+ * "field 'x'" in 5.4.7.  From 5.4.8 on the name must be a local's or
+ * an upvalue's: a register loaded from the string constant "_ENV" is
+ * not the globals table. */
 static const char *isenv54(struct ctx *c, int pc, uint32_t i, bool isup,
 			   int depth)
 {
 	int t = arg_b(c, i);
 	const char *name = NULL;
 
-	if (isup)
+	if (isup) {
 		name = upvalname(c, t);
-	else if (c->minor >= 7)
-		basicgetobjname547(c, &pc, t, &name);
-	else
+	} else if (c->basic_getobj) {
+		const char *what = basicgetobjname547(c, &pc, t, &name);
+
+		if (c->env_is_var && !(what && (strcmp(what, "local") == 0 ||
+						strcmp(what, "upvalue") == 0)))
+			name = NULL;
+	} else
 		getobjname54(c, pc, t, &name, depth + 1);
 	if (c->bad)
 		return NULL;
@@ -1263,7 +1372,7 @@ static const char *getobjname54(struct ctx *c, int lastpc, int reg,
 		mark_bad(c);
 		return NULL;
 	}
-	if (c->minor >= 7) {
+	if (c->basic_getobj) {
 		const char *kind = basicgetobjname547(c, &lastpc, reg, name);
 
 		if (kind || c->bad || lastpc < 0)
@@ -1307,7 +1416,7 @@ static const char *getobjname54(struct ctx *c, int lastpc, int reg,
 	default:
 		break;
 	}
-	if (c->minor >= 7) {
+	if (c->basic_getobj) {
 		*name = NULL;
 		return NULL;	/* basicgetobjname had its chance */
 	}
@@ -1372,19 +1481,19 @@ static const char *funcname54(struct ctx *c, int pc, const char **name)
 	case COP_EQ:		*name = "eq"; return "metamethod";
 	case COP_LT:
 	case COP_LTI:
-		*name = (c->minor <= 2) ? "order" : "lt";
+		*name = !c->order_events ? "order" : "lt";
 		return "metamethod";
 	case COP_LE:
 	case COP_LEI:
-		*name = (c->minor <= 2) ? "order" : "le";
+		*name = !c->order_events ? "order" : "le";
 		return "metamethod";
 	case COP_GTI:
-		if (c->minor <= 2)
+		if (!c->order_events)
 			return NULL;
 		*name = "lt";
 		return "metamethod";
 	case COP_GEI:
-		if (c->minor <= 2)
+		if (!c->order_events)
 			return NULL;
 		*name = "le";
 		return "metamethod";
@@ -1400,36 +1509,53 @@ static const char *funcname54(struct ctx *c, int pc, const char **name)
 /* ------------------------------------------------------------------ */
 /* Entry points */
 
-/* Set up a query; false for an unsupported release or an unusable
- * view. */
+/* Set up a query; false for a release before 5.1 or an unusable view.
+ *
+ * The opcode set follows the major version (5.1's to 5.5's); a major
+ * version newer than 5.5 is read as 5.5 (the layout says the caller
+ * found one that looks like it, and warns).  The rules that changed
+ * between patch releases are each on from the release that brought
+ * them, so a patch release newer than the newest known one gets the
+ * newest rules.  5.4.8's bytecode and luaP_opmodes are 5.4.7's; its
+ * ldebug.c changed isEnv only (env_is_var). */
 static bool ctx_init(struct ctx *c, const struct lc_proto_view *p)
 {
-	int rel;
+	int rel, major, minor;
 
 	memset(c, 0, sizeof(*c));
 	if (!p)
 		return false;
 	rel = p->release;
+	major = rel / 100;
+	minor = rel % 100;
 	c->p = p;
-	c->minor = rel % 100;
-	if (rel >= 50100 && rel <= 50105) {
+	if (major < 501) {
+		return false;
+	} else if (major == 501) {
 		c->fam = FAM_51;
 		c->ops = ops51;
 		c->nops = NELEM(ops51);
-	} else if (rel >= 50200 && rel <= 50204) {
+	} else if (major == 502) {
 		c->fam = FAM_52;
 		c->ops = ops52;
 		c->nops = NELEM(ops52);
-	} else if (rel >= 50300 && rel <= 50306) {
+	} else if (major == 503) {
 		c->fam = FAM_53;
 		c->ops = ops53;
 		c->nops = NELEM(ops53);
-	} else if (rel >= 50400 && rel <= 50407) {
+	} else if (major == 504) {
 		c->fam = FAM_54;
 		c->ops = ops54;
 		c->nops = NELEM(ops54);
+		c->order_events = minor >= 3;
+		c->basic_getobj = minor >= 7;
+		c->env_is_var = minor >= 8;
 	} else {
-		return false;
+		c->fam = FAM_55;
+		c->ops = ops55;
+		c->nops = NELEM(ops55);
+		c->order_events = c->basic_getobj = c->env_is_var = true;
+		c->self_k = true;
 	}
 	c->ncode = (p->code && p->ncode > 0) ? p->ncode : 0;
 	c->nk = (p->k && p->nk > 0) ? p->nk : 0;
@@ -1461,6 +1587,7 @@ const char *lc_names_from_call(const struct lc_proto_view *p, int pc,
 		what = funcname53(&c, pc, name);
 		break;
 	case FAM_54:
+	case FAM_55:	/* 5.5's funcnamefromcode is 5.4.3's */
 		what = funcname54(&c, pc, name);
 		break;
 	}

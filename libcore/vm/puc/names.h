@@ -6,9 +6,13 @@
  * lc_proto_view) that the decoder has already read and bounded; nothing
  * here reads target memory.  Owned by libcore; internal, not installed.
  *
- * Supported releases: 5.1.0-5.1.5, 5.2.0-5.2.4, 5.3.0-5.3.6 (each
- * handled as its last patch release, whose sources were followed) and
- * 5.4.0-5.4.7 (each exactly).  Any other release gives NULL.
+ * Releases: 5.1.0-5.1.5, 5.2.0-5.2.4, 5.3.0-5.3.6 (each handled as its
+ * last patch release, whose sources were followed), 5.4.0-5.4.8 (each
+ * exactly) and 5.5.0.  The opcode set is chosen by the major version;
+ * a newer patch release (5.4.9) gets the newest rules of its major
+ * version, a newer major version (5.6) those of 5.5: names.c never
+ * refuses a release after 5.1 (the layout warns about unknown ones).
+ * A release before 5.1 gives NULL.
  *
  * The view's contents are untrusted: all indexes are range-checked,
  * and anything out of range on the way to an answer, or a look-up
@@ -29,7 +33,7 @@
  *          ci (the described frame itself) has CIST_FIN -> "metamethod"
  *          "__gc"; ci has CIST_TAIL or prev not Lua -> none; prev has
  *          CIST_HOOKED -> "hook" "?"; else from code.
- *   5.4.4-5.4.7:
+ *   5.4.4-5.4.8, 5.5.0:
  *          ci has CIST_TAIL -> none; prev has CIST_HOOKED -> "hook" "?";
  *          prev has CIST_FIN -> "metamethod" "__gc"; prev is Lua -> from
  *          code; else none.
@@ -71,7 +75,7 @@ struct lc_locvar_view {
  * name if that fails: pass them as read, is_vararg as the raw 5.1
  * bitmask (1 HASARG, 2 ISVARARG, 4 NEEDSARG). */
 struct lc_proto_view {
-	int release;		/* e.g. 50105, 50204, 50306, 50404, 50407 */
+	int release;		/* e.g. 50105, 50204, 50306, 50404, 50500 */
 	const uint32_t *code;	/* instructions, host byte order */
 	int ncode;
 	const struct lc_kview *k;
@@ -93,18 +97,21 @@ struct lc_proto_view {
  * lives as long as "p"'s arrays or is static (a static string for
  * metamethods, "for iterator", "integer index" and "?"), and on failure
  * *name is set to NULL.  "name" may be NULL.  Mirrors getfuncname
- * (5.1), getfuncname (5.2), funcnamefromcode (5.3, 5.4.0-5.4.7) after
- * the frame checks listed at the top of this file.
+ * (5.1), getfuncname (5.2), funcnamefromcode (5.3, 5.4.0-5.4.8, 5.5.0)
+ * after the frame checks listed at the top of this file.
  *
  * Per release: 5.1 names only CALL, TAILCALL and TFORLOOP (the last as
  * the generator register, usually "local" "(for generator)") and gives
  * no metamethod names.  5.2 and 5.3 name metamethods with the "__"
  * prefix ("__index", "__add", ...; 5.3 adds "__idiv", "__band", "__bor",
  * "__bxor", "__shl", "__shr", "__bnot"); 5.4 without it ("index",
- * "add", ..., "close").  5.4.0-5.4.2 name every order comparison
- * "order" and GTI/GEI not at all; 5.4.3+ use "lt"/"le".  Up to 5.4.6 a
- * table reached through a field named _ENV counts as the globals
- * ("t._ENV.x()" gives "global" "x"); 5.4.7 gives "field" there. */
+ * "add", ..., "close"; 5.5 the same).  5.4.0-5.4.2 name every order
+ * comparison "order" and GTI/GEI not at all; 5.4.3+ use "lt"/"le".  Up
+ * to 5.4.6 a table reached through a field named _ENV counts as the
+ * globals ("t._ENV.x()" gives "global" "x"); 5.4.7 gives "field" there;
+ * from 5.4.8 on only a local or upvalue named _ENV is the globals (not a
+ * register loaded from the string "_ENV").  5.5's SELF always names its
+ * constant key. */
 const char *lc_names_from_call(const struct lc_proto_view *p, int pc,
 			       const char **name);
 

@@ -82,6 +82,13 @@ int lc_lua_read_sfield(struct lc_lua_ctx *ctx, uint64_t base,
 /* A StkId field (5.4.5+ StkIdRel offsets resolved against stack). */
 int lc_lua_read_stkid(struct lc_lua_ctx *ctx, uint64_t base, struct lc_field f,
 		      uint64_t stack, uint64_t *ret);
+/* Where the bytes of the TString at ts start (is_long: a long string,
+ * as its tag says; 5.5 keeps a pointer to those).  0 on success. */
+int lc_lua_string_bytes(struct lc_lua_ctx *ctx, uint64_t ts, bool is_long,
+			uint64_t *ret);
+/* The main thread of the global_State at g: g->mainthread (5.1-5.4),
+ * &g->mainth.l (5.5).  0 on success; the address is not validated. */
+int lc_lua_mainthread(struct lc_lua_ctx *ctx, uint64_t g, uint64_t *ret);
 /* A TString's bytes, at most LC_MAX_STR, malloc'd and NUL-terminated
  * (embedded NULs kept), or NULL.  *lenp gets the full length as stored;
  * *truncated whether fewer bytes were copied.  Both may be NULL. */

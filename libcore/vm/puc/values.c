@@ -1,6 +1,6 @@
 /* Lua values for display, a frame's variables, a thread's data stack
- * (Lua 5.1-5.4).  Tag values per version follow lobject.h/lua.h of
- * 5.1.5, 5.2.4, 5.3.6, 5.4.4 and 5.4.7; the rules each function mirrors
+ * (Lua 5.1-5.5).  Tag values per version follow lobject.h/lua.h of
+ * 5.1.5, 5.2.4, 5.3.6, 5.4.4, 5.4.7 and 5.5.0 (whose tags are 5.4's); the rules each function mirrors
  * are named where they are applied.  See vm/puc/values.h. */
 #include <config.h>
 
@@ -53,16 +53,16 @@ static enum vkind classify(const struct lc_layout *l, unsigned tag)
 	case 0x00: return VK_NIL;
 	case 0x10:			/* LUA_VEMPTY */
 	case 0x20:			/* LUA_VABSTKEY */
-		return l->major == 504 ? VK_NIL : VK_BAD;
-	case 0x01: return l->major == 504 ? VK_FALSE : VK_BOOL;
-	case 0x11: return l->major == 504 ? VK_TRUE : VK_BAD;
+		return l->major >= 504 ? VK_NIL : VK_BAD;
+	case 0x01: return l->major >= 504 ? VK_FALSE : VK_BOOL;
+	case 0x11: return l->major >= 504 ? VK_TRUE : VK_BAD;
 	case 0x02: return VK_LUD;
 	/* 5.2 LUA_TNUMBER; 5.3 LUA_TNUMFLT 0x03, LUA_TNUMINT 0x13; 5.4
 	 * LUA_VNUMINT 0x03, LUA_VNUMFLT 0x13. */
-	case 0x03: return l->major == 504 ? VK_INT : VK_FLT;
+	case 0x03: return l->major >= 504 ? VK_INT : VK_FLT;
 	case 0x13:
 		return l->major == 503 ? VK_INT :
-		       l->major == 504 ? VK_FLT : VK_BAD;
+		       l->major >= 504 ? VK_FLT : VK_BAD;
 	case 0x44:			/* short string */
 	case 0x54:			/* long string */
 		return VK_STR;
@@ -245,7 +245,7 @@ static int str_read(struct lc_lua_ctx *ctx, uint64_t ts, int want,
 	} else if (want >= 0 ? tt != want : (tt != 0x04 && tt != 0x14)) {
 		return -1;
 	}
-	/* 5.1/5.2: tsv.len for both kinds; 5.3/5.4: shrlen or u.lnglen. */
+	/* 5.1/5.2: tsv.len for both kinds; 5.3+: shrlen or u.lnglen. */
 	if (l->major <= 502) {
 		if (lc_lua_read_field(ctx, ts, l->ts.len, &len) < 0)
 			return -1;
@@ -254,7 +254,10 @@ static int str_read(struct lc_lua_ctx *ctx, uint64_t ts, int want,
 		return -1;
 	}
 	r->len = len;
-	contents = ts + l->ts_contents;
+	if (l->major == 501)
+		contents = ts + l->ts_contents;
+	else if (lc_lua_string_bytes(ctx, ts, tt == 0x14, &contents) < 0)
+		return -1;
 	n = len < keep ? len : keep;
 	r->buf = malloc(n + 1);
 	if (!r->buf) {
@@ -431,13 +434,16 @@ static void dec_string(struct lc_lua_ctx *ctx, const struct lc_tvalue *tv,
 	v->strlen = r.n;
 }
 
-/* Is node the shared dummy node?  5.3/5.4 ltable.h:isdummy: lastfree ==
+/* Is node the shared dummy node?  5.5 ltable.h:isdummy: BITDUMMY in
+ * flags (bit 6), passed here as lastfree.  5.3/5.4: lastfree ==
  * NULL.  5.1/5.2 compare with &dummynode_, a static in the Lua module:
  * the node lies in the module's image, or lastfree == node (what
  * setnodevector leaves for size 0). */
 static bool is_dummy(const struct lc_layout *l, uint64_t lsz, uint64_t node,
 		     uint64_t lastfree)
 {
+	if (l->major >= 505)
+		return lastfree != 0;
 	if (l->major >= 503)
 		return lastfree == 0;
 	if (lsz != 0)
@@ -463,11 +469,14 @@ static void dec_table(struct lc_lua_ctx *ctx, uint64_t h, struct lc_value *v)
 	    rd_ptr(ctx, h, l->tab.node.off, &node) < 0 ||
 	    rd_ptr(ctx, h, l->tab.node.off + 8, &lastfree) < 0 ||
 	    rd_ptr(ctx, h, l->tab.metatable.off, &mt) < 0 ||
-	    (l->major == 504 &&
+	    (l->major >= 504 &&
 	     lc_lua_read_field(ctx, h, l->tab.flags, &flags) < 0)) {
 		v->partial = true;
 		return;
 	}
+	/* 5.5 has no lastfree (node + 8 is the metatable): BITDUMMY. */
+	if (l->major >= 505)
+		lastfree = flags & 0x40;
 	v->metatable = mt;
 	if (l->major == 501) {
 		int64_t s = (int64_t)(int32_t)(uint32_t)asz;	/* int */
@@ -477,6 +486,7 @@ static void dec_table(struct lc_lua_ctx *ctx, uint64_t h, struct lc_value *v)
 		else
 			v->len = s;
 	} else if (l->major == 504 && (flags & 0x80) && (asz & (asz - 1))) {
+		/* (5.5's asize is the size) */
 		/* ltable.c:luaH_realasize: alimit is not the size (BITRAS
 		 * set) and not a power of 2: the size is the next one. */
 		uint64_t size = asz;
@@ -542,7 +552,7 @@ static void dec_lclosure(struct lc_lua_ctx *ctx, uint64_t cl,
 	v->addr = cl;
 	/* Proto's tt: LUA_TPROTO 9 (5.1-5.3), LUA_VPROTO 10 (5.4). */
 	if (rd_ptr(ctx, cl, l->cl.p.off, &p) < 0 ||
-	    !gc_check(ctx, p, l->major == 504 ? 10 : 9) ||
+	    !gc_check(ctx, p, l->major >= 504 ? 10 : 9) ||
 	    rd_ptr(ctx, p, l->p.source.off, &src) < 0 ||
 	    lc_lua_read_sfield(ctx, p, l->p.linedefined, &line) < 0) {
 		v->partial = true;
@@ -871,7 +881,7 @@ struct lc_error *lc_lua_frame_vars(struct lc_lua_ctx *ctx,
 			ci->addr);
 
 	/* Locals: luaF_getlocalname(p, k, pc) names register k-1. */
-	if (l->major == 504) {
+	if (l->major >= 504) {
 		base = ci->func + stride;
 		have_base = true;
 	} else {
@@ -895,9 +905,11 @@ struct lc_error *lc_lua_frame_vars(struct lc_lua_ctx *ctx,
 	}
 
 	/* Varargs (ldebug.c:findvararg). */
-	if (l->major == 504) {
+	if (l->major >= 504) {
 		/* 5.4: below the (moved) function slot: vararg k at
-		 * func - nextraargs + k - 1; only after OP_VARARGPREP. */
+		 * func - nextraargs + k - 1; only after OP_VARARGPREP.
+		 * 5.5 the same for hidden varargs (is_vararg is
+		 * PF_VAHID: a vararg table is a local). */
 		int nx;
 
 		if (pv->is_vararg && pc >= 0 && nextraargs(ctx, ci, &nx) == 0 &&
@@ -1009,7 +1021,7 @@ struct lc_error *lc_lua_stack_slots(struct lc_lua_ctx *ctx,
 	/* 5.4 vararg functions: their arguments below the moved func
 	 * (ltm.c:luaT_adjustvarargs put the function and the fixed
 	 * parameters above them). */
-	for (size_t j = 0; l->major == 504 && j < n; j++) {
+	for (size_t j = 0; l->major >= 504 && j < n; j++) {
 		const struct lc_proto_view *pv;
 		uint64_t below = j + 1 < n ? cis[j + 1].func : st->stack;
 		uint64_t lo;
@@ -1127,7 +1139,25 @@ static void table_entries(struct lc_lua_ctx *ctx, struct elist *el)
 			struct lc_value v;
 			struct lc_entry *e;
 
-			lc_lua_value(ctx, array + (uint64_t)i * l->sz_tvalue, &v);
+			if (l->major >= 505) {
+				/* ltable.h getArrVal, getArrTag: values
+				 * below array, downwards; an unsigned,
+				 * then one tag byte each above it. */
+				struct lc_tvalue atv;
+				uint8_t tag;
+
+				if (rd_ptr(ctx, array - 8 * (uint64_t)(i + 1),
+					   0, &atv.value) < 0 ||
+				    lc_read_u8(lc_lua_mem(ctx), array + 4 +
+					       (uint64_t)i, &tag) < 0) {
+					unreadable(&v, "array part");
+				} else {
+					atv.tag = tag;
+					lc_lua_value_tv(ctx, &atv, &v);
+				}
+			} else {
+				lc_lua_value(ctx, array + (uint64_t)i * l->sz_tvalue, &v);
+			}
 			if (strcmp(v.type, "nil") == 0) {
 				lc_value_deinit(&v);
 				continue;
