@@ -5,7 +5,7 @@
 
 compare.py checks the lines against the truth; this checks that the cells
 test what they are meant to (doc/json.md, line_from):
-  - table_ctor under Lua 5.1 and 5.4: the innermost Lua frame's line comes
+  - table_ctor under Lua 5.1, 5.4 and 5.5: the innermost Lua frame's line comes
     from luaV_execute's pc, and the CallInfo's savedpc gives another line
     (the capture is the VM's own allocation, after the last stored pc);
     under 5.2 and 5.3 (no such pc) from savedpc;
@@ -36,7 +36,7 @@ def main(paths):
             print("line_from: %s: %s" % (path, e), file=sys.stderr)
             return 2
         version = (report.get("process") or {}).get("lua_version") or ""
-        live_pc = version.startswith("5.1") or version.startswith("5.4")
+        live_pc = version.startswith(("5.1", "5.4", "5.5"))
         for th, frames in lua_frames(report):
             if cell == "table_ctor" and frames:
                 top = frames[0]
