@@ -243,11 +243,7 @@ START_TEST(test_walk_and_lines_54)
 		ck_assert_str_eq(f.what, "Lua");
 		ck_assert_int_eq(f.currentline, want[i]);
 		ck_assert(!f.partial);
-		free(f.source);
-		free(f.short_src);
-		free(f.name);
-		free(f.function);
-		free(f.global_name);
+		lc_frame_free(&f);
 	}
 	free(cis);
 	lc_lua_ctx_destroy(ctx);
@@ -435,11 +431,7 @@ static void check_old(const char *lib, int major)
 		lc_lua_frame(ctx, &st, cis, n, i, &f);
 		ck_assert_str_eq(f.source, "@t.lua");
 		ck_assert_int_eq(f.currentline, want[i]);
-		free(f.source);
-		free(f.short_src);
-		free(f.name);
-		free(f.function);
-		free(f.global_name);
+		lc_frame_free(&f);
 	}
 	free(cis);
 	/* A broken chain ends the walk, marked partial. */
@@ -626,11 +618,7 @@ START_TEST(test_walk_and_lines_55)
 		ck_assert_int_eq(f.currentline, want[i]);
 		ck_assert(f.istailcall == (i == 0));
 		ck_assert(!f.partial);
-		free(f.source);
-		free(f.short_src);
-		free(f.name);
-		free(f.function);
-		free(f.global_name);
+		lc_frame_free(&f);
 	}
 	ck_assert(lc_lua_ci_starts_run(ctx, cis, n, 1));
 	ck_assert(!lc_lua_ci_starts_run(ctx, cis, n, 0));
