@@ -170,6 +170,37 @@ else
 fi
 exec {fifo}>&-
 
+# http_host NAME WHO COMMAND...: run an HTTP host (COMMAND) whose Lua, at
+# a request, writes its truth and blocks reading the FIFO; request, check
+# it at the capture, then let it go on and answer with the line written
+# to the FIFO.  WHO names what runs the Lua ("the service").
+http_host() {
+	local name=$1 who=$2 get
+	shift 2
+	exec {fifo}<>"$d/fifo"
+	"$@" >"$d/host.log" 2>&1 {fifo}>&- </dev/null &
+	pid=$!
+	pids+=("$pid")
+	"$py" "$hosts/get.py" "$port" "$d/answer" {fifo}>&- 2>"$d/get.err" &
+	pids+=("$!")
+	get=$!
+	if ! wait_for "$d/ready" 60 "$pid" "$get"; then
+		fail "$name" "$d" "$who did not reach its capture point ($(cat "$d/get.err"; head -c 200 "$d/answer" 2>/dev/null | tr "\r\n" "  "))"
+	else
+		check "$name" "$d" "$pid" || status=1
+		echo go >&"$fifo"
+		wait "$get"
+		if grep -q '^HTTP/1.[01] 200' "$d/answer" && grep -qx 'go' "$d/answer"; then
+			echo "PASS $name: went on after the capture: $who answered with the line"
+		else
+			fail "$name" "$d" "did not go on after the capture: answer $(head -c 200 "$d/answer" | tr '\r\n' '  ')"
+		fi
+		running "$pid" || fail "$name" "$d" "not running after its answer"
+	fi
+	kill -TERM "$pid" 2>/dev/null
+	exec {fifo}>&-
+}
+
 # ---- haproxy: lua-load, one HTTP service, one task --------------------
 setup haproxy
 port=$("$py" "$hosts/free-port.py")
@@ -187,28 +218,7 @@ frontend luacore
 	bind 127.0.0.1:$port
 	http-request use-service lua.luacore
 EOF
-exec {fifo}<>"$d/fifo"
-haproxy -db -f "$d/haproxy.cfg" >"$d/host.log" 2>&1 {fifo}>&- </dev/null &
-pid=$!
-pids+=("$pid")
-"$py" "$hosts/get.py" "$port" "$d/answer" {fifo}>&- 2>"$d/get.err" &
-pids+=("$!")
-get=$!
-if ! wait_for "$d/ready" 60 "$pid" "$get"; then
-	fail haproxy "$d" "the service did not reach its capture point ($(cat "$d/get.err"; head -c 200 "$d/answer" 2>/dev/null | tr "\r\n" "  "))"
-else
-	check haproxy "$d" "$pid" || status=1
-	echo go >&"$fifo"
-	wait "$get"
-	if grep -q '^HTTP/1.[01] 200' "$d/answer" && grep -qx 'go' "$d/answer"; then
-		echo "PASS haproxy: went on after the capture: the service answered with the line"
-	else
-		fail haproxy "$d" "did not go on after the capture: answer $(head -c 200 "$d/answer" | tr '\r\n' '  ')"
-	fi
-	running "$pid" || fail haproxy "$d" "not running after its answer"
-fi
-kill -TERM "$pid" 2>/dev/null
-exec {fifo}>&-
+http_host haproxy "the service" haproxy -db -f "$d/haproxy.cfg"
 
 # ---- lighttpd: mod_magnet ----------------------------------------------
 setup lighttpd
@@ -222,28 +232,7 @@ server.modules = ( "mod_magnet" )
 server.errorlog = "$d/error.log"
 magnet.attract-raw-url-to = ( "$hosts/lighttpd.lua" )
 EOF
-exec {fifo}<>"$d/fifo"
-lighttpd -D -f "$d/lighttpd.conf" >"$d/host.log" 2>&1 {fifo}>&- </dev/null &
-pid=$!
-pids+=("$pid")
-"$py" "$hosts/get.py" "$port" "$d/answer" {fifo}>&- 2>"$d/get.err" &
-pids+=("$!")
-get=$!
-if ! wait_for "$d/ready" 60 "$pid" "$get"; then
-	fail lighttpd "$d" "the script did not reach its capture point ($(cat "$d/get.err"; head -c 200 "$d/answer" 2>/dev/null | tr "\r\n" "  "))"
-else
-	check lighttpd "$d" "$pid" || status=1
-	echo go >&"$fifo"
-	wait "$get"
-	if grep -q '^HTTP/1.[01] 200' "$d/answer" && grep -qx 'go' "$d/answer"; then
-		echo "PASS lighttpd: went on after the capture: the script answered with the line"
-	else
-		fail lighttpd "$d" "did not go on after the capture: answer $(head -c 200 "$d/answer" | tr '\r\n' '  ')"
-	fi
-	running "$pid" || fail lighttpd "$d" "not running after its answer"
-fi
-kill -TERM "$pid" 2>/dev/null
-exec {fifo}>&-
+http_host lighttpd "the script" lighttpd -D -f "$d/lighttpd.conf"
 
 echo "real hosts checked in $(since "$t_start") s"
 exit "$status"

@@ -27,46 +27,18 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import compare  # noqa: E402  (the frame check of the fixture matrix)
 
 
-def frame(cols):
-    what, src, cur, name, nwhat, tail = cols
-    return {"what": what, "source": compare.unescape(src), "currentline": int(cur),
-            "name": compare.unescape(name), "namewhat": nwhat, "istailcall": tail == "1"}
-
-
 def read_truth(path):
     """-> (version, {tid: [frames]}, [(addr, status, label)], {addr: [frames]})"""
-    version, threads, cos, coframes, tbs = None, {}, [], {}, {}
-    with open(path, encoding="utf-8", errors="surrogateescape") as f:
-        for n, line in enumerate(f, 1):
-            cols = line.rstrip("\n").split("\t")
-            if cols[0] == "luaversion" and len(cols) == 2:
-                version = cols[1].replace("Lua ", "")
-            elif cols[0] == "frame" and len(cols) == 9:
-                threads.setdefault(int(cols[1]), []).append((int(cols[2]), frame(cols[3:])))
-            elif cols[0] == "coframe" and len(cols) == 9:
-                coframes.setdefault(int(cols[1], 16), []).append((int(cols[2]), frame(cols[3:])))
-            elif cols[0] == "tb" and len(cols) == 4:
-                tbs[(int(cols[1]), int(cols[2]))] = compare.unescape(cols[3])
-            elif cols[0] == "cotb" and len(cols) == 4:
-                tbs[(int(cols[1], 16), int(cols[2]))] = compare.unescape(cols[3])
-            elif cols[0] == "coroutine" and len(cols) == 5:
-                cos.append((int(cols[1], 16), cols[2], cols[4]))
-            elif line.strip():
-                raise ValueError("%s:%d: not a truth line: %r" % (path, n, line))
-    for d in (threads, coframes):
-        for k, frames in d.items():
-            frames.sort(key=lambda x: x[0])
-            if [s for s, _ in frames] != list(range(len(frames))):
-                raise ValueError("%s: %x: seq is not 0..%d" % (path, k, len(frames) - 1))
-            for s, fr in frames:
-                if (k, s) in tbs:
-                    fr["traceback"] = tbs[(k, s)]
-            d[k] = [fr for _, fr in frames]
-    return version, threads, cos, coframes
-
-
-def rows_text(rows, quiet):
-    return "\n".join(line for same, lines in rows if not (quiet and same) for line in lines)
+    cofr, other = {}, {}
+    version, threads = compare.read_truth(path, cofr, other)
+    cos = []
+    for cols in other.pop("coroutine", []):
+        if len(cols) != 4:
+            raise ValueError("%s: not a coroutine line: %r" % (path, cols))
+        cos.append((int(cols[0], 16), cols[1], cols[3]))
+    if other:
+        raise ValueError("%s: not truth lines: %s" % (path, ", ".join(sorted(other))))
+    return version, threads, cos, {int(a, 16): f for a, f in cofr.items()}
 
 
 def main(argv):
@@ -106,14 +78,9 @@ def main(argv):
             continue
         lua = [fr for fr in th.get("frames", []) if fr.get("kind") == "lua"]
         shown += [("thread %d" % tid, fr) for fr in lua]
-        rows = compare.diff_thread(truth[tid], [compare.from_report(fr) for fr in lua])
-        same = all(r[0] for r in rows)
-        print("thread %d%s: %s (truth %d frames, report %d)" % (
-            tid, " (partial)" if th.get("partial") else "",
-            "match" if same else "MISMATCH", len(truth[tid]), len(lua)))
-        if rows_text(rows, quiet):
-            print(rows_text(rows, quiet))
-        ok = ok and same
+        ok = compare.check("thread %d" % tid, truth[tid],
+                           [compare.from_report(fr) for fr in lua],
+                           th.get("partial"), quiet) and ok
 
     for a, status, label in cos:
         th = states.get(a)
@@ -128,14 +95,9 @@ def main(argv):
             continue
         lua = th.get("frames") or []
         shown += [("coroutine 0x%x" % a, fr) for fr in lua]
-        rows = compare.diff_thread(coframes[a], [compare.from_report(fr) for fr in lua])
-        same = all(r[0] for r in rows)
-        print("coroutine 0x%x %s (%s)%s: %s (truth %d frames, report %d)" % (
-            a, th.get("status"), label, " (partial)" if th.get("partial") else "",
-            "match" if same else "MISMATCH", len(coframes[a]), len(lua)))
-        if rows_text(rows, quiet):
-            print(rows_text(rows, quiet))
-        ok = ok and same
+        ok = compare.check("coroutine 0x%x %s (%s)" % (a, th.get("status"), label),
+                           coframes[a], [compare.from_report(fr) for fr in lua],
+                           th.get("partial"), quiet) and ok
 
     # Frames the truth does not cover: only those on an OS thread's stack
     # (running, normal: compared above) are left out.

@@ -41,9 +41,11 @@ def _frame(what, src, cur, name, nwhat, tail):
             "name": unescape(name), "namewhat": nwhat, "istailcall": tail == "1"}
 
 
-def read_truth(path, coroutines=None):
+def read_truth(path, coroutines=None, other=None):
     """-> (lua version "5.4" or None, {tid: [frame dict, ...] in seq order});
-    with a dict as coroutines, fills it {address: [frame dict, ...]}."""
+    with a dict as coroutines, fills it {address: [frame dict, ...]}; with a
+    dict as other, lines of other kinds go there ({kind: [columns after
+    the kind, ...]}) instead of being an error."""
     version, threads, tbs, cos, cotbs = None, {}, {}, {}, {}
     with open(path, encoding="utf-8", errors="surrogateescape") as f:
         for n, line in enumerate(f, 1):
@@ -59,6 +61,8 @@ def read_truth(path, coroutines=None):
                 cos.setdefault(cols[1], []).append((int(cols[2]), _frame(*cols[3:])))
             elif cols[0] == "cotb" and len(cols) == 4:
                 cotbs[(cols[1], int(cols[2]))] = unescape(cols[3])
+            elif other is not None and line.strip():
+                other.setdefault(cols[0], []).append(cols[1:])
             elif line.strip():
                 raise ValueError("%s:%d: not a truth line: %r" % (path, n, line))
     for tid, frames in threads.items():
@@ -71,6 +75,8 @@ def read_truth(path, coroutines=None):
         threads[tid] = [f for _, f in frames]
     for a, frames in cos.items():
         frames.sort(key=lambda x: x[0])
+        if [s for s, _ in frames] != list(range(len(frames))):
+            raise ValueError("%s: coroutine %s: levels are not 0..%d" % (path, a, len(frames) - 1))
         for s, fr in frames:
             if (a, s) in cotbs:
                 fr["traceback"] = cotbs[(a, s)]
@@ -126,6 +132,20 @@ def diff_thread(truth, report):
     return rows
 
 
+def check(label, truth, frames, partial, quiet):
+    """Print how the report's frames of one stack compare with the truth's
+    (label: "thread 123", "coroutine 0x..."); -> True if they match."""
+    rows = diff_thread(truth, frames)
+    same = all(r[0] for r in rows)
+    print("%s%s: %s (truth %d frames, report %d)" % (
+        label, " (partial)" if partial else "",
+        "match" if same else "MISMATCH", len(truth), len(frames)))
+    for row_same, lines in rows:
+        if not (quiet and row_same):
+            print("\n".join(lines))
+    return same
+
+
 def main(argv):
     quiet = "-q" in argv
     args = [a for a in argv if a != "-q"]
@@ -157,15 +177,7 @@ def main(argv):
             ok = False
             continue
         frames = [from_report(fr) for fr in th.get("frames", []) if fr.get("kind") == "lua"]
-        rows = diff_thread(truth[tid], frames)
-        same = all(r[0] for r in rows)
-        print("thread %d%s: %s (truth %d frames, report %d)" % (
-            tid, " (partial)" if th.get("partial") else "",
-            "match" if same else "MISMATCH", len(truth[tid]), len(frames)))
-        for row_same, lines in rows:
-            if not (quiet and row_same):
-                print("\n".join(lines))
-        ok = ok and same
+        ok = check("thread %d" % tid, truth[tid], frames, th.get("partial"), quiet) and ok
     # Suspended coroutines: their lua_State in the report's VMs.
     states = {}
     for vm in report.get("vms") or []:
@@ -178,15 +190,8 @@ def main(argv):
             ok = False
             continue
         frames = [from_report(fr) for fr in lt.get("frames", []) if fr.get("kind") == "lua"]
-        rows = diff_thread(cos[a], frames)
-        same = all(r[0] for r in rows)
-        print("coroutine %s %s%s: %s (truth %d frames, report %d)" % (
-            a, lt.get("status"), " (partial)" if lt.get("partial") else "",
-            "match" if same else "MISMATCH", len(cos[a]), len(frames)))
-        for row_same, lines in rows:
-            if not (quiet and row_same):
-                print("\n".join(lines))
-        ok = ok and same
+        ok = check("coroutine %s %s" % (a, lt.get("status")), cos[a], frames,
+                   lt.get("partial"), quiet) and ok
     print("compare: %s" % ("match" if ok else "MISMATCH"))
     return 0 if ok else 1
 
