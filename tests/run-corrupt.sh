@@ -13,7 +13,8 @@ top_builddir=${top_builddir:-.}
 inspect=$top_builddir/src/luacore-inspect
 corrupt=$top_builddir/tests/corrupt/corrupt
 out=${LUACORE_MATRIX_DIR:-$top_builddir/fixtures/out}
-builds=${LC_CORRUPT_BUILDS:-"deb-5.1 deb-5.3 deb-5.4 src-5.2.4-O0 src-5.2.4-O2 src-5.4.7-O0 src-5.4.7-O2"}
+builds=${LC_CORRUPT_BUILDS:-"deb-5.1 deb-5.3 deb-5.4 src-5.2.4-O0 src-5.2.4-O2 src-5.4.7-O0 src-5.4.7-O2
+ src-5.4.8-O0 src-5.4.8-O2 src-5.5.0-O0 src-5.5.0-O2"}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 pass=0 fail=0 na=0

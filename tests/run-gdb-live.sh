@@ -24,7 +24,8 @@ luaprof=$top_srcdir/gdb/luaprof.py
 export LUACORE_LIB=$top_builddir/libcore/.libs/libluacore.so
 export LC_TRUTH_LUA=$top_srcdir/fixtures/lua/truth.lua
 script=$(cd "$top_srcdir/fixtures/scenarios" && pwd)/live_probe.lua
-builds="deb-5.1 deb-5.3 deb-5.4 src-5.2.4-O0 src-5.2.4-O2 src-5.4.7-O0 src-5.4.7-O2"
+builds=${LC_GDB_LIVE_BUILDS:-"deb-5.1 deb-5.3 deb-5.4 src-5.2.4-O0 src-5.2.4-O2 src-5.4.7-O0 src-5.4.7-O2
+ src-5.4.8-O0 src-5.4.8-O2 src-5.5.0-O0 src-5.5.0-O2"}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

@@ -21,6 +21,7 @@
  *   string-len     its source string claims 2^40 bytes
  *   gc-cycle       the VM's list of all objects loops back on itself
  *   mainthread     the global_State's mainthread is not its main thread
+ *                  (5.5: its embedded main thread's l_G points elsewhere)
  *   longjmp        the state's errorJmp chain leads into unmapped memory
  *   smashed-stack  the crashed thread's machine stack overwritten with
  *                  0x41 bytes above its stack pointer, like an overflow */
@@ -186,7 +187,12 @@ int main(int argc, char **argv)
 			die("the VM has one object");
 		put(second, l->Lx.next, first);
 	} else if (strcmp(sc, "mainthread") == 0) {
-		put(g, l->G.mainthread, st.mainthread + 64);
+		/* 5.5 has no pointer: its embedded main thread's l_G is
+		 * made to point elsewhere. */
+		if (LC_HAS(l->G.mainthread))
+			put(g, l->G.mainthread, st.mainthread + 64);
+		else
+			put(st.mainthread, l->L.l_G, g + 64);
 	} else if (strcmp(sc, "longjmp") == 0) {
 		put(L, l->L.errorJmp, 0xdead0000);
 	} else if (strcmp(sc, "smashed-stack") == 0) {
