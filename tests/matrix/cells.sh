@@ -14,7 +14,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-only=.*
+only='.*'
 if [ "${1:-}" = -b ]; then only=$2; shift 2; fi
 file=${1:-$here/cells.txt}
 [ -f "$file" ] || { echo "cells: no cell file $file" >&2; exit 64; }

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced: firstdiff reads a comparison's output (compare.py,
 # compare_post.py or compare_bt.py) on stdin and prints its first
 # difference on one line, e.g.

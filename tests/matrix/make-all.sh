@@ -60,6 +60,7 @@ cells=$(echo "$all" | grep -E -- "$pattern" || true)
 t0=$SECONDS
 # Only the builds the chosen cells use, with the interpreter where a cell
 # runs it.
+# shellcheck disable=SC2046
 "$repo/fixtures/build-lua.sh" "$root" $(echo "$cells" | awk '
 	!($1 in b) { b[$1] = ""; order[n++] = $1 }
 	$2 ~ /^interp_/ && $1 ~ /^src-/ { b[$1] = "/lua" }
