@@ -3,12 +3,15 @@
 #
 #   tests/matrix/make-all.sh [--cells FILE] OUTROOT [PATTERN]
 #
-# Lua builds go to OUTROOT/BUILD/ (lchost, lua, liblua.a), sources to
-# OUTROOT/cache, each cell to OUTROOT/BUILD/SCENARIO/ (core, exe, truth.tsv,
-# info, log: see fixtures/make-core.sh).  PATTERN (an extended regex) keeps
-# only the cells whose "BUILD SCENARIO" line matches.  Cells run
-# ${LC_JOBS:-2} at a time; one line is printed per cell; the exit status is 1
-# if any cell failed.  --cells FILE takes the cells from FILE instead of
+# Lua builds go to OUTROOT/BUILD/ (lchost, liblua.a, and lua where a cell
+# runs the interpreter), sources to OUTROOT/cache, each cell to
+# OUTROOT/BUILD/SCENARIO/ (core, exe, truth.tsv, info, log: see
+# fixtures/make-core.sh; with LC_LIVE_INSPECT also the live report of the
+# same run).  The cells are those tests/matrix/cells.sh expands the cell
+# file into; PATTERN (an extended regex) keeps only those whose "BUILD
+# SCENARIO" line matches.  Cells run ${LC_JOBS:-2} at a time; one line is
+# printed per cell, into OUTROOT/make-all.log too; the exit status is 1 if
+# any cell failed.  --cells FILE takes the cells from FILE instead of
 # cells.txt (cells-post.txt: the post_* scenarios, checked by check-post.sh);
 # the per-cell lines then go to OUTROOT/make-all-NAME.log, NAME being FILE's
 # name without .txt.
@@ -30,9 +33,9 @@ if [ "${1:-}" = --cell ]; then
 	t=$((ms / 1000)).$((ms % 1000 / 100))s
 	if [ $status = ok ]; then
 		rm -f "$dir.make.log"
-		printf '%-4s %-13s %-15s %5s  core %5sK  frames %3s  %s\n' $status "$build" "$scen" "$t" \
+		printf '%-4s %-13s %-15s %5s  core %5sK  frames %3s  %s%s\n' $status "$build" "$scen" "$t" \
 			$(($(stat -c %s "$dir/core") >> 10)) "$(grep -c '^frame' "$dir/truth.tsv")" \
-			"$(grep ^core_by= "$dir/info" | cut -d= -f2)"
+			"$(grep ^core_by= "$dir/info" | cut -d= -f2)" "$([ -f "$dir/live.rc" ] && echo " +live")"
 	else
 		printf '%-4s %-13s %-15s %5s  %s\n' $status "$build" "$scen" "$t" "$(tail -1 "$dir.make.log")"
 		exit 1
@@ -50,12 +53,18 @@ fi
 mkdir -p "$1"
 root=$(cd "$1" && pwd)
 pattern=${2:-.}
-cells=$(grep -v '^#' "$cellfile" | grep -E -- "$pattern" || true)
+all=$("$here/cells.sh" "$cellfile") || exit 1
+cells=$(echo "$all" | grep -E -- "$pattern" || true)
 [ -n "$cells" ] || { echo "make-all: no cell matches $pattern" >&2; exit 1; }
 
 t0=$SECONDS
-# Only the builds the chosen cells use.
-"$repo/fixtures/build-lua.sh" "$root" $(echo "$cells" | awk '{print $1}' | sort -u)
+# Only the builds the chosen cells use, with the interpreter where a cell
+# runs it.
+# shellcheck disable=SC2046
+"$repo/fixtures/build-lua.sh" "$root" $(echo "$cells" | awk '
+	!($1 in b) { b[$1] = ""; order[n++] = $1 }
+	$2 ~ /^interp_/ && $1 ~ /^src-/ { b[$1] = "/lua" }
+	END { for (i = 0; i < n; i++) print order[i] b[order[i]] }')
 echo "make-all: builds ready ($((SECONDS - t0))s)"
 
 for b in $(echo "$cells" | awk '{print $1}' | sort -u); do mkdir -p "$root/$b"; done

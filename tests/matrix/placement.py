@@ -57,9 +57,12 @@ def main(argv):
         errs = check(path)
         if errs:
             bad += 1
-            print(f"{path}:")
-            for e in errs:
+            print(f"{path}: {len(errs)} misplaced")
+            for e in errs[:3]:
                 print(f"    {e}")
+            if len(errs) > 3:
+                print(f"    ... and {len(errs) - 3} more")
+    print(f"placement: {len(argv) - bad} of {len(argv)} reports right")
     return 1 if bad else 0
 
 
