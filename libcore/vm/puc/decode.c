@@ -20,33 +20,49 @@
 #define V_SHRSTR	0x04
 #define V_LNGSTR	0x14
 
-/* CallInfo status bits, per version (lstate.h). */
-#define CIST52_LUA	(1u << 0)
-#define CIST52_HOOKED	(1u << 1)
-#define CIST52_REENTRY	(1u << 2)
-#define CIST52_TAIL	(1u << 6)
-#define CIST53_LUA	(1u << 1)
-#define CIST53_HOOKED	(1u << 2)
-#define CIST53_FRESH	(1u << 3)
-#define CIST53_TAIL	(1u << 5)
-#define CIST53_FIN	(1u << 8)
-#define CIST54_C	(1u << 1)
-#define CIST54_FRESH	(1u << 2)
-#define CIST54_HOOKED	(1u << 3)
-#define CIST54_TAIL	(1u << 5)
-#define CIST54_FIN	(1u << 7)
+/* CallInfo status bits of each release (lstate.h CIST_*), 0 where it has
+ * no such flag.  A Lua call is marked by lua (5.2, 5.3: CIST_LUA) or a C
+ * call by c (5.4+: CIST_C).  A luaV_execute run starts at a CallInfo
+ * with fresh set (5.3.2+, 5.4.2+), or with reentry clear (5.2 and
+ * 5.3.0-5.3.1, CIST_REENTRY); 5.4.0-5.4.1 run one luaV_execute per Lua
+ * call (per_call). */
+struct cist {
+	uint32_t lua, c, hooked, tail, fin, fresh, reentry;
+	bool per_call;
+};
+
+static const struct cist cist52 = { .lua = 1u << 0, .hooked = 1u << 1,
+	.reentry = 1u << 2, .tail = 1u << 6 };
+static const struct cist cist530 = { .lua = 1u << 1, .hooked = 1u << 2,
+	.reentry = 1u << 3, .tail = 1u << 5 };
+static const struct cist cist532 = { .lua = 1u << 1, .hooked = 1u << 2,
+	.fresh = 1u << 3, .tail = 1u << 5 };
+static const struct cist cist534 = { .lua = 1u << 1, .hooked = 1u << 2,
+	.fresh = 1u << 3, .tail = 1u << 5, .fin = 1u << 8 };
+static const struct cist cist540 = { .c = 1u << 1, .hooked = 1u << 2,
+	.tail = 1u << 4, .fin = 1u << 6, .per_call = true };
+static const struct cist cist542 = { .c = 1u << 1, .fresh = 1u << 2,
+	.hooked = 1u << 3, .tail = 1u << 5, .fin = 1u << 7 };
 /* 5.5: the low byte holds nresults + 1, bits 8-11 the __call count,
- * 12-14 the recover status; the flags start at CIST_C (lstate.h). */
-#define CIST55_C	(1u << 15)
-#define CIST55_FRESH	(1u << 16)
-#define CIST55_CLSRET	(1u << 17)
-#define CIST55_TBC	(1u << 18)
-#define CIST55_OAH	(1u << 19)
-#define CIST55_HOOKED	(1u << 20)
-#define CIST55_YPCALL	(1u << 21)
-#define CIST55_TAIL	(1u << 22)
-#define CIST55_HOOKYIELD (1u << 23)
-#define CIST55_FIN	(1u << 24)
+ * 12-14 the recover status; the flags start at CIST_C. */
+static const struct cist cist55 = { .c = 1u << 15, .fresh = 1u << 16,
+	.hooked = 1u << 20, .tail = 1u << 22, .fin = 1u << 24 };
+
+/* The bits of the release at hand; none for 5.1, which has no callstatus. */
+static const struct cist *cist_of(const struct lc_layout *l)
+{
+	static const struct cist none;
+
+	switch (l->major) {
+	case 501: return &none;
+	case 502: return &cist52;
+	case 503: return l->release < 50302 ? &cist530 :
+			 l->release < 50304 ? &cist532 : &cist534;
+	case 504: return l->release < 50402 ? &cist540 : &cist542;
+	default: return &cist55;
+	}
+}
+
 #define PF55_VAHID	1	/* lobject.h Proto.flag: hidden varargs */
 
 #define LUA_IDSIZE	60	/* luaconf.h default, for short_src */
@@ -601,13 +617,33 @@ bool lc_lua_state_active(const struct lc_lstate *st)
 	return st->ci != st->base_ci;
 }
 
-unsigned lc_lua_state_ccalls(struct lc_lua_ctx *ctx, const struct lc_lstate *st)
+int lc_lua_state_ccalls(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
+			unsigned *ret)
 {
-	/* 5.4 keeps the non-yieldable count in the high half (lstate.h:
+	const struct lc_layout *l = ctx->l;
+
+	*ret = 0;
+	if (l->major >= 504 && LC_HAS(l->Gx.Cstacklimit)) {
+		/* 5.4.0/5.4.1 count down what is left of the C stack, less
+		 * the CallInfos in use (lstate.h; lua_resume gives a thread
+		 * its resumer's count less its own CallInfos): the calls in
+		 * use are the limit less both. */
+		uint64_t limit = 0, nci = 0;
+		int64_t used;
+
+		if (lc_lua_read_field(ctx, st->g, l->Gx.Cstacklimit, &limit) < 0)
+			return -1;
+		if (LC_HAS(l->Lx.nci))
+			lc_lua_read_field(ctx, st->addr, l->Lx.nci, &nci);
+		used = (int64_t)limit - (int64_t)(st->nCcalls & 0xffff) -
+		       (int64_t)nci;
+		*ret = used > 0 ? (unsigned)used : 0;
+		return 0;
+	}
+	/* 5.4+ keeps the non-yieldable count in the high half (lstate.h:
 	 * getCcalls); before, nCcalls is the C-call count itself. */
-	if (ctx->l->major >= 504)
-		return st->nCcalls & 0xffff;
-	return st->nCcalls;
+	*ret = l->major >= 504 ? (st->nCcalls & 0xffff) : st->nCcalls;
+	return 0;
 }
 
 /* ---- CallInfo walk ---- */
@@ -668,11 +704,19 @@ static int read_ci(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 	ci->addr = addr;
 	if (lc_lua_read_stkid(ctx, addr, l->ci.func, st->stack, &ci->func) < 0)
 		return -1;
+	if (lc_read_u64(ctx->mem, addr + (uint64_t)l->ci.savedpc.off,
+			&ci->savedpc) < 0)
+		return -1;
+	if (LC_HAS(l->ci.callstatus) &&
+	    lc_lua_read_field(ctx, addr, l->ci.callstatus, &v) == 0)
+		ci->callstatus = (uint32_t)v;
 	/* 5.2/5.3 lua_yieldk (and a hook's yield, ldebug.c luaG_traceexec)
 	 * move the top CallInfo's func below the yielded values and keep
-	 * the real one's stack offset in ci->extra; resume moves it back. */
+	 * the real one's stack offset in ci->extra; resume moves it back.
+	 * 5.2.0 does so for C functions only, in ci->u.c.extra. */
 	if ((l->major == 502 || l->major == 503) && st->status == ST_YIELD &&
-	    addr == st->ci && LC_HAS(l->ci.extra)) {
+	    addr == st->ci && LC_HAS(l->ci.extra) &&
+	    !(l->ci_extra_c_only && (ci->callstatus & cist_of(l)->lua))) {
 		int64_t extra;
 
 		if (lc_lua_read_sfield(ctx, addr, l->ci.extra, &extra) < 0 ||
@@ -681,32 +725,17 @@ static int read_ci(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 			return -1;
 		ci->func = st->stack + (uint64_t)extra;
 	}
-	if (lc_read_u64(ctx->mem, addr + (uint64_t)l->ci.savedpc.off,
-			&ci->savedpc) < 0)
-		return -1;
-	if (LC_HAS(l->ci.callstatus) &&
-	    lc_lua_read_field(ctx, addr, l->ci.callstatus, &v) == 0)
-		ci->callstatus = (uint32_t)v;
 	if (LC_HAS(l->ci.tailcalls) &&
 	    lc_lua_read_field(ctx, addr, l->ci.tailcalls, &v) == 0)
 		ci->tailcalls = (int)v;
 	decode_func(ctx, ci);
-	/* isLua as each version defines it. */
-	switch (l->major) {
-	case 501:
-		break;		/* from the closure (decode_func) */
-	case 502:
-		ci->is_lua = ci->callstatus & CIST52_LUA;
-		break;
-	case 503:
-		ci->is_lua = ci->callstatus & CIST53_LUA;
-		break;
-	case 504:
-		ci->is_lua = !(ci->callstatus & CIST54_C);
-		break;
-	default:
-		ci->is_lua = !(ci->callstatus & CIST55_C);
-		break;
+	/* isLua as each version defines it (5.1: from the closure, in
+	 * decode_func). */
+	if (l->major >= 502) {
+		const struct cist *b = cist_of(l);
+
+		ci->is_lua = b->lua ? (ci->callstatus & b->lua) != 0 :
+			     !(ci->callstatus & b->c);
 	}
 	if (ci->is_lua && !ci->proto)
 		ci->bad = true;
@@ -1130,7 +1159,7 @@ static const char *func_name(struct lc_lua_ctx *ctx, const struct lc_ci *cis,
 	const struct lc_ci *caller = i + 1 < n ? &cis[i + 1] : NULL;
 	struct proto *p;
 	int pc;
-	uint32_t tail = CIST54_TAIL, hooked = CIST54_HOOKED, fin = CIST54_FIN;
+	const struct cist *b = cist_of(l);
 
 	switch (l->major) {
 	case 501:	/* 5.1 getfuncname */
@@ -1139,53 +1168,35 @@ static const char *func_name(struct lc_lua_ctx *ctx, const struct lc_ci *cis,
 			return NULL;
 		break;
 	case 502:	/* 5.2 lua_getinfo 'n' */
-		if ((ci->callstatus & CIST52_TAIL) || !caller || !caller->is_lua)
+		if ((ci->callstatus & b->tail) || !caller || !caller->is_lua)
 			return NULL;
 		break;
-	case 503:	/* 5.3 getfuncname, funcnamefromcode */
-		if (ci->callstatus & CIST53_FIN) {
-			*name = "__gc";
-			return "metamethod";
-		}
-		if ((ci->callstatus & CIST53_TAIL) || !caller || !caller->is_lua)
-			return NULL;
-		if (caller->callstatus & CIST53_HOOKED) {
-			*name = "?";
-			return "hook";
-		}
-		break;
-	case 505:	/* 5.5 getfuncname, funcnamefromcall: as 5.4.4 */
-		tail = CIST55_TAIL;
-		hooked = CIST55_HOOKED;
-		fin = CIST55_FIN;
-		/* fall through */
 	default:
-		if (l->major == 504 && l->release < 50404) {
-			/* 5.4.0-5.4.3 getfuncname: the finalizer flag of the
-			 * frame itself, then the caller, then its hook flag
-			 * (funcnamefromcode), as in 5.3.  Flag values as in
-			 * 5.4.4 (not verified against those releases). */
-			if (ci->callstatus & CIST54_FIN) {
+		if (l->major == 503 || l->release < 50404) {
+			/* 5.3-5.4.3 getfuncname, funcnamefromcode: the
+			 * finalizer flag of the frame itself, then the caller,
+			 * then its hook flag. */
+			if (ci->callstatus & b->fin) {
 				*name = "__gc";
 				return "metamethod";
 			}
-			if ((ci->callstatus & CIST54_TAIL) || !caller ||
+			if ((ci->callstatus & b->tail) || !caller ||
 			    !caller->is_lua)
 				return NULL;
-			if (caller->callstatus & CIST54_HOOKED) {
+			if (caller->callstatus & b->hooked) {
 				*name = "?";
 				return "hook";
 			}
 			break;
 		}
-		/* 5.4.4+ getfuncname, funcnamefromcall */
-		if ((ci->callstatus & tail) || !caller)
+		/* 5.4.4+ and 5.5 getfuncname, funcnamefromcall */
+		if ((ci->callstatus & b->tail) || !caller)
 			return NULL;
-		if (caller->callstatus & hooked) {
+		if (caller->callstatus & b->hooked) {
 			*name = "?";
 			return "hook";
 		}
-		if (caller->callstatus & fin) {
+		if (caller->callstatus & b->fin) {
 			*name = "__gc";
 			return "metamethod";
 		}
@@ -1248,6 +1259,15 @@ bool lc_lua_live_pc(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 			base = ci->func + l->sz_stack_slot;
 		}
 		if (rv->vals[LC_RUNVAR_BASE] != base)
+			return false;
+		named = true;
+	} else if (rv->mask & (1u << LC_RUNVAR_CL)) {
+		/* 5.1 at -O2 keeps neither ci (it has none) nor base, but
+		 * the closure it runs: it must be this frame's. */
+		struct lc_tvalue fv;
+
+		if (lc_lua_read_tvalue(ctx, ci->func, &fv) < 0 ||
+		    fv.value != rv->vals[LC_RUNVAR_CL])
 			return false;
 		named = true;
 	}
@@ -1323,13 +1343,7 @@ void lc_lua_frame(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 			}
 		}
 	}
-	switch (ctx->l->major) {
-	case 501: break;
-	case 502: f->istailcall = ci->callstatus & CIST52_TAIL; break;
-	case 503: f->istailcall = ci->callstatus & CIST53_TAIL; break;
-	case 504: f->istailcall = ci->callstatus & CIST54_TAIL; break;
-	default: f->istailcall = ci->callstatus & CIST55_TAIL; break;
-	}
+	f->istailcall = (ci->callstatus & cist_of(ctx->l)->tail) != 0;
 	namewhat = func_name(ctx, cis, n, i, &name);
 	if (namewhat && name) {
 		f->namewhat = namewhat;
@@ -1434,15 +1448,14 @@ bool lc_lua_ci_starts_run(struct lc_lua_ctx *ctx, const struct lc_ci *cis,
 		op = p->codev[pc] & 0x3f;
 		return !(op == 28 || op == 29);	/* OP_CALL, OP_TAILCALL */
 	}
-	case 502:
-		return !(ci->callstatus & CIST52_REENTRY);
-	case 503:
-		return (ci->callstatus & CIST53_FRESH) != 0;
-	case 504:
-		if (l->release < 50402)
-			return true;	/* one luaV_execute per Lua call */
-		return (ci->callstatus & CIST54_FRESH) != 0;
-	default:
-		return (ci->callstatus & CIST55_FRESH) != 0;
+	default: {
+		const struct cist *b = cist_of(l);
+
+		if (b->per_call)
+			return true;
+		if (b->reentry)
+			return !(ci->callstatus & b->reentry);
+		return (ci->callstatus & b->fresh) != 0;
+	}
 	}
 }

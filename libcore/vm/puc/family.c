@@ -95,7 +95,12 @@ static void to_vstate(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 	ret->vm = st->g;
 	ret->active = lc_lua_state_active(st);
 	ret->runnable = ret->active && st->status == 0;
-	ret->resume_depth = lc_lua_state_ccalls(ctx, st);
+	/* A resumed thread counts its C calls on from its resumer's, except
+	 * in a 5.1 without baseCcalls (5.1.1): resume sets the count to
+	 * 0, so it orders nothing and the native frames' order stands. */
+	if (!(lc_lua_layout(ctx)->major == 501 &&
+	      !LC_HAS(lc_lua_layout(ctx)->L.baseCcalls)))
+		lc_lua_state_ccalls(ctx, st, &ret->resume_depth);
 	memcpy(ret->priv, st, sizeof(*st));
 }
 
@@ -220,7 +225,7 @@ static void push_frame(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 
 /* luaV_execute's locals that say where the frame it runs is (in the
  * order of LC_RUNVAR_*): decode.c, lc_lua_live_pc. */
-static const char *const puc_run_vars[] = { "pc", "base", "ci", NULL };
+static const char *const puc_run_vars[] = { "pc", "base", "ci", "cl", NULL };
 _Static_assert(LC_NRUNVARS <= LC_FRAME_VARS, "run vars fit a native frame");
 
 static void puc_frame(struct lc_pass *pass, const struct lc_vstate *st,

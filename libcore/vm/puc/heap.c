@@ -969,9 +969,12 @@ void lc_luathread_decode(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 		uint64_t base = 0;
 
 		th->ccalls = st->nCcalls;
+		/* lua_yield refuses when nCcalls > baseCcalls; without
+		 * baseCcalls (5.1.1) when nCcalls > 0, resume's start. */
 		if (th->is_main)
 			th->nny = 1;
-		else if (lc_lua_read_field(ctx, st->addr, l->L.baseCcalls,
+		else if (!LC_HAS(l->L.baseCcalls) ||
+			 lc_lua_read_field(ctx, st->addr, l->L.baseCcalls,
 					   &base) == 0)
 			th->nny = st->nCcalls > base;
 		break;
@@ -984,23 +987,8 @@ void lc_luathread_decode(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 		break;
 	default:
 		th->nny = st->nCcalls >> 16;
-		if (LC_HAS(l->Gx.Cstacklimit)) {
-			/* 5.4.0/5.4.1: what is left of the C stack, counted
-			 * down, less the CallInfos in use (unverified). */
-			uint64_t limit = 0, nci = 0;
-			int64_t used;
-
-			if (lc_lua_read_field(ctx, st->g, l->Gx.Cstacklimit,
-					      &limit) < 0)
-				th_note(th, "global_State.Cstacklimit unreadable");
-			if (LC_HAS(l->Lx.nci))
-				lc_lua_read_field(ctx, st->addr, l->Lx.nci, &nci);
-			used = (int64_t)limit - (int64_t)(st->nCcalls & 0xffff) -
-			       (int64_t)nci;
-			th->ccalls = used > 0 ? (unsigned)used : 0;
-		} else {
-			th->ccalls = st->nCcalls & 0xffff;
-		}
+		if (lc_lua_state_ccalls(ctx, st, &th->ccalls) < 0)
+			th_note(th, "global_State.Cstacklimit unreadable");
 		break;
 	}
 

@@ -560,19 +560,21 @@ struct lc_error *lc_layout_open(struct lc_program *t, struct lc_layout **ret)
 		struct lc_error *err;
 
 		ident_text(t, buf, sizeof(buf));
-		/* 5.5 embeds the main thread in global_State (mainth); 5.4
-		 * has a to-be-closed list; 5.3 short-string lengths; 5.1
-		 * a CallInfo array. */
+		/* 5.5 embeds the main thread in global_State (mainth); 5.4's
+		 * CallInfo has the u2 union (from 5.4.0; tbclist came in
+		 * 5.4.3); 5.3's TString is a plain struct (5.2's a union
+		 * with the fields in tsv; shrlen came in 5.3.1); 5.1 has a
+		 * CallInfo array. */
 		if (member_lookup(S, "base_ci", &off, &mt, 0) && peel(&mt) &&
 		    dwarf_tag(&mt) == DW_TAG_pointer_type)
 			shape = 501;
 		else if (F[T_GLOBAL] &&
 			 member_lookup(&D[T_GLOBAL], "mainth", &off, &mt, 0))
 			shape = 505;
-		else if (member_lookup(S, "tbclist", &off, &mt, 0))
+		else if (member_lookup(&D[T_CI], "u2", &off, &mt, 0))
 			shape = 504;
 		else if (F[T_TSTRING] &&
-			 member_lookup(&D[T_TSTRING], "shrlen", &off, &mt, 0))
+			 member_lookup(&D[T_TSTRING], "hash", &off, &mt, 0))
 			shape = 503;
 		else
 			shape = 502;
@@ -608,6 +610,10 @@ struct lc_error *lc_layout_open(struct lc_program *t, struct lc_layout **ret)
 	C(func, "func"); C(top, "top"); C(previous, "previous"); C(next, "next");
 	C(callstatus, "callstatus"); C(tailcalls, "tailcalls");
 	C(nresults, "nresults"); C(extra, "extra");
+	if (l->major == 502 && !LC_HAS(l->ci.extra)) {
+		C(extra, "u.c.extra");	/* 5.2.0 */
+		l->ci_extra_c_only = true;
+	}
 	if (l->major == 501) {
 		C(savedpc, "savedpc"); C(base, "base");
 		l->ci.k = (struct lc_field){ -1, 0 };
@@ -664,6 +670,10 @@ struct lc_error *lc_layout_open(struct lc_program *t, struct lc_layout **ret)
 		l->ts.tt = field(&D[T_TSTRING], F[T_TSTRING], "tt");
 		l->ts.shrlen = field(&D[T_TSTRING], F[T_TSTRING], "shrlen");
 		l->ts.lnglen = field(&D[T_TSTRING], F[T_TSTRING], "u.lnglen");
+		/* 5.3.0 keeps one length for short and long strings. */
+		if (!LC_HAS(l->ts.shrlen))
+			l->ts.shrlen = l->ts.lnglen =
+				field(&D[T_TSTRING], F[T_TSTRING], "len");
 		/* getstr: the bytes follow the UTString union. */
 		l->ts_contents = F[T_UTSTRING] ? type_size(&D[T_UTSTRING]) :
 			F[T_TSTRING] ? (type_size(&D[T_TSTRING]) + 7u) & ~7u : 0;

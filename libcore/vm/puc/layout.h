@@ -39,6 +39,8 @@ struct lc_layout {
 	 * newer than ..."), or "" */
 	char version_warning[200];
 	bool stkidrel;		/* 5.4.5+: StkId fields are unions */
+	bool ci_extra_c_only;	/* 5.2.0: only a yielding C function's func is
+				   moved, its offset in ci->u.c.extra */
 	/* 5.5: long strings keep a pointer to their bytes in 'contents'
 	 * (short ones hold the bytes there, at ts_contents) */
 	bool ts_lngptr;

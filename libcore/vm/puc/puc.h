@@ -115,9 +115,12 @@ int lc_lua_state_read(struct lc_lua_ctx *ctx, uint64_t addr,
 /* True if the state has frames above its base CallInfo. */
 bool lc_lua_state_active(const struct lc_lstate *st);
 
-/* The C-call count used to order a resume chain (higher = resumed
- * later); 5.4: low 16 bits of nCcalls. */
-unsigned lc_lua_state_ccalls(struct lc_lua_ctx *ctx, const struct lc_lstate *st);
+/* The C calls in use on the state (*ret), which also order a resume
+ * chain (higher = resumed later): nCcalls; 5.4+ its low 16 bits; 5.4.0
+ * and 5.4.1 the C stack limit less what is left and the CallInfos.
+ * -1 when a field is unreadable (*ret 0). */
+int lc_lua_state_ccalls(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
+			unsigned *ret);
 
 /* Walk the CallInfos of st, innermost first, excluding the base CallInfo.
  * Stores at most max entries in *ret (malloc'd, caller frees).  *partial
@@ -129,14 +132,14 @@ struct lc_error *lc_lua_walk(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 /* The locals of the luaV_execute frame that runs ci (the innermost Lua
  * CallInfo of its run), where DWARF locates them.  Bit k of mask: vals[k]
  * is known. */
-enum { LC_RUNVAR_PC, LC_RUNVAR_BASE, LC_RUNVAR_CI, LC_NRUNVARS };
+enum { LC_RUNVAR_PC, LC_RUNVAR_BASE, LC_RUNVAR_CI, LC_RUNVAR_CL, LC_NRUNVARS };
 struct lc_runvars {
 	uint64_t vals[LC_NRUNVARS];
 	unsigned mask;
 };
 
 /* Use luaV_execute's pc for ci (ci->livepc) when it is ci's: inside ci's
- * code array, with its base or ci local naming ci, and not one
+ * code array, with its ci, base or (5.1 at -O2) cl local naming ci, and not one
  * instruction behind savedpc (a hook, which stores the next instruction
  * as the reference).  Returns whether it is used. */
 bool lc_lua_live_pc(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
