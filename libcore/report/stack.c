@@ -12,6 +12,8 @@
 struct chain_state {
 	struct lc_vstate st;
 	size_t first_frame;	/* innermost native frame holding it */
+	size_t outermost;	/* the outermost native frame whose DWARF
+				   L names it, or SIZE_MAX */
 	struct lc_vwalk w;
 	size_t next;		/* next frame to emit */
 	bool partial;
@@ -233,13 +235,28 @@ void lc_stack_decode(struct lc_target *t, struct lc_pass *pass, int tid,
 	 * its resumer). */
 	if (ncs > 1)	/* cs is NULL when there is none */
 		qsort(cs, ncs, sizeof(*cs), cmp_chain);
+	/* Equal depths (a family whose counts order nothing: 5.1.1) are
+	 * ordered by the outermost frame whose DWARF L names each state:
+	 * a resumed coroutine's ends at its resume, inside its resumer's
+	 * frames, so the deepest comes first; a state no frame names
+	 * comes last. */
+	for (size_t j = 0; j < ncs; j++) {
+		cs[j].outermost = SIZE_MAX;
+		for (size_t i = nnf; i-- > 0;)
+			if (nf[i].L == cs[j].st.addr) {
+				cs[j].outermost = i;
+				break;
+			}
+	}
 	for (size_t i = 0; i < ncs; i++) {
 		/* Pull every later state of the same VM up, deepest first
 		 * (stable insertion; chains are short). */
 		for (size_t j = i + 1; j < ncs; j++) {
 			if (cs[j].st.vm != cs[i].st.vm)
 				continue;
-			if (cs[j].st.resume_depth > cs[i].st.resume_depth) {
+			if (cs[j].st.resume_depth > cs[i].st.resume_depth ||
+			    (cs[j].st.resume_depth == cs[i].st.resume_depth &&
+			     cs[j].outermost < cs[i].outermost)) {
 				struct chain_state tmp = cs[j];
 
 				memmove(&cs[i + 1], &cs[i], (j - i) * sizeof(*cs));

@@ -5,7 +5,7 @@ Rules (README, report/stack.c): every Lua function frame follows the native
 luaV_execute frame that runs it (possibly after other Lua frames of the
 same run); a C function's frame follows its own native frame, or, when
 optimized C left no frame of its own, the native frame just inside
-luaD_precall.  A frame marked continued (a resumed coroutine's frame whose
+luaD_precall (5.4.0-5.4.1: luaD_call).  A frame marked continued (a resumed coroutine's frame whose
 native frames its yield discarded) follows the coroutine's lua_resume
 frame, possibly after other continued frames.  No frame may be marked
 unplaced.
@@ -45,7 +45,8 @@ def check(path):
             elif f["what"] == "C":
                 nxt = next((g for g in frames[i + 1:] if g["kind"] == "native"), None)
                 own = native["function"] == f["function"]
-                tail = nxt is not None and nxt["function"] in ("luaD_precall", "precallC")
+                # (5.4.0 and 5.4.1: luaD_call calls C functions itself)
+                tail = nxt is not None and nxt["function"] in ("luaD_precall", "precallC", "luaD_call")
                 if i - j != 1 or not (own or tail):
                     errors.append(f"{where}: after {native['function']}, not its own frame {f['function']}")
     return errors

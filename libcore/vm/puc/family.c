@@ -265,9 +265,16 @@ static unsigned puc_roles(const struct lc_interp *in, const char *fn)
 		r |= LC_ROLE_RUNS_LUA;
 	if (strcmp(fn, "lua_resume") == 0)
 		r |= LC_ROLE_RESUME;
-	/* luaD_precall (5.4.4+: precallC) calls C functions. */
+	/* luaD_precall (5.4.4+: precallC) calls C functions; in 5.4.0 and
+	 * 5.4.1 luaD_call calls them itself. */
 	if (strcmp(fn, "luaD_precall") == 0 || strcmp(fn, "precallC") == 0)
 		r |= LC_ROLE_CALLS_C;
+	if (strcmp(fn, "luaD_call") == 0 && in && in->priv) {
+		const struct lc_layout *l = in->priv;
+
+		if (l->major == 504 && l->release < 50402)
+			r |= LC_ROLE_CALLS_C;
+	}
 	for (size_t i = 0; i < LC_ARRAY_SIZE(gc); i++)
 		if (strcmp(fn, gc[i]) == 0)
 			r |= LC_ROLE_GC;

@@ -479,6 +479,10 @@ struct ctx {
 	bool env_is_var;	/* 5.4.8+: _ENV only as a local or upvalue
 				 * name (isEnv) */
 	bool self_k;		/* 5.5: SELF's key is always K[C] */
+	bool closure_skip;	/* 5.1.4+: symbexec steps over a CLOSURE's
+				 * upvalue pseudo-instructions (5.1.1
+				 * traces them as loads; the fix's
+				 * ldebug.c revision postdates 5.1.3) */
 	/* Sanitised sizes: 0 when the matching array is missing. */
 	int ncode, nk, nlocvars;
 	long budget;		/* instruction steps left */
@@ -902,7 +906,8 @@ static int symbexec51(struct ctx *c, int lastpc, int reg)
 			 * child prototypes. */
 			int nup = closure_nups51(c, pc);
 
-			pc += nup;
+			if (c->closure_skip)
+				pc += nup;
 			break;
 		}
 		case COP_VARARG:
@@ -1535,6 +1540,7 @@ static bool ctx_init(struct ctx *c, const struct lc_proto_view *p)
 		c->fam = FAM_51;
 		c->ops = ops51;
 		c->nops = NELEM(ops51);
+		c->closure_skip = minor >= 4;
 	} else if (major == 502) {
 		c->fam = FAM_52;
 		c->ops = ops52;
