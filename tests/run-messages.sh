@@ -122,12 +122,12 @@ for h in luajit debuglink; do
 	luajit) want=1 pattern="LuaJIT 2\.1 detected in .*libluajit-5\.1\.so[.0-9]*; not yet supported" ;;
 	debuglink) want=0 pattern='"lua_version":"5\.4\.7"' ;;
 	esac
-	if [ "$rc" = "$want" ] && grep -qE "$pattern" "$tmp/live-$h/report.json" &&
-		{ [ "$h" != debuglink ] || python3 "$src/tests/matrix/compare.py" "$tmp/live-$h/truth.tsv" "$tmp/live-$h/report.json" >/dev/null; }; then
+	if [ "$rc" = "$want" ] && grep -qE "$pattern" "$tmp/live-$h/live.json" &&
+		{ [ "$h" != debuglink ] || python3 "$src/tests/matrix/compare.py" "$tmp/live-$h/truth.tsv" "$tmp/live-$h/live.json" >/dev/null; }; then
 		ok "live $h: exit $rc /$pattern/"
 	else
 		bad "live $h (exit $rc, wanted $want and /$pattern/)"
-		head -c 600 "$tmp/live-$h/report.err"
+		head -c 600 "$tmp/live-$h/live.err"
 	fi
 done
 

@@ -89,9 +89,9 @@ sys.exit(not (p["lua_version"] == sys.argv[2] and
 		"fake-$newer" metamethods "$live" >"$tmp/make.log" 2>&1; then
 		sed -i "s/^luaversion\t.*/luaversion\tLua ${newer%.*}/" "$live/truth.tsv"
 		check "$newer live: exit status 0" [ "$(cat "$live/live.rc")" = 0 ]
-		check "$newer live: warns" grep -q "\"$warn" "$live/report.json"
+		check "$newer live: warns" grep -q "\"$warn" "$live/live.json"
 		check "$newer live: frames equal the truth" \
-			"$py" "$top_srcdir/tests/matrix/compare.py" -q "$live/truth.tsv" "$live/report.json"
+			"$py" "$top_srcdir/tests/matrix/compare.py" -q "$live/truth.tsv" "$live/live.json"
 	else
 		echo "FAIL $newer live: $(tail -2 "$tmp/make.log")"
 		status=1
