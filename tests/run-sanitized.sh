@@ -2,9 +2,12 @@
 # The inspect path under AddressSanitizer and UndefinedBehaviorSanitizer
 # (any error aborts), and under valgrind memcheck:
 #  - luacore-inspect and tests/corrupt built with -fsanitize=address,
-#    undefined into $top_builddir/_san, then: every fixture core of the
-#    matrix and post-mortem sets (140) with --json --locals --stack and as
-#    text, with the exit status of the normal build; run-corrupt.sh (69
+#    undefined into $top_builddir/_san, then: the fixture cores of the
+#    matrix and post-mortem sets of Debian's builds and of one build per
+#    layout family and optimization level ($LC_SAN_BUILDS: 5.1.1, 5.2.0,
+#    5.2.4, 5.3.0, 5.4.0, 5.4.7, 5.5.0; about 400 cores) with --json
+#    --locals --stack and as text, with the exit status of the normal
+#    build; run-corrupt.sh (69
 #    damaged cores), run-badinput.sh and run-options.sh with those
 #    binaries;
 #  - luacore-sample built the same way, through run-soak.sh for
@@ -66,7 +69,14 @@ for t in check_names check_values check_target check_vm; do
 done
 
 n=0 bad=0
-for c in "$out"/*/*/core; do
+san_builds=${LC_SAN_BUILDS:-"deb-5.1 deb-5.3 deb-5.4 src-5.1.1-O2 src-5.2.0-O0 src-5.2.4-O0 src-5.2.4-O2
+ src-5.3.0-O2 src-5.4.0-O0 src-5.4.7-O0 src-5.4.7-O2 src-5.5.0-O0 src-5.5.0-O2"}
+cores=()
+for b in $san_builds; do
+	[ -d "$out/$b" ] || { echo "FAIL: no fixture build $out/$b (run tests/run-matrix.sh first)"; exit 1; }
+	cores+=("$out/$b"/*/core)
+done
+for c in "${cores[@]}"; do
 	d=$(dirname "$c")
 	want=0
 	"$build/src/luacore-inspect" "$c" "$d/exe" >/dev/null 2>&1 || want=$?
