@@ -311,8 +311,9 @@ void lc_stack_decode(struct lc_target *t, struct lc_pass *pass, int tid,
 		 * inside the interpreter frame that called it. */
 		if (cc && (roles & LC_ROLE_CALLS_C) &&
 		    lc_interp_has_pc(in, n->pc) && !next_is_lua(cc) &&
-		    /* (a frame that calls C functions may run Lua too:
-		     * 5.4.0's luaD_call, here calling the interpreter) */
+		    /* (a frame that calls C functions may run Lua too, as
+		     * 5.4.0's call function does: here it called the
+		     * interpreter) */
 		    !(i > 0 && (native_roles(in, &nf[i - 1]) & LC_ROLE_RUNS_LUA)) &&
 		    !cfunc_ahead(in, nf, nnf, i, cc->w.frames[cc->next].cfunc)) {
 			cur = live;
