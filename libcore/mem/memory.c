@@ -688,7 +688,7 @@ bool lc_memory_has_space(const struct lc_memory *m)
 bool lc_memory_region_at(struct lc_memory *m, uint64_t addr, uint64_t *start,
 			 uint64_t *end, unsigned *flags)
 {
-	const struct range *s = find(&m->regions, addr);
+	const struct range *s = find(m->nspaces ? &m->regions : &m->prim, addr);
 
 	if (!s)
 		return false;

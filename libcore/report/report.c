@@ -241,6 +241,7 @@ static void build_vms(struct lc_target *t, const struct lc_interp *in,
 	struct running {
 		size_t thread;
 		uint64_t addr, g;
+		bool runnable;
 	} *run = NULL;
 	size_t nrun = 0;
 
@@ -257,7 +258,8 @@ static void build_vms(struct lc_target *t, const struct lc_interp *in,
 			if (!p)
 				break;
 			run = p;
-			run[nrun++] = (struct running){ i, st.addr, st.vm };
+			run[nrun++] = (struct running){ i, st.addr, st.vm,
+							st.runnable };
 		}
 	}
 
@@ -291,6 +293,14 @@ static void build_vms(struct lc_target *t, const struct lc_interp *in,
 				continue;
 			lt->os_tid = th->tid;
 			lt->status = last ? "running" : "normal";
+			/* Its status says it runs nowhere (stack.c). */
+			if (!run[a].runnable) {
+				lt->partial = true;
+				if (!lt->note)
+					asprintf(&lt->note,
+						 "its status (%d) says it does not run, but thread %d runs it",
+						 lt->raw_status, th->tid);
+			}
 			for (size_t b = a; b-- > 0;)
 				if (run[b].thread == run[a].thread &&
 				    run[b].g == vm->g) {
@@ -324,6 +334,45 @@ static void drop_native(struct lc_thread *th)
 			th->frames[out++] = th->frames[i];
 	}
 	th->nframes = out;
+}
+
+/* Something unreadable anywhere makes everything that holds it partial:
+ * a frame with a value read in part, a thread with such a frame, a VM
+ * with such a thread, and the report. */
+static bool frames_partial(struct lc_frame *f, size_t n)
+{
+	bool any = false;
+
+	for (size_t i = 0; i < n; i++) {
+		for (size_t k = 0; k < f[i].nvars; k++)
+			if (f[i].vars[k].value.partial)
+				f[i].partial = true;
+		any |= f[i].partial;
+	}
+	return any;
+}
+
+static void propagate_partial(struct lc_report *r)
+{
+	for (size_t i = 0; i < r->nthreads; i++) {
+		struct lc_thread *th = &r->threads[i];
+
+		if (frames_partial(th->frames, th->nframes))
+			th->partial = true;
+		r->partial |= th->partial;
+	}
+	for (size_t v = 0; v < r->nvms; v++) {
+		struct lc_vm *vm = &r->vms[v];
+
+		for (size_t k = 0; k < vm->nthreads; k++) {
+			struct lc_luathread *lt = &vm->threads[k];
+
+			if (frames_partial(lt->frames, lt->nframes))
+				lt->partial = true;
+			vm->partial |= lt->partial;
+		}
+		r->partial |= vm->partial;
+	}
 }
 
 struct lc_error *lc_report_create(struct lc_target *t,
@@ -480,6 +529,7 @@ struct lc_error *lc_report_create(struct lc_target *t,
 		}
 		r->partial = true;
 	}
+	propagate_partial(r);
 	if (in)
 		in->ops->end(pass);
 	*ret = r;

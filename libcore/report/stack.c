@@ -192,9 +192,22 @@ void lc_stack_decode(struct lc_target *t, struct lc_pass *pass, int tid,
 				continue;
 			/* Running or normal: status OK with frames.  A
 			 * coroutine that died of an error keeps its frames
-			 * (and a yielded one its), but runs nowhere. */
-			if (!in->ops->state(pass, a, &st) || !st.runnable)
+			 * (and a yielded one its), but runs nowhere.  The
+			 * interpreter running a state its DWARF names says
+			 * otherwise: a status that disagrees is damage, and
+			 * the frames are shown, marked. */
+			if (!in->ops->state(pass, a, &st))
 				continue;
+			if (!st.runnable) {
+				if (!st.active || a != nf[i].L ||
+				    !(native_roles(in, &nf[i]) & LC_ROLE_RUNS_LUA))
+					continue;
+				th->partial |= LC_PARTIAL_BAD_STATE;
+				if (!th->note)
+					asprintf(&th->note,
+						 "lua_State 0x%" PRIx64 " runs in frame #%zu but its status says it does not",
+						 a, i);
+			}
 			void *p = realloc(cs, (ncs + 1) * sizeof(*cs));
 			if (!p)
 				break;

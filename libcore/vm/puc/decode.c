@@ -4,6 +4,7 @@
 #include <config.h>
 
 #include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,6 +75,7 @@ struct proto {
 	char *source;
 	bool bad_source;	/* points to something that is no string */
 	int linedefined, lastlinedefined;
+	bool bad_lines;		/* linedefined/lastlinedefined impossible */
 	uint64_t code;
 	int sizecode;
 	bool names_tried;
@@ -109,6 +111,7 @@ struct lc_lua_ctx {
 	size_t ngnames;
 	uint64_t *gn_vms;	/* VMs whose package.loaded was scanned */
 	size_t ngn_vms;
+	size_t ci_steps;	/* CallInfo steps taken (LC_CI_BUDGET) */
 };
 
 struct lc_error *lc_lua_ctx_create(struct lc_program *p,
@@ -648,6 +651,38 @@ int lc_lua_state_ccalls(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 
 /* ---- CallInfo walk ---- */
 
+/* The GC tag a Proto's header carries (lobject.h LUA_TPROTO, 5.4+
+ * LUA_VPROTO): one past the basic types. */
+static unsigned proto_tag(const struct lc_layout *l)
+{
+	return l->major >= 504 ? 10 : 9;
+}
+
+/* The object at addr lies in writable memory, as everything the
+ * collector allocates does, and carries GC tag tag in its header
+ * (CommonHeader's tt, at the same offset in every collectable object). */
+static bool gc_tag_is(struct lc_lua_ctx *ctx, uint64_t addr, unsigned tag)
+{
+	uint8_t tt;
+
+	return addr && !(addr & 7) && lc_memory_is_data(ctx->mem, addr, 16) &&
+	       lc_read_u8(ctx->mem, addr + (uint64_t)ctx->l->L.tt.off, &tt) == 0 &&
+	       (tt & 0x3f) == tag;
+}
+
+/* A closure's header tag: its variant (5.2.1+: lfunc.c luaF_newCclosure,
+ * luaF_newLclosure), 5.2.0's the base type for both. */
+static bool closure_tag_is(struct lc_lua_ctx *ctx, uint64_t addr,
+			   unsigned variant)
+{
+	return gc_tag_is(ctx, addr, ctx->l->release == 50200 ? TAG_FUNCTION :
+				    variant);
+}
+
+/* What the function in a CallInfo's slot is.  Every pointer it follows
+ * must lead to an object of the type it claims (a closure's header tag,
+ * its Proto's); a slot that holds no function, or points at the wrong
+ * kind of object, leaves ci->bad set. */
 static void decode_func(struct lc_lua_ctx *ctx, struct lc_ci *ci)
 {
 	const struct lc_layout *l = ctx->l;
@@ -660,14 +695,26 @@ static void decode_func(struct lc_lua_ctx *ctx, struct lc_ci *ci)
 		uint8_t isC;
 
 		if (tv.tag != TAG_FUNCTION ||
-		    lc_read_u8(ctx->mem, tv.value + (uint64_t)l->cl.isC.off, &isC) < 0)
+		    !gc_tag_is(ctx, tv.value, TAG_FUNCTION) ||
+		    lc_read_u8(ctx->mem, tv.value + (uint64_t)l->cl.isC.off, &isC) < 0 ||
+		    isC > 1)
 			return;
 		if (isC) {
 			if (lc_read_u64(ctx->mem, tv.value + (uint64_t)l->cl.f.off,
-					&ci->cfunc) < 0)
+					&ci->cfunc) < 0 || !ci->cfunc)
 				return;
+			/* CClosure.f and LClosure.p share an offset: a C
+			 * closure whose function is a Proto is a Lua
+			 * closure with a damaged isC. */
+			if (gc_tag_is(ctx, ci->cfunc, proto_tag(l))) {
+				ci->proto = ci->cfunc;
+				ci->cfunc = 0;
+				ci->kind_mismatch = true;
+				isC = 0;
+			}
 		} else if (lc_read_u64(ctx->mem, tv.value + (uint64_t)l->cl.p.off,
-				       &ci->proto) < 0) {
+				       &ci->proto) < 0 ||
+			   !gc_tag_is(ctx, ci->proto, proto_tag(l))) {
 			return;
 		}
 		ci->is_lua = !isC;
@@ -676,16 +723,22 @@ static void decode_func(struct lc_lua_ctx *ctx, struct lc_ci *ci)
 	}
 	switch (tv.tag & 0x3f) {
 	case V_LCL:
-		if (lc_read_u64(ctx->mem, tv.value + (uint64_t)l->cl.p.off,
-				&ci->proto) < 0)
+		if (!closure_tag_is(ctx, tv.value, V_LCL) ||
+		    lc_read_u64(ctx->mem, tv.value + (uint64_t)l->cl.p.off,
+				&ci->proto) < 0 ||
+		    !gc_tag_is(ctx, ci->proto, proto_tag(l)))
 			return;
+		ci->slot_lua = true;
 		break;
 	case V_LCF:
 		ci->cfunc = tv.value;
+		if (!ci->cfunc)
+			return;
 		break;
 	case V_CCL:
-		if (lc_read_u64(ctx->mem, tv.value + (uint64_t)l->cl.f.off,
-				&ci->cfunc) < 0)
+		if (!closure_tag_is(ctx, tv.value, V_CCL) ||
+		    lc_read_u64(ctx->mem, tv.value + (uint64_t)l->cl.f.off,
+				&ci->cfunc) < 0 || !ci->cfunc)
 			return;
 		break;
 	default:
@@ -736,6 +789,14 @@ static int read_ci(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 
 		ci->is_lua = b->lua ? (ci->callstatus & b->lua) != 0 :
 			     !(ci->callstatus & b->c);
+		/* The status bits and the function in the slot must agree
+		 * (luaD_precall sets one from the other).  Where they do
+		 * not, the function says what the frame is, and the frame
+		 * is marked. */
+		if (!ci->bad && ci->is_lua != ci->slot_lua) {
+			ci->kind_mismatch = true;
+			ci->is_lua = ci->slot_lua;
+		}
 	}
 	if (ci->is_lua && !ci->proto)
 		ci->bad = true;
@@ -763,12 +824,59 @@ static int read_ci(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 	return 0;
 }
 
+int lc_lua_ci_prev(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
+		   struct lc_ci_cursor *c, uint64_t ci, uint64_t *prev)
+{
+	const struct lc_layout *l = ctx->l;
+	uint64_t p, next;
+
+	if (ctx->ci_steps >= LC_CI_BUDGET)
+		return LC_CI_SPENT;
+	ctx->ci_steps++;
+	if (l->major == 501) {
+		/* An array: step down, never below base_ci. */
+		if (ci <= st->base_ci || ci - st->base_ci < l->sz_callinfo)
+			return LC_CI_BROKEN;
+		*prev = ci - l->sz_callinfo;
+		return 0;
+	}
+	/* The list is doubly linked: a previous whose next is not us means
+	 * a corrupted chain. */
+	if (lc_read_u64(ctx->mem, ci + (uint64_t)l->ci.previous.off, &p) < 0 ||
+	    !p || (p & 7) ||
+	    lc_read_u64(ctx->mem, p + (uint64_t)l->ci.next.off, &next) < 0 ||
+	    next != ci)
+		return LC_CI_BROKEN;
+	if (!c->power) {
+		c->power = 1;
+		c->mark = ci;
+	}
+	if (p == c->mark)
+		return LC_CI_CYCLE;
+	if (++c->lam == c->power) {
+		c->mark = p;
+		c->power *= 2;
+		c->lam = 0;
+	}
+	*prev = p;
+	return 0;
+}
+
+const char *lc_lua_ci_why(int step)
+{
+	switch (step) {
+	case LC_CI_CYCLE: return "the CallInfo chain loops";
+	case LC_CI_SPENT: return "the report's budget of CallInfo steps is spent";
+	default: return "the CallInfo chain is broken";
+	}
+}
+
 struct lc_error *lc_lua_walk(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 			     size_t max, struct lc_ci **ret, size_t *nret,
 			     bool *partial)
 {
-	const struct lc_layout *l = ctx->l;
 	struct lc_ci *cis = NULL;
+	struct lc_ci_cursor cur = { 0 };
 	size_t n = 0, cap = 0;
 	uint64_t ci = st->ci;
 
@@ -796,29 +904,9 @@ struct lc_error *lc_lua_walk(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 			cap = ncap;
 		}
 		cis[n++] = c;
-		if (l->major == 501) {
-			/* An array: step down, never below base_ci. */
-			if (ci <= st->base_ci || ci - st->base_ci < l->sz_callinfo) {
-				*partial = true;
-				break;
-			}
-			ci -= l->sz_callinfo;
-		} else {
-			uint64_t prev, next;
-
-			if (lc_read_u64(ctx->mem, ci + (uint64_t)l->ci.previous.off,
-					&prev) < 0 || !prev) {
-				*partial = true;
-				break;
-			}
-			/* The list is doubly linked: a previous whose next
-			 * is not us means a corrupted (or cyclic) chain. */
-			if (lc_read_u64(ctx->mem, prev + (uint64_t)l->ci.next.off,
-					&next) < 0 || next != ci) {
-				*partial = true;
-				break;
-			}
-			ci = prev;
+		if (lc_lua_ci_prev(ctx, st, &cur, ci, &ci) < 0) {
+			*partial = true;
+			break;
 		}
 	}
 	*ret = cis;
@@ -858,6 +946,11 @@ static struct proto *proto_get(struct lc_lua_ctx *ctx, uint64_t addr)
 		return p;
 	p->source = src ? lc_lua_read_string(ctx, src, NULL, NULL) : NULL;
 	p->bad_source = src && !p->source;
+	/* A main chunk has both 0 (lparser.c mainfunc); a function's last
+	 * line is never before its first. */
+	p->bad_lines = p->linedefined < 0 ||
+		       (p->linedefined == 0 && p->lastlinedefined != 0) ||
+		       (p->linedefined > 0 && p->lastlinedefined < p->linedefined);
 	p->ok = true;
 	return p;
 }
@@ -993,20 +1086,23 @@ int lc_lua_current_pc(struct lc_lua_ctx *ctx, const struct lc_ci *ci)
 }
 
 /* pc of the instruction a Lua CallInfo is executing (ldebug.c:currentpc:
- * savedpc points past it; so does luaV_execute's own pc).  -1 if out of
- * range. */
+ * savedpc points past it; so does luaV_execute's own pc): -1 if the
+ * function has not run its first instruction (savedpc at the code's
+ * start), PC_BAD if savedpc is not inside the Proto's code or not
+ * aligned on an instruction. */
+#define PC_BAD	(-2)
+
 static int current_pc(const struct proto *p, const struct lc_ci *ci)
 {
 	uint64_t at = ci->livepc ? ci->livepc : ci->savedpc;
-	int64_t d;
+	uint64_t d;
 
-	if (!p->ok || at < p->code || (at - p->code) % 4)
-		return -1;
-	d = (int64_t)((at - p->code) / 4) - 1;
-	/* -1: the function has not run its first instruction yet. */
-	if (d < -1 || d >= p->sizecode)
-		return -2;
-	return (int)d;
+	if (!p->ok || !p->code || at < p->code || (at - p->code) % 4)
+		return PC_BAD;
+	d = (at - p->code) / 4;
+	if (d > (uint64_t)p->sizecode)
+		return PC_BAD;
+	return (int)d - 1;
 }
 
 /* Line of pc.  5.1-5.3: lineinfo[pc] is absolute (ldebug.c:getfuncline /
@@ -1079,6 +1175,7 @@ static int line_of(struct lc_lua_ctx *ctx, const struct proto *p, int pc,
 		if (pc - basepc > 0) {
 			int n = pc - basepc;
 			int8_t *d = malloc((size_t)n);
+			int64_t sum = line;
 
 			if (!d || lc_read(ctx->mem, li + (uint64_t)(basepc + 1), d,
 					  (size_t)n) < 0) {
@@ -1086,9 +1183,16 @@ static int line_of(struct lc_lua_ctx *ctx, const struct proto *p, int pc,
 				*partial = true;
 				return -1;
 			}
+			/* At most 2^24 deltas of at most 128: no overflow in
+			 * 64 bits; a sum no int holds is damage. */
 			for (int i = 0; i < n; i++)
-				line += d[i];
+				sum += d[i];
 			free(d);
+			if (sum < INT_MIN || sum > INT_MAX) {
+				*partial = true;
+				return -1;
+			}
+			line = (int)sum;
 		}
 		return line;
 	}
@@ -1277,6 +1381,33 @@ bool lc_lua_live_pc(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 	return true;
 }
 
+/* The line a Lua frame is at, checked: its pc inside the code, its line
+ * inside the function's lines, [linedefined, lastlinedefined] (a main
+ * chunk's from 1).  What fails is marked in *partial; a pc outside the
+ * code has no line (-1). */
+static int frame_line(struct lc_lua_ctx *ctx, const struct proto *p,
+		      const struct lc_ci *ci, bool *partial)
+{
+	int pc = current_pc(p, ci);
+	int line;
+
+	if (pc == PC_BAD) {
+		*partial = true;
+		return -1;
+	}
+	/* 5.4 gives a function that has not started its linedefined
+	 * (luaG_getfuncline with pc -1). */
+	if (pc == -1 && ctx->l->major >= 504)
+		return p->linedefined;
+	line = line_of(ctx, p, pc, partial);
+	if (line == -1 || (line == 0 && ctx->l->major == 501))
+		return line;	/* stripped, or unreadable (marked) */
+	if (line < 1 || (p->linedefined > 0 &&
+			 (line < p->linedefined || line > p->lastlinedefined)))
+		*partial = true;
+	return line;
+}
+
 void lc_lua_frame(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 		  const struct lc_ci *cis, size_t n, size_t i,
 		  struct lc_frame *f)
@@ -1320,29 +1451,24 @@ void lc_lua_frame(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 				       ctx->l->major);
 		if (p->bad_source)
 			f->partial = true;	/* a source that is no string */
-		{
-			int pc = current_pc(p, ci);
+		if (p->bad_lines)
+			f->partial = true;
+		f->currentline = frame_line(ctx, p, ci, &f->partial);
+		f->line_from = ci->livepc ? "pc" : "savedpc";
+		f->savedpc_line = f->currentline;
+		if (ci->livepc) {
+			struct lc_ci saved = *ci;
+			bool partial = false;
 
-			/* 5.4 gives a function that has not started its
-			 * linedefined (luaG_getfuncline with pc -1). */
-			if (pc == -1 && ctx->l->major >= 504)
-				f->currentline = p->linedefined;
-			else
-				f->currentline = line_of(ctx, p, pc, &f->partial);
-			f->line_from = ci->livepc ? "pc" : "savedpc";
-			f->savedpc_line = f->currentline;
-			if (ci->livepc) {
-				struct lc_ci saved = *ci;
-				bool partial = false;
-
-				saved.livepc = 0;
-				pc = current_pc(p, &saved);
-				f->savedpc_line = pc == -1 && ctx->l->major >= 504 ?
-					p->linedefined :
-					line_of(ctx, p, pc, &partial);
-			}
+			saved.livepc = 0;
+			f->savedpc_line = frame_line(ctx, p, &saved, &partial);
 		}
 	}
+	if (ci->kind_mismatch)
+		f->partial = true;
+	/* A C function's code lies in no memory the program can write. */
+	if (!ci->is_lua && lc_memory_is_data(ctx->mem, ci->cfunc, 1))
+		f->partial = true;
 	f->istailcall = (ci->callstatus & cist_of(ctx->l)->tail) != 0;
 	namewhat = func_name(ctx, cis, n, i, &name);
 	if (namewhat && name) {

@@ -612,6 +612,23 @@ static void decode_gc(struct lc_lua_ctx *ctx, uint64_t g, struct lc_vm *vm,
  * leads to a Lua object header: a freed block has allocator links there
  * (glibc mangles them, or they point into its arenas, whose "tag" byte is
  * that of an aligned pointer). */
+/* a lies in the mapping that holds some thread's stack pointer. */
+static bool on_machine_stack(struct lc_lua_ctx *ctx, uint64_t a)
+{
+	const struct lc_program *p = lc_lua_program(ctx);
+	struct lc_memory *t = lc_lua_mem(ctx);
+	uint64_t lo, hi;
+	unsigned flags;
+
+	if (!lc_memory_region_at(t, a, &lo, &hi, &flags))
+		return false;
+	for (size_t i = 0; i < p->nthreads; i++)
+		if (p->threads[i].have_regs && p->threads[i].regs[7] >= lo &&
+		    p->threads[i].regs[7] < hi)
+			return true;
+	return false;
+}
+
 static bool candidate_alive(struct lc_lua_ctx *ctx, uint64_t a)
 {
 	const struct lc_layout *l = lc_lua_layout(ctx);
@@ -633,6 +650,8 @@ static struct lc_error *decode_impl(struct lc_lua_ctx *ctx, uint64_t g,
 				    size_t max_objects, bool scanned,
 				    const uint64_t *cands, size_t ncands,
 				    struct lc_vm *vm);
+static void th_note(struct lc_luathread *th, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 struct lc_error *lc_vm_decode_max(struct lc_lua_ctx *ctx, uint64_t g,
 				  size_t max_objects, struct lc_vm *vm)
@@ -713,9 +732,13 @@ static struct lc_error *decode_impl(struct lc_lua_ctx *ctx, uint64_t g,
 					&lg) < 0 || lg != g ||
 			    !candidate_alive(ctx, cands[i]))
 				continue;
+			/* One that does not validate is listed as damaged
+			 * below, as one on a GC list is, unless it lies on a
+			 * machine stack: a copy a C function made. */
 			struct lc_lstate cs;
 
-			if (lc_lua_state_read(ctx, cands[i], &cs) < 0)
+			if (lc_lua_state_read(ctx, cands[i], &cs) < 0 &&
+			    on_machine_stack(ctx, cands[i]))
 				continue;
 			if (push_u64(&o.threads, &o.n, &o.cap, cands[i]) < 0)
 				goto nomem;
@@ -759,7 +782,16 @@ static struct lc_error *decode_impl(struct lc_lua_ctx *ctx, uint64_t g,
 		}
 		seen[k] = true;
 		if (lc_lua_state_read(ctx, a, &ts) < 0 || ts.g != g) {
+			struct lc_luathread *bt = &vm->threads[vm->nthreads++];
+
 			nbad++;
+			bt->addr = a;
+			bt->g = g;
+			bt->status = "damaged";
+			bt->raw_status = -1;
+			bt->errorjmp_status = -1;
+			bt->topslot = -1;
+			th_note(bt, "a thread object of this VM that does not validate as a lua_State (its stack, CallInfo or state fields are damaged)");
 			continue;
 		}
 		lc_luathread_decode(ctx, &ts, &vm->threads[vm->nthreads++]);
@@ -771,8 +803,10 @@ static struct lc_error *decode_impl(struct lc_lua_ctx *ctx, uint64_t g,
 		      cmp_luathread);
 	if (nbad) {
 		o.partial = true;
-		note_add(&o, "%zu thread object%s on the GC lists do%s not validate as lua_State of this VM",
-			 nbad, nbad == 1 ? "" : "s", nbad == 1 ? "es" : "");
+		note_add(&o, "%zu thread object%s %s do%s not validate as lua_State of this VM",
+			 nbad, nbad == 1 ? "" : "s",
+			 scanned ? "found in memory" : "on the GC lists",
+			 nbad == 1 ? "es" : "");
 	}
 	if (ndup) {
 		o.partial = true;
@@ -837,7 +871,7 @@ static long ci_depth(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 		     struct lc_luathread *th)
 {
 	const struct lc_layout *l = lc_lua_layout(ctx);
-	struct lc_memory *t = lc_lua_mem(ctx);
+	struct lc_ci_cursor cur = { 0 };
 	uint64_t ci = st->ci;
 	long n = 0;
 
@@ -845,21 +879,19 @@ static long ci_depth(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 		return l->sz_callinfo ?
 		       (long)((st->ci - st->base_ci) / l->sz_callinfo) : 0;
 	while (ci != st->base_ci) {
-		uint64_t prev, next;
+		uint64_t at = ci;
+		int k;
 
 		if (n >= LC_MAX_CI) {
 			th_note(th, "more than %d CallInfos", LC_MAX_CI);
 			break;
 		}
-		if (lc_read_u64(t, ci + (uint64_t)l->ci.previous.off,
-				&prev) < 0 || !prev ||
-		    lc_read_u64(t, prev + (uint64_t)l->ci.next.off,
-				&next) < 0 || next != ci) {
-			th_note(th, "CallInfo chain broken at 0x%" PRIx64, ci);
+		k = lc_lua_ci_prev(ctx, st, &cur, at, &ci);
+		if (k < 0) {
+			th_note(th, "%s at 0x%" PRIx64, lc_lua_ci_why(k), at);
 			break;
 		}
 		n++;
-		ci = prev;
 	}
 	return n;
 }

@@ -48,6 +48,8 @@ struct lc_ci {
 	bool bad;		/* function slot unreadable or not a function */
 	bool hook_yield;	/* the top frame of a thread a hook yielded */
 	bool continues;		/* 5.2+: a C function with a continuation */
+	bool slot_lua;		/* 5.2+: the slot holds a Lua closure */
+	bool kind_mismatch;	/* 5.2+: status bits and slot disagree */
 };
 
 struct lc_lua_ctx;
@@ -128,6 +130,24 @@ int lc_lua_state_ccalls(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 struct lc_error *lc_lua_walk(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 			     size_t max, struct lc_ci **ret, size_t *nret,
 			     bool *partial);
+
+/* One step down a CallInfo chain, for every walk of one: from ci to the
+ * CallInfo it was called from (5.1: the array entry below; 5.2+:
+ * previous, whose next must be ci).  A cursor starts zeroed per walk;
+ * it detects a cycle within twice the chain's length (Brent's
+ * algorithm), and every step of every walk of the context counts
+ * against the context's budget (LC_CI_BUDGET).  0: *prev is the next
+ * CallInfo; LC_CI_BROKEN, LC_CI_CYCLE, LC_CI_SPENT otherwise. */
+#define LC_CI_BUDGET	(1u << 22)	/* CallInfo steps in one pass */
+enum { LC_CI_BROKEN = -1, LC_CI_CYCLE = -2, LC_CI_SPENT = -3 };
+struct lc_ci_cursor {
+	uint64_t mark;
+	size_t power, lam;
+};
+int lc_lua_ci_prev(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
+		   struct lc_ci_cursor *c, uint64_t ci, uint64_t *prev);
+/* Why a step failed, in words. */
+const char *lc_lua_ci_why(int step);
 
 /* The locals of the luaV_execute frame that runs ci (the innermost Lua
  * CallInfo of its run), where DWARF locates them.  Bit k of mask: vals[k]
