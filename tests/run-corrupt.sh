@@ -5,11 +5,20 @@
 # outside the stack, a lua_State's stack pointer moved 1 MiB down, a Proto with absurd sizes, a string of 2^40 bytes, a
 # GC list that loops, a global_State whose mainthread is not its own, an
 # errorJmp chain into unmapped memory, a machine stack overwritten with
-# 0x41 bytes).  luacore-inspect must finish within 30 s with exit status
-# 1 (a partial result), mark what is wrong (a note, or a frame marked
-# "(partial)"), and still print valid JSON.
+# 0x41 bytes; a saved pc NULL, below the code or between instructions;
+# absurd line info; a linedefined of INT32_MAX; status bits that say C
+# for a Lua frame; the running state's status saying yielded; a
+# suspended coroutine that no longer validates; self-looping CallInfos
+# in every suspended coroutine, and in 10,000 of them).  luacore-inspect
+# must finish within 30 s with exit status 1 (a partial result), mark
+# what is wrong (a note, or a frame marked "(partial)"), and print valid
+# JSON in which (tests/corrupt/check.py) partial marks propagate to the
+# thread, VM and report, no thread's Lua frames differ from the
+# unmodified core's unmarked, and the damaged frame, state or coroutine
+# itself is marked.
 set -uo pipefail
 top_builddir=${top_builddir:-.}
+top_srcdir=${top_srcdir:-.}
 inspect=$top_builddir/src/luacore-inspect
 corrupt=$top_builddir/tests/corrupt/corrupt
 out=${LUACORE_MATRIX_DIR:-$top_builddir/fixtures/out}
@@ -20,9 +29,15 @@ trap 'rm -rf "$tmp"' EXIT
 pass=0 fail=0 na=0
 
 for b in $builds; do
-	d=$out/$b/coroutines3
 	for sc in ci-cycle ci-next stack-outside stack-moved proto-sizes string-len gc-cycle \
-		mainthread longjmp smashed-stack; do
+		mainthread longjmp smashed-stack savedpc-null savedpc-below savedpc-odd \
+		lineinfo linedefined kind-bits status-flip co-header ci-loops; do
+		# The coroutine scenarios need suspended coroutines.
+		case $sc in co-header|ci-loops) cell=yield_c ;; *) cell=coroutines3 ;; esac
+		d=$out/$b/$cell
+		[ -f "$tmp/orig-$b-$cell.json" ] ||
+			"$inspect" --json --locals --stack "$d/core" "$d/exe" \
+				>"$tmp/orig-$b-$cell.json" 2>/dev/null
 		rc=0
 		"$corrupt" "$sc" "$d/core" "$d/exe" "$tmp/core" >"$tmp/what" 2>&1 || rc=$?
 		if [ "$rc" = 1 ]; then
@@ -45,7 +60,8 @@ for b in $builds; do
 		timeout 30 "$inspect" $opt --json --locals --stack "$tmp/core" "$d/exe" \
 			>"$tmp/json" 2>/dev/null || jrc=$?
 		if [ "$rc" = 1 ] && [ "$jrc" = 1 ] && grep -qE "note: |\(partial\)" "$tmp/txt" &&
-			python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$tmp/json"; then
+			python3 "$top_srcdir/tests/corrupt/check.py" "$sc" "$tmp/orig-$b-$cell.json" \
+				"$tmp/json" "$tmp/what" >"$tmp/check" 2>&1; then
 			pass=$((pass + 1))
 			echo "PASS $b $sc: exit 1 in $secs s; $(grep -m1 -oE 'note: .*|.*\(partial\)' "$tmp/txt" | sed 's/^ *//' | cut -c1-120)"
 		else
@@ -53,6 +69,36 @@ for b in $builds; do
 			echo "FAIL $b $sc: exit $rc (json $jrc) in $secs s, wanted 1, marked, and valid JSON"
 			sed 's/^/    /' "$tmp/what" | head -5
 			grep -m3 -E "note:|error" "$tmp/txt" | sed 's/^/    /'
+			sed 's/^/    /' "$tmp/check" 2>/dev/null | head -5
+		fi
+	done
+done
+# Ten thousand coroutines whose CallInfos all link to themselves: each
+# loop is found in a step or two (it used to be walked to a cap of a
+# million CallInfos, 0.16 s a state), and the whole report stays within
+# 30 s (it takes about a second).
+for b in ${LC_CORRUPT_MANY_BUILDS:-deb-5.4 src-5.3.6-O2}; do
+	mc=$tmp/mc-$b
+	if ! LC_BUILDS=$out "$top_srcdir/fixtures/make-core.sh" "$b" many_coroutines "$mc" >"$tmp/what" 2>&1 ||
+		! "$corrupt" ci-loops "$mc/core" "$mc/exe" "$tmp/core" >"$tmp/what" 2>&1; then
+		fail=$((fail + 1))
+		echo "FAIL $b many_coroutines ci-loops: no core: $(tail -1 "$tmp/what")"
+		continue
+	fi
+	for opt in --json "--json --no-scan"; do
+		t0=$(date +%s.%N)
+		rc=0
+		timeout 30 "$inspect" $opt "$tmp/core" "$mc/exe" >"$tmp/json" 2>/dev/null || rc=$?
+		secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+		"$inspect" --json "$mc/core" "$mc/exe" >"$tmp/orig.json" 2>/dev/null
+		if [ "$rc" = 1 ] && python3 "$top_srcdir/tests/corrupt/check.py" ci-loops \
+			"$tmp/orig.json" "$tmp/json" "$tmp/what" >"$tmp/check" 2>&1; then
+			pass=$((pass + 1))
+			echo "PASS $b 10000 self-looping coroutines ($opt): exit 1 in $secs s, every loop noted"
+		else
+			fail=$((fail + 1))
+			echo "FAIL $b 10000 self-looping coroutines ($opt): exit $rc in $secs s"
+			sed 's/^/    /' "$tmp/check" | head -5
 		fi
 	done
 done

@@ -193,14 +193,16 @@ void lc_stack_decode(struct lc_target *t, struct lc_pass *pass, int tid,
 			/* Running or normal: status OK with frames.  A
 			 * coroutine that died of an error keeps its frames
 			 * (and a yielded one its), but runs nowhere.  The
-			 * interpreter running a state its DWARF names says
-			 * otherwise: a status that disagrees is damage, and
-			 * the frames are shown, marked. */
+			 * interpreter running a state its DWARF names, or a
+			 * resume of it, says otherwise: a status that
+			 * disagrees is damage, and the frames are shown,
+			 * marked. */
 			if (!in->ops->state(pass, a, &st))
 				continue;
 			if (!st.runnable) {
 				if (!st.active || a != nf[i].L ||
-				    !(native_roles(in, &nf[i]) & LC_ROLE_RUNS_LUA))
+				    !(native_roles(in, &nf[i]) &
+				      (LC_ROLE_RUNS_LUA | LC_ROLE_RESUME)))
 					continue;
 				th->partial |= LC_PARTIAL_BAD_STATE;
 				if (!th->note)

@@ -24,7 +24,23 @@
  *                  (5.5: its embedded main thread's l_G points elsewhere)
  *   longjmp        the state's errorJmp chain leads into unmapped memory
  *   smashed-stack  the crashed thread's machine stack overwritten with
- *                  0x41 bytes above its stack pointer, like an overflow */
+ *                  0x41 bytes above its stack pointer, like an overflow
+ * and, on the second Lua frame of that thread (the innermost's caller,
+ * whose pc is the one saved in its CallInfo):
+ *   savedpc-null   its saved pc is NULL
+ *   savedpc-below  its saved pc points below its Proto's code
+ *   savedpc-odd    its saved pc is not on an instruction boundary
+ *   lineinfo       the line info of its current instruction is absurd
+ *                  (5.1-5.3: line 2147483647; 5.4+: a delta of +127)
+ *   linedefined    its Proto's linedefined is INT32_MAX
+ *   kind-bits      its CallInfo's status bits say C (5.1: its closure's
+ *                  isC says C)
+ * and on states:
+ *   status-flip    the running lua_State's status says yielded
+ *   co-header      a suspended coroutine's stack pointer moved 1 MiB
+ *                  down, so that it no longer validates
+ *   ci-loops       every suspended coroutine's innermost CallInfo links
+ *                  to itself, both ways */
 #include <config.h>
 
 #include <fcntl.h>
@@ -36,12 +52,12 @@
 
 #include "../puc_support.h"
 
-#define MAX_PATCHES	64
+#define MAX_PATCHES	(1 << 16)
 
 static struct lc_target *t;
 static const struct lc_layout *l;
 static const uint8_t *raw;
-static struct { uint64_t addr; uint8_t bytes[512]; size_t len; } patch[MAX_PATCHES];
+static struct { uint64_t addr; uint8_t bytes[512]; size_t len; } *patch;
 static size_t npatch;
 
 static void die(const char *what)
@@ -109,6 +125,9 @@ int main(int argc, char **argv)
 		return 64;
 	}
 	sc = argv[1];
+	patch = calloc(MAX_PATCHES, sizeof(*patch));
+	if (!patch)
+		die("out of memory");
 	if ((err = lc_target_open_core(argv[2], argv[3], &t)) ||
 	    (err = lc_layout_get(t, &l)) ||
 	    (err = lc_test_ctx(t, &ctx)) ||
@@ -134,7 +153,89 @@ int main(int argc, char **argv)
 	       ", global_State 0x%" PRIx64 ", Lua %s\n", th->tid, L, ci, g,
 	       l->version);
 
-	if (strcmp(sc, "ci-cycle") == 0) {
+	/* The second Lua frame of the thread: its pc is its CallInfo's. */
+	const struct lc_frame *lf2 = NULL;
+	for (const struct lc_frame *f = lf + 1; f < th->frames + th->nframes; f++)
+		if (f->kind == LC_FRAME_LUA && f->ci && f->state == L &&
+		    f->what && strcmp(f->what, "Lua") == 0 && f->ci != st.ci) {
+			lf2 = f;
+			break;
+		}
+
+	if (strncmp(sc, "savedpc-", 8) == 0 || strcmp(sc, "lineinfo") == 0 ||
+	    strcmp(sc, "linedefined") == 0 || strcmp(sc, "kind-bits") == 0) {
+		uint64_t func, cl, p, code, pc;
+
+		if (!lf2)
+			skip("the innermost Lua frame has no Lua caller in its state");
+		func = rd(lf2->ci, l->ci.func);
+		cl = rd(func, l->tv.value);
+		p = rd(cl, l->cl.p);
+		code = rd(p, l->p.code);
+		pc = rd(lf2->ci, l->ci.savedpc);
+		printf("frame: %s:%d, CallInfo 0x%" PRIx64 ", Proto 0x%" PRIx64 "\n",
+		       lf2->short_src, lf2->currentline, lf2->ci, p);
+		if (strcmp(sc, "savedpc-null") == 0)
+			put(lf2->ci, l->ci.savedpc, 0);
+		else if (strcmp(sc, "savedpc-below") == 0)
+			put(lf2->ci, l->ci.savedpc, code - 64);
+		else if (strcmp(sc, "savedpc-odd") == 0)
+			put(lf2->ci, l->ci.savedpc, pc + 2);
+		else if (strcmp(sc, "linedefined") == 0)
+			put(p, l->p.linedefined, 0x7fffffff);
+		else if (strcmp(sc, "lineinfo") == 0) {
+			uint64_t li = rd(p, l->p.lineinfo);
+			uint64_t k = (pc - code) / 4 - 1;
+
+			if (l->major < 504) {
+				uint32_t v = 0x7fffffff;
+
+				put_bytes(li + k * 4, &v, 4);
+			} else {
+				uint8_t v = 127;
+
+				put_bytes(li + k, &v, 1);
+			}
+		} else if (l->major == 501) {
+			put(cl, l->cl.isC, 1);
+		} else {
+			/* The release's CIST bit that says Lua (5.2, 5.3) or
+			 * C (5.4, 5.5): lstate.h. */
+			unsigned bit = l->major == 502 ? 1u << 0 :
+				       l->major == 505 ? 1u << 15 : 1u << 1;
+			uint64_t cs = rd(lf2->ci, l->ci.callstatus);
+
+			put(lf2->ci, l->ci.callstatus, cs ^ bit);
+		}
+	} else if (strcmp(sc, "status-flip") == 0) {
+		put(L, l->L.status, 1);	/* LUA_YIELD */
+	} else if (strcmp(sc, "co-header") == 0 || strcmp(sc, "ci-loops") == 0) {
+		size_t n = 0;
+
+		for (size_t v = 0; v < r->nvms; v++)
+			for (size_t k = 0; k < r->vms[v].nthreads; k++) {
+				const struct lc_luathread *lt = &r->vms[v].threads[k];
+				struct lc_lstate cs;
+
+				if (!lt->status || strcmp(lt->status, "suspended") != 0 ||
+				    lc_lua_state_read(ctx, lt->addr, &cs) < 0 ||
+				    cs.ci == cs.base_ci)
+					continue;
+				if (sc[0] == 'c' && sc[1] == 'o') {
+					if (n == 0)
+						put(lt->addr, l->L.stack, cs.stack - (1ull << 20));
+				} else if (l->major == 501) {
+					skip("5.1 keeps CallInfos in an array, with no links");
+				} else {
+					put(cs.ci, l->ci.previous, cs.ci);
+					put(cs.ci, l->ci.next, cs.ci);
+				}
+				n++;
+			}
+		if (!n)
+			skip("no suspended coroutine with frames");
+		printf("%zu coroutines changed\n", n);
+	} else if (strcmp(sc, "ci-cycle") == 0) {
 		if (l->major == 501)
 			put(L, l->L.ci, st.end_ci + 1000ull * l->sz_callinfo);
 		else

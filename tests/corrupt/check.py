@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""Check a corrupted core's report against the unmodified core's.
+
+    check.py SCENARIO ORIG.json MUTANT.json WHAT
+
+WHAT is what tests/corrupt/corrupt printed.  Checks, for every scenario:
+  - partial marks propagate: a partial frame's thread is partial, a
+    partial Lua thread's VM is, and anything partial makes the report so;
+  - nothing differs from the unmodified core unmarked: a thread whose
+    frames differ (kind, what, line, name, in order) is marked partial.
+and per scenario what must be marked: the damaged frame (by its
+CallInfo) for the frame scenarios, the thread whose state's status lies
+for status-flip, a damaged coroutine for co-header, a loop note for every
+changed coroutine for ci-loops.  Prints what is wrong; exit 1 if any."""
+import json
+import re
+import sys
+
+sc, orig_p, mut_p, what_p = sys.argv[1:5]
+orig = json.load(open(orig_p))
+mut = json.load(open(mut_p))
+what = open(what_p).read()
+bad = []
+
+
+def frame_key(f):
+    return (f.get("kind"), f.get("what"), f.get("currentline"), f.get("name"))
+
+
+# Propagation.
+for th in mut["threads"]:
+    if any(f.get("partial") for f in th["frames"]) and not th["partial"]:
+        bad.append("thread %s has a partial frame but is not partial" % th["tid"])
+    if th["partial"] and not mut["process"]["partial"]:
+        bad.append("thread %s is partial but the report is not" % th["tid"])
+for vm in mut.get("vms", []):
+    for lt in vm["threads"]:
+        if any(f.get("partial") for f in lt.get("frames", [])) and not lt["partial"]:
+            bad.append("lua_State %s has a partial frame but is not partial" % lt["address"])
+        if lt["partial"] and not vm["partial"]:
+            bad.append("lua_State %s is partial but its VM is not" % lt["address"])
+    if vm["partial"] and not mut["process"]["partial"]:
+        bad.append("VM %s is partial but the report is not" % vm["address"])
+
+# Nothing differs unmarked.
+otids = {th["tid"]: th for th in orig["threads"]}
+for th in mut["threads"]:
+    o = otids.get(th["tid"])
+    if o is None:
+        continue
+    ok = [frame_key(f) for f in o["frames"] if f["kind"] == "lua"]
+    mk = [frame_key(f) for f in th["frames"] if f["kind"] == "lua"]
+    if ok != mk and not th["partial"]:
+        bad.append("thread %s: Lua frames differ from the unmodified core's, unmarked" % th["tid"])
+
+m = re.search(r"CallInfo (0x[0-9a-f]+), Proto", what)
+if sc in ("savedpc-null", "savedpc-below", "savedpc-odd", "lineinfo",
+          "linedefined", "kind-bits"):
+    ci = m.group(1) if m else None
+    hit = [f for th in mut["threads"] for f in th["frames"] if f.get("ci") == ci]
+    if not hit:
+        bad.append("no frame of CallInfo %s in the report" % ci)
+    for f in hit:
+        if not f.get("partial"):
+            bad.append("the damaged frame (CallInfo %s) is not marked partial" % ci)
+        if sc == "kind-bits" and f.get("what") == "C":
+            bad.append("the damaged frame (CallInfo %s) is shown as a C function" % ci)
+elif sc == "status-flip":
+    n_o = sum(1 for th in orig["threads"] for f in th["frames"] if f["kind"] == "lua")
+    n_m = sum(1 for th in mut["threads"] for f in th["frames"] if f["kind"] == "lua")
+    if n_m != n_o:
+        bad.append("%d Lua frames on the threads, the unmodified core has %d" % (n_m, n_o))
+    if not any(th["partial"] for th in mut["threads"]):
+        bad.append("no thread is marked")
+elif sc == "co-header":
+    if not any(lt.get("status") == "damaged" for vm in mut["vms"] for lt in vm["threads"]):
+        bad.append("no coroutine listed as damaged")
+elif sc == "ci-loops":
+    n = int(re.search(r"(\d+) coroutines changed", what).group(1))
+    loops = sum(1 for vm in mut["vms"] for lt in vm["threads"]
+                if "loops" in (lt.get("note") or ""))
+    if loops != n:
+        bad.append("%d coroutines changed, %d noted as looping" % (n, loops))
+
+for b in bad:
+    print(b)
+sys.exit(1 if bad else 0)
