@@ -982,6 +982,13 @@ void lc_luathread_decode(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 	th->topslot = (long)((st->top - st->stack) / slot);
 	th->ci_depth = ci_depth(ctx, st, th);
 
+	/* A status no release has (lua.h: LUA_OK 0 to LUA_ERRERR 5, 5.1's
+	 * LUA_ERRERR 5 too), or a yield with no frame that yielded, is
+	 * damage. */
+	if (st->status < 0 || st->status > 5)
+		th_note(th, "status %d is no thread status", st->status);
+	else if (st->status == ST_YIELD && !active)
+		th_note(th, "status says yielded, but the thread has no frame that yielded");
 	/* lcorolib.c auxstatus (5.1 costatus). */
 	if (st->status == ST_YIELD)
 		th->status = "suspended";
