@@ -179,6 +179,7 @@ def _declare(lib):
                                   ctypes.POINTER(vp)]),
         "lc_object_destroy": (None, [vp]),
         "lc_object_print_text": (None, [vp, vp]),
+        "lc_print_escaped": (None, [cp, vp]),
     }
     for name, (res, args) in sigs.items():
         fn = getattr(lib, name)
@@ -215,7 +216,10 @@ def _library():
 
 def _check(err):
     if err:
-        msg = _lib.lc_error_message(err).decode(errors="replace")
+        # Messages quote paths and names read from the target: escaped
+        # by the library, as the report's text is.
+        raw = _lib.lc_error_message(err)
+        msg = _capture(lambda f: _lib.lc_print_escaped(raw, f))
         _lib.lc_error_destroy(err)
         raise gdb.GdbError("luacore: " + msg)
 
