@@ -6,10 +6,13 @@
 # tests/escape/names.lua, under Debian's lua5.4, names its chunk
 # "=ESC[2J\nfake  #0 0x0 in main () at x.c:1", a global function
 # "gESC[31m\nfake\255\254x" and a field "fESC]0;tBEL" + U+009B (C1 CSI),
-# and runs as a program whose file name, and so its thread's name, is
+# and calls a function whose source is "@" and an OSC 8 hyperlink, whose
+# local and upvalue names (renamed in its binary chunk) hold ESC, a
+# newline and \255.  It runs as a program whose file name, and so its thread's name, is
 # "ESC[2J\n#1 0x0 in".  It writes its own traceback, then parks in
 # io.read.  Every output of ours is checked (tests/escape/check.py):
-#  - luacore-inspect -p (text with --locals; JSON), and on its core (gcore);
+#  - luacore-inspect -p (text and JSON, with --locals), and on its core
+#    (gcore);
 #  - gdb's lua-bt -a and lua-states on that core (gdb/luaprof.py);
 #  - luacore-sample -p -d 1 --wall: folded, SVG and speedscope files;
 # for: valid UTF-8, no byte below 0x20 but newline and tab, no DEL, no
@@ -74,7 +77,7 @@ run() {	# NAME CMD...: stdout to $tmp/NAME.out, stderr to $tmp/NAME.err
 	echo "$rc" >"$tmp/$name.rc"
 }
 run live "$inspect" -p "$pid" --locals
-run json "$inspect" -p "$pid" --json
+run json "$inspect" -p "$pid" --json --locals
 gcore -o "$tmp/core" "$pid" >"$tmp/gcore.log" 2>&1 ||
 	{ echo "FAIL: gcore"; cat "$tmp/gcore.log"; status=1; }
 run core "$inspect" "$tmp/core.$pid"

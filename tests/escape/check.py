@@ -63,13 +63,20 @@ CHUNK = b"\x1b[2J\nfake  #0 0x0 in main () at x.c:1"
 GNAME = b"g\x1b[31m\nfake\xff\xfex"
 FNAME = b"f\x1b]0;t\x07\xc2\x9b"
 COMM = b"\x1b[2J\n#1 0x0 in"
+PARK = b"\x1b]8;;file:///etc\x07park.lua\x1b]8;;\x07"
+LOCAL = b"\x1b[1m\n\xffL"
+UPVAL = b"\x1b\n\xff_"
 E_CHUNK = r"\e[2J\nfake  #0 0x0 in main () at x.c:1"
 E_G = r"g\e[31m\nfake\xff\xfex"
 E_F = r"f\e]0;t\a\xc2\x9b"
 E_COMM = r"\e[2J\n#1 0x0 in"
+E_PARK = r"\e]8;;file:///etc\apark.lua\e]8;;\a"
+E_LOCAL = r"\e[1m\n\xffL"
+E_UPVAL = r"\e\n\xff_"
 check("the test's oracle agrees with the forms written out",
-      (esc(CHUNK), esc(GNAME), esc(FNAME), esc(COMM)) ==
-      (E_CHUNK, E_G, E_F, E_COMM))
+      (esc(CHUNK), esc(GNAME), esc(FNAME), esc(COMM), esc(PARK),
+       esc(LOCAL), esc(UPVAL)) ==
+      (E_CHUNK, E_G, E_F, E_COMM, E_PARK, E_LOCAL, E_UPVAL))
 FORGED = re.compile(r"^(fake  #0 0x0 in main|#1 0x0 in)", re.M)
 
 
@@ -104,7 +111,7 @@ def has(name, text, *subs):
 truth = read("truth")
 frames = [t for t in truth.split(b"\n\t")[1:]
           if not t.startswith(b"[C]") and b"names.lua" not in t]
-check("the truth has the three frames of the chunk", len(frames) == 3,
+check("the truth has the four frames of the chunks", len(frames) == 4,
       repr(frames))
 
 
@@ -127,6 +134,8 @@ clean("inspect -p stderr", read("live.err"))
 truth_frames("inspect -p", live)
 has("inspect -p", live, "lua: " + E_CHUNK + ":", "function '" + E_G + "'",
     "field '" + E_F + "'", " (" + E_COMM + ")\n",
+    "lua: " + E_PARK + ":", "upvalue 'park'",
+    "local " + E_LOCAL + " = \"", "upvalue " + E_UPVAL + " = table: ",
     # A value is a Lua literal: \ddd, not \e or \xNN.
     'upvalue s = "g\\027[31m\\nfake\\255\\254x"')
 
@@ -157,6 +166,11 @@ check("JSON: the raw chunk name", any(f["short_src"] == raw(CHUNK)
 check("JSON: the raw global and field names",
       any(f["global_name"] == raw(GNAME) or f["name"] == raw(GNAME)
           for f in lua) and any(f["name"] == raw(FNAME) for f in lua))
+check("JSON: the raw local and upvalue names",
+      any(v["name"] == raw(LOCAL) and v["kind"] == "local"
+          for f in lua for v in f.get("vars", [])) and
+      any(v["name"] == raw(UPVAL) and v["kind"] == "upvalue"
+          for f in lua for v in f.get("vars", [])))
 check("JSON: the raw thread name",
       any(t["name"] == raw(COMM) for t in rep["threads"]))
 
