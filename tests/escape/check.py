@@ -190,6 +190,9 @@ doc = json.loads(ss)
 names = [f["name"] for f in doc["shared"]["frames"]]
 # The sampler reads each thread's state from /proc/.../stat, whose comm
 # field holds the newline: a second's samples, not one.
+check("speedscope: the escaped thread name",
+      any(q["name"].endswith(" (" + E_COMM + ")") for q in doc["profiles"]),
+      repr([q["name"] for q in doc["profiles"]]))
 m = re.search(r"([\d,]+) samples taken", doc["name"])
 taken = int(m.group(1).replace(",", "")) if m else 0
 check("speedscope: a second of samples at 100 Hz (>= 50)", taken >= 50,
