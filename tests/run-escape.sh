@@ -47,9 +47,17 @@ if [ ! -x "$lua" ]; then
 fi
 
 # The program.  Its thread's name (comm) is the basename of the path it
-# was executed by: a symlink named with ESC and a newline.
+# was executed by: a symlink named with ESC and a newline.  The file it
+# points to, a copy of lua5.4 (its debug info is found by build-id), is
+# the executable and module the reports name: ESC and an "é" in its name.
+# Not a newline there: /proc/PID/maps writes it as "\012", and neither
+# libdwfl nor gcore's NT_FILE turn it back, so the file is not found.
+# Not a byte that is not UTF-8 either: gdb 13's Python cannot read
+# "info files" then (UnicodeDecodeError), and lua-bt stops with that.
 comm=$'\e[2J\n#1 0x0 in'
-ln -s "$lua" "$tmp/$comm"
+exe=$'\e[31mlua\xc3\xa9'
+cp "$lua" "$tmp/$exe"
+ln -s "$tmp/$exe" "$tmp/$comm"
 mkfifo "$tmp/in"
 exec 3<>"$tmp/in"	# held open: io.read never sees the end
 "$tmp/$comm" "$top_srcdir/tests/escape/names.lua" "$tmp/truth" \
@@ -82,7 +90,7 @@ gcore -o "$tmp/core" "$pid" >"$tmp/gcore.log" 2>&1 ||
 	{ echo "FAIL: gcore"; cat "$tmp/gcore.log"; status=1; }
 run core "$inspect" "$tmp/core.$pid"
 run gdb gdb -nx -batch -x "$LUAPROF" -ex 'echo @@BEGIN\n' -ex 'lua-bt -a' \
-	-ex 'lua-states' -ex 'echo @@END\n' "$lua" "$tmp/core.$pid"
+	-ex 'lua-states' -ex 'echo @@END\n' "$tmp/$exe" "$tmp/core.$pid"
 for f in folded svg speedscope; do
 	run "sample-$f" "$sample" -p "$pid" -d 1 --wall -q --format "$f" \
 		-o "$tmp/profile.$f"

@@ -66,6 +66,7 @@ COMM = b"\x1b[2J\n#1 0x0 in"
 PARK = b"\x1b]8;;file:///etc\x07park.lua\x1b]8;;\x07"
 LOCAL = b"\x1b[1m\n\xffL"
 UPVAL = b"\x1b\n\xff_"
+EXE = b"\x1b[31mlua\xc3\xa9"
 E_CHUNK = r"\e[2J\nfake  #0 0x0 in main () at x.c:1"
 E_G = r"g\e[31m\nfake\xff\xfex"
 E_F = r"f\e]0;t\a\xc2\x9b"
@@ -73,10 +74,11 @@ E_COMM = r"\e[2J\n#1 0x0 in"
 E_PARK = r"\e]8;;file:///etc\apark.lua\e]8;;\a"
 E_LOCAL = r"\e[1m\n\xffL"
 E_UPVAL = r"\e\n\xff_"
+E_EXE = "\\e[31mlua\u00e9"
 check("the test's oracle agrees with the forms written out",
       (esc(CHUNK), esc(GNAME), esc(FNAME), esc(COMM), esc(PARK),
-       esc(LOCAL), esc(UPVAL)) ==
-      (E_CHUNK, E_G, E_F, E_COMM, E_PARK, E_LOCAL, E_UPVAL))
+       esc(LOCAL), esc(UPVAL), esc(EXE)) ==
+      (E_CHUNK, E_G, E_F, E_COMM, E_PARK, E_LOCAL, E_UPVAL, E_EXE))
 FORGED = re.compile(r"^(fake  #0 0x0 in main|#1 0x0 in)", re.M)
 
 
@@ -136,13 +138,18 @@ has("inspect -p", live, "lua: " + E_CHUNK + ":", "function '" + E_G + "'",
     "field '" + E_F + "'", " (" + E_COMM + ")\n",
     "lua: " + E_PARK + ":", "upvalue 'park'",
     "local " + E_LOCAL + " = \"", "upvalue " + E_UPVAL + " = table: ",
+    "/" + E_EXE + "\n", " [" + E_EXE + "]\n",
     # A value is a Lua literal: \ddd, not \e or \xNN.
     'upvalue s = "g\\027[31m\\nfake\\255\\254x"')
 
 core = clean("inspect CORE", read("core.out"))
 clean("inspect CORE stderr", read("core.err"))
 truth_frames("inspect CORE", core)
-has("inspect CORE", core, " (" + E_COMM + ")\n")
+has("inspect CORE", core, " (" + E_COMM + ")\n",
+    "in luaV_execute () at lvm.c:")
+check("inspect CORE: the module named escaped",
+      re.search(r"in luaV_execute \(\) at lvm\.c:\d+ \[" + re.escape(E_EXE) +
+                r"\]\n", core) is not None)
 
 out = read("gdb.out")
 begin, end = out.find(b"@@BEGIN\n"), out.find(b"@@END\n")
@@ -150,6 +157,7 @@ check("gdb: ran both commands", 0 <= begin < end, out[-400:].decode(
     "utf-8", "replace"))
 gdb = clean("gdb lua-bt -a, lua-states", out[begin:end])
 truth_frames("gdb", gdb)
+has("gdb", gdb, " [" + E_EXE + "]\n")
 
 # JSON: its own escaping, of the raw bytes (one \u00XX per byte).
 j = clean("inspect -p --json", read("json.out"))
