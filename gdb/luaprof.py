@@ -179,6 +179,7 @@ def _declare(lib):
                                   ctypes.POINTER(vp)]),
         "lc_object_destroy": (None, [vp]),
         "lc_object_print_text": (None, [vp, vp]),
+        "lc_print_escaped": (None, [cp, vp]),
     }
     for name, (res, args) in sigs.items():
         fn = getattr(lib, name)
@@ -215,7 +216,10 @@ def _library():
 
 def _check(err):
     if err:
-        msg = _lib.lc_error_message(err).decode(errors="replace")
+        # Messages quote paths and names read from the target: escaped
+        # by the library, as the report's text is.
+        raw = _lib.lc_error_message(err)
+        msg = _capture(lambda f: _lib.lc_print_escaped(raw, f))
         _lib.lc_error_destroy(err)
         raise gdb.GdbError("luacore: " + msg)
 
@@ -254,9 +258,22 @@ def _local_path(path):
     return path if os.path.isfile(path) else None
 
 
+def _gdb_text(command):
+    """What a gdb command prints.  gdb hands it to Python as UTF-8 and
+    fails on a file name (or thread name) that is not: say so, rather
+    than end in a Python exception."""
+    try:
+        return gdb.execute(command, to_string=True)
+    except UnicodeDecodeError as e:
+        raise gdb.GdbError(
+            "luacore: gdb cannot give Python the output of \"%s\": it "
+            "holds a name that is not UTF-8 (%s); luacore-inspect reads "
+            "such a core or process" % (command, e))
+
+
 def _info_files():
     """(executable, core, [(path, section, address)]) from "info files"."""
-    text = gdb.execute("info files", to_string=True)
+    text = _gdb_text("info files")
     exe = core = None
     mods = {}
     block = None
@@ -301,7 +318,7 @@ def _regions(core_target):
     out = []
     try:
         if core_target:
-            text = gdb.execute("maint info sections", to_string=True)
+            text = _gdb_text("maint info sections")
             block = False
             for line in text.splitlines():
                 if line.startswith("Core file:"):
@@ -313,7 +330,7 @@ def _regions(core_target):
                     out.append((int(m.group(1), 16), int(m.group(2), 16),
                                 "READONLY" not in m.group(4).split()))
         else:
-            text = gdb.execute("info proc mappings", to_string=True)
+            text = _gdb_text("info proc mappings")
             for line in text.splitlines():
                 m = _MAPPING_RE.match(line)
                 if m:
@@ -366,8 +383,7 @@ def _thread_frames(limit):
 
 
 def _is_core():
-    return "Local core dump file:" in gdb.execute("info target",
-                                                  to_string=True)
+    return "Local core dump file:" in _gdb_text("info target")
 
 
 # SIGQUIT SIGILL SIGABRT SIGBUS SIGFPE SIGSEGV SIGXCPU SIGXFSZ SIGSYS
@@ -470,7 +486,10 @@ class _Session:
             got.insert(0, got.pop(crashed))
         for th, si, frames in got:
             arr = (_FrameRegs * max(len(frames), 1))(*frames)
-            name = th.name
+            try:
+                name = th.name
+            except UnicodeDecodeError:
+                name = None     # not UTF-8: gdb cannot hand it over
             _check(lib.lc_target_add_thread(
                 self.t, th.ptid[1] or th.ptid[0],
                 name.encode() if name else None,

@@ -168,7 +168,10 @@ struct lc_value {
 				   "lightuserdata", "thread", or "?" */
 	char *text;		/* rendering: true, 42, 3.5, "a\tb"...,
 				   table: 0x..., function: @x.lua:12,
-				   function: [C] str_gsub, ... */
+				   function: [C] str_gsub, ...; every
+				   byte from the target escaped as a Lua
+				   literal would (\ddd), so printed as
+				   is */
 	uint64_t addr;		/* GC object, light userdata or C pointer */
 	int64_t len;		/* string length, userdata size, table
 				   array size; -1 if none */
@@ -447,6 +450,17 @@ struct lc_error *lc_object_create(struct lc_target *t,
 				  size_t max_entries, struct lc_object **ret);
 void lc_object_destroy(struct lc_object *o);
 void lc_object_print_text(const struct lc_object *o, FILE *out);
+
+/* ---- strings from a target -------------------------------------------- */
+
+/* s as the text output prints every string a target supplied (names,
+ * paths, and the messages that quote them), nothing for NULL: printable
+ * ASCII and well-formed UTF-8 as they are (but C1 controls, U+2028,
+ * U+2029 and the bidirectional controls), backslash as \\, \a \b \t \n
+ * \v \f \r, ESC as \e, any other byte as \xNN.  What it writes has no
+ * control byte and is valid UTF-8.  For a front end's own printing of
+ * error messages and warnings (lc_error_message, lc_report.warnings). */
+void lc_print_escaped(const char *s, FILE *out);
 
 #ifdef __cplusplus
 }

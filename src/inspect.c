@@ -21,6 +21,15 @@
 
 #define LC_ARRAY_MAX	64	/* --state options */
 
+/* A message on stderr.  Messages quote paths and names read from the
+ * target: escaped, as the report prints them. */
+static void message(const char *kind, const char *msg)
+{
+	fprintf(stderr, "luacore-inspect: %s", kind);
+	lc_print_escaped(msg, stderr);
+	fputc('\n', stderr);
+}
+
 static int number(const char *arg, long lo, long hi, const char *opt, long *ret)
 {
 	char *end;
@@ -207,7 +216,7 @@ int main(int argc, char **argv)
 					  argv[optind + 1] : NULL, &t);
 	}
 	if (err) {
-		fprintf(stderr, "luacore-inspect: %s\n", lc_error_message(err));
+		message("", lc_error_message(err));
 		lc_error_destroy(err);
 		return EXIT_FATAL;
 	}
@@ -219,7 +228,7 @@ int main(int argc, char **argv)
 			r->stopped_seconds = lc_target_stopped_seconds(t);
 	}
 	if (err) {
-		fprintf(stderr, "luacore-inspect: %s\n", lc_error_message(err));
+		message("", lc_error_message(err));
 		lc_error_destroy(err);
 		lc_target_destroy(t);
 		return EXIT_FATAL;
@@ -232,7 +241,7 @@ int main(int argc, char **argv)
 	if (r->nthreads == 0)
 		status = EXIT_FATAL;
 	for (size_t i = 0; i < r->nwarnings; i++)
-		fprintf(stderr, "luacore-inspect: warning: %s\n", r->warnings[i]);
+		message("warning: ", r->warnings[i]);
 	if (fflush(stdout) != 0)
 		status = EXIT_FATAL;
 	lc_report_destroy(r);

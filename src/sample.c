@@ -29,6 +29,15 @@
 #define EXIT_FATAL	2
 #define EXIT_USAGE	64
 
+/* A message on stderr.  Messages quote paths and names read from the
+ * target: escaped, as the profile's labels are. */
+static void message(const char *kind, const char *msg)
+{
+	fprintf(stderr, "luacore-sample: %s", kind);
+	lc_print_escaped(msg, stderr);
+	fputc('\n', stderr);
+}
+
 static volatile sig_atomic_t stop_requested;
 
 static void on_stop(int sig)
@@ -445,7 +454,7 @@ int main(int argc, char **argv)
 	}
 	err = lc_sampler_create(pid, &so, &s);
 	if (err) {
-		fprintf(stderr, "luacore-sample: %s\n", lc_error_message(err));
+		message("", lc_error_message(err));
 		lc_error_destroy(err);
 		if (child)
 			kill(child, SIGKILL);
@@ -453,7 +462,7 @@ int main(int argc, char **argv)
 	}
 	no_lua = lc_sampler_no_lua(s);
 	if (no_lua)
-		fprintf(stderr, "luacore-sample: warning: %s\n", no_lua);
+		message("warning: ", no_lua);
 	seed = (unsigned)getpid() ^ (unsigned)time(NULL);
 	start = now_s();
 	next = start;
@@ -541,10 +550,10 @@ int main(int argc, char **argv)
 			(unsigned long long)lost,
 			(unsigned long long)prof->q.attempted);
 	if (no_lua)
-		fprintf(stderr, "luacore-sample: warning: native stacks only, no Lua frames: %s\n",
+		message("warning: native stacks only, no Lua frames: ",
 			no_lua);
 	if (vm_unmatched) {
-		fprintf(stderr, "luacore-sample: %s\n", vm_unmatched);
+		message("", vm_unmatched);
 		free(vm_unmatched);
 	}
 	/* Nothing of what was asked: the --vm's samples, or any sample

@@ -833,11 +833,57 @@ START_TEST(test_string_escapes)
 	CHECK_VALUE(v, "string",
 		    "\"h\xc3\xa9llo \\255\\195(\\237\\160\\128\"");
 	lc_value_deinit(&v);
+	/* Lua's notation: ESC is \027 (Lua has no \e); C1 escaped. */
+	dec_str(e, "\033[2J\xc2\x9b", 6, &v);
+	CHECK_VALUE(v, "string", "\"\\027[2J\\194\\155\"");
+	lc_value_deinit(&v);
 	dec_str(e, "", 0, &v);
 	CHECK_VALUE(v, "string", "\"\"");
 	ck_assert_int_eq(v.len, 0);
 	lc_value_deinit(&v);
 	env_close(e);
+}
+END_TEST
+
+/* base/escape.c in C notation, as the text output prints names. */
+static void check_copy(const char *in, const char *want)
+{
+	char buf[128];
+
+	lc_esc_copy(buf, sizeof(buf), in);
+	ck_assert_str_eq(buf, want);
+}
+
+START_TEST(test_name_escapes)
+{
+	char small[8];
+
+	check_copy("plain name_1 (x.lua:3)", "plain name_1 (x.lua:3)");
+	check_copy("\033[2J\nfake\t#0\a\b\f\v\r\\", "\\e[2J\\nfake\\t#0\\a\\b\\f\\v\\r\\\\");
+	check_copy("\001\037\177\"'", "\\x01\\x1f\\x7f\"'");
+	/* Kept: well-formed UTF-8 (2, 3 and 4 bytes). */
+	check_copy("h\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
+		   "h\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+	/* Not UTF-8: stray continuation, bad lead, cut sequence, overlong,
+	 * surrogate, past U+10FFFF. */
+	check_copy("\x80\xff\xfe", "\\x80\\xff\\xfe");
+	check_copy("\xe2\x82", "\\xe2\\x82");
+	check_copy("\xc0\xaf\xe0\x80\xaf", "\\xc0\\xaf\\xe0\\x80\\xaf");
+	check_copy("\xed\xa0\x80", "\\xed\\xa0\\x80");
+	check_copy("\xf4\x90\x80\x80", "\\xf4\\x90\\x80\\x80");
+	/* Well-formed but acting on the terminal or the line: C1 (CSI),
+	 * U+2028, U+202E (right-to-left override), U+2066; U+00A0 and
+	 * U+2027 are kept. */
+	check_copy("\xc2\x9b\xc2\xa0", "\\xc2\\x9b\xc2\xa0");
+	check_copy("\xe2\x80\xa8\xe2\x80\xae\xe2\x81\xa6\xe2\x80\xa7",
+		   "\\xe2\\x80\\xa8\\xe2\\x80\\xae\\xe2\\x81\\xa6\xe2\x80\xa7");
+	check_copy(NULL, "");
+	/* Cut on a character boundary: "ab" and \e take 4 of 7 bytes; the
+	 * next \x01 does not fit. */
+	ck_assert_uint_eq(lc_esc_copy(small, sizeof(small), "ab\033\001"), 4);
+	ck_assert_str_eq(small, "ab\\e");
+	ck_assert_uint_eq(lc_esc_copy(small, 3, "\xc3\xa9\xc3\xa9"), 2);
+	ck_assert_str_eq(small, "\xc3\xa9");
 }
 END_TEST
 
@@ -1730,6 +1776,7 @@ int main(void)
 	tcase_add_test(tc, test_values_53);
 	tcase_add_test(tc, test_values_54);
 	tcase_add_test(tc, test_string_escapes);
+	tcase_add_test(tc, test_name_escapes);
 	tcase_add_test(tc, test_string_shortening);
 	tcase_add_test(tc, test_huge_string_51);
 	tcase_add_test(tc, test_huge_string_54);

@@ -182,18 +182,23 @@ static bool known(const struct lc_program *t, int tid)
 char *lc_live_comm(int pid, int tid)
 {
 	char path[64], buf[64];
+	size_t n;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", pid, tid);
 	f = fopen(path, "r");
 	if (!f)
 		return NULL;
-	if (!fgets(buf, sizeof(buf), f)) {
-		fclose(f);
-		return NULL;
-	}
+	n = fread(buf, 1, sizeof(buf) - 1, f);
 	fclose(f);
-	buf[strcspn(buf, "\n")] = '\0';
+	if (!n)
+		return NULL;
+	/* The kernel ends the name with a newline; the name itself may hold
+	 * one (any byte but NUL: it is the executable's file name, or what
+	 * the thread set), which the printers escape. */
+	if (buf[n - 1] == '\n')
+		n--;
+	buf[n] = '\0';
 	return strdup(buf);
 }
 

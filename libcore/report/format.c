@@ -21,36 +21,53 @@ static const char *const reg_names[17] = {
 	"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rip",
 };
 
+/* Every string a target supplied is printed escaped (base/escape.c), so
+ * that no byte of it can move the cursor, clear the screen or end one of
+ * our lines: es() for those, plain stdio for our own words and numbers.
+ * Messages (warnings, notes) are escaped whole: they quote paths and
+ * names, and our own words escape to themselves. */
+static void es(FILE *out, const char *s)
+{
+	lc_print_escaped(s ? s : "?", out);
+}
+
+/* A value's text is escaped already, as a Lua literal (lc_value.text). */
+static void val(FILE *out, const struct lc_value *v)
+{
+	fputs(v->text ? v->text : "?", out);
+}
+
 /* Where the frame is, as the release's luaL_traceback words it: the
  * family's line when it made one, else a 5.4-style line without the
  * package.loaded search. */
 static void lua_where(const struct lc_frame *f, FILE *out)
 {
 	if (f->traceback) {
-		fputs(f->traceback, out);
+		es(out, f->traceback);
 		return;
 	}
 	if (strcmp(f->what, "tail") == 0) {
 		fputs("(...tail calls...)", out);
 		return;
 	}
-	fprintf(out, "%s:", f->short_src ? f->short_src : "?");
+	es(out, f->short_src);
+	fputc(':', out);
 	if (f->currentline > 0)
 		fprintf(out, "%d:", f->currentline);
 	fputs(" in ", out);
-	if (f->global_name)
-		fprintf(out, "function '%s'", f->global_name);
-	else if (f->name && *f->namewhat) {
-		if (strcmp(f->namewhat, "global") == 0)
-			fprintf(out, "function '%s'", f->name);
-		else
-			fprintf(out, "%s '%s'", f->namewhat, f->name);
+	if (f->global_name || (f->name && *f->namewhat)) {
+		fprintf(out, "%s '", f->global_name ||
+			strcmp(f->namewhat, "global") == 0 ? "function" :
+			f->namewhat);
+		es(out, f->global_name ? f->global_name : f->name);
+		fputc('\'', out);
 	} else if (strcmp(f->what, "main") == 0)
 		fputs("main chunk", out);
-	else if (strcmp(f->what, "C") != 0)
-		fprintf(out, "function <%s:%d>", f->short_src ? f->short_src : "?",
-			f->linedefined);
-	else
+	else if (strcmp(f->what, "C") != 0) {
+		fputs("function <", out);
+		es(out, f->short_src);
+		fprintf(out, ":%d>", f->linedefined);
+	} else
 		fputs("?", out);
 }
 
@@ -59,8 +76,11 @@ static void print_lua_frame(const struct lc_frame *f, const char *indent,
 {
 	fprintf(out, "%slua: ", indent);
 	lua_where(f, out);
-	if (f->function)
-		fprintf(out, " [%s]", f->function);
+	if (f->function) {
+		fputs(" [", out);
+		es(out, f->function);
+		fputc(']', out);
+	}
 	if (f->istailcall)
 		fputs(" (tail call)", out);
 	if (f->continued)
@@ -79,10 +99,11 @@ static void print_lua_frame(const struct lc_frame *f, const char *indent,
 	for (size_t i = 0; i < f->nvars; i++) {
 		const struct lc_var *v = &f->vars[i];
 
-		fprintf(out, "%s       %s %s = %s%s\n", indent, v->kind,
-			v->name ? v->name : "?",
-			v->value.text ? v->value.text : "?",
-			v->value.partial ? " (partial)" : "");
+		fprintf(out, "%s       %s ", indent, v->kind);
+		es(out, v->name);
+		fputs(" = ", out);
+		val(out, &v->value);
+		fprintf(out, "%s\n", v->value.partial ? " (partial)" : "");
 	}
 }
 
@@ -110,11 +131,12 @@ static void print_luathread(const struct lc_luathread *lt,
 		fputs("none", out);
 	fputc('\n', out);
 	fputs("    hook ", out);
-	if (lt->hook)
-		fprintf(out, "0x%" PRIx64 " [%s] mask 0x%x count %d/%d",
-			lt->hook, lt->hook_name ? lt->hook_name : "?",
-			lt->hookmask, lt->hookcount, lt->basehookcount);
-	else
+	if (lt->hook) {
+		fprintf(out, "0x%" PRIx64 " [", lt->hook);
+		es(out, lt->hook_name);
+		fprintf(out, "] mask 0x%x count %d/%d", lt->hookmask,
+			lt->hookcount, lt->basehookcount);
+	} else
 		fputs("none", out);
 	fprintf(out, ", allowhook %d; stack %ld slots, top at slot %ld"
 		", %ld CallInfos, %ld open upvalues",
@@ -138,13 +160,17 @@ static void print_luathread(const struct lc_luathread *lt,
 
 		if (sl->frame >= 0)
 			snprintf(owner, sizeof(owner), "lua#%ld", sl->frame);
-		fprintf(out, "    [%4ld] 0x%016" PRIx64 " %-8s %-8s %s\n",
+		fprintf(out, "    [%4ld] 0x%016" PRIx64 " %-8s %-8s ",
 			sl->index, sl->addr, owner,
-			sl->residue ? "residue" : sl->is_func ? "function" : "",
-			sl->value.text ? sl->value.text : "?");
+			sl->residue ? "residue" : sl->is_func ? "function" : "");
+		val(out, &sl->value);
+		fputc('\n', out);
 	}
-	if (lt->note)
-		fprintf(out, "    note: %s\n", lt->note);
+	if (lt->note) {
+		fputs("    note: ", out);
+		es(out, lt->note);
+		fputc('\n', out);
+	}
 }
 
 static const struct lc_luathread *vm_state(const struct lc_vm *vm,
@@ -190,8 +216,11 @@ static void print_vms(const struct lc_report *r,
 					vm->chain[c]);
 			fputc('\n', out);
 		}
-		if (vm->note)
-			fprintf(out, "  note: %s\n", vm->note);
+		if (vm->note) {
+			fputs("  note: ", out);
+			es(out, vm->note);
+			fputc('\n', out);
+		}
 		for (size_t k = 0; k < vm->nthreads; k++)
 			if (!only || &vm->threads[k] == only)
 				print_luathread(&vm->threads[k],
@@ -201,10 +230,16 @@ static void print_vms(const struct lc_report *r,
 
 static void print_header(const struct lc_report *r, FILE *out)
 {
-	if (r->core)
-		fprintf(out, "core: %s\n", r->core);
-	if (r->executable)
-		fprintf(out, "executable: %s\n", r->executable);
+	if (r->core) {
+		fputs("core: ", out);
+		es(out, r->core);
+		fputc('\n', out);
+	}
+	if (r->executable) {
+		fputs("executable: ", out);
+		es(out, r->executable);
+		fputc('\n', out);
+	}
 	if (r->live)
 		fprintf(out, "pid: %d (live; stopped for %.3f ms)\n", r->pid,
 			r->stopped_seconds * 1e3);
@@ -217,16 +252,22 @@ static void print_header(const struct lc_report *r, FILE *out)
 		fputs(r->live ? "signal: none (a running process)\n" :
 		      "signal: none (a snapshot taken by gcore or a debugger)\n",
 		      out);
-	if (r->lua_version)
-		fprintf(out, "lua: %s in %s\n", r->lua_version,
-			r->lua_module ? r->lua_module : "?");
-	else if (r->nwarnings)
+	if (r->lua_version) {
+		fputs("lua: ", out);
+		es(out, r->lua_version);
+		fputs(" in ", out);
+		es(out, r->lua_module);
+		fputc('\n', out);
+	} else if (r->nwarnings)
 		fputs("lua: none read (the warnings say why)\n", out);
 	else
 		fputs("lua: not found\n", out);
-	if (r->exe_build_id)
-		fprintf(out, "build-id: %s%s\n", r->exe_build_id,
+	if (r->exe_build_id) {
+		fputs("build-id: ", out);
+		es(out, r->exe_build_id);
+		fprintf(out, "%s\n",
 			r->build_id_mismatch ? " (MISMATCH: not the program of this core)" : "");
+	}
 	if (r->have_regs) {
 		fputs("registers:", out);
 		for (int i = 0; i < 17; i++)
@@ -243,8 +284,11 @@ static void print_threads(const struct lc_report *r, FILE *out)
 		unsigned level = 0;
 
 		fprintf(out, "\nThread %d", th->tid);
-		if (th->name)
-			fprintf(out, " (%s)", th->name);
+		if (th->name) {
+			fputs(" (", out);
+			es(out, th->name);
+			fputc(')', out);
+		}
 		if (th->crashed)
 			fprintf(out, " [crashed: SIG%s]", sig_name(r->signo));
 		fputc('\n', out);
@@ -253,29 +297,38 @@ static void print_threads(const struct lc_report *r, FILE *out)
 
 			if (f->kind == LC_FRAME_NATIVE) {
 				if (f->inlined)
-					fprintf(out, "#%-3u %-18s in %s ()", level++,
-						"[inlined]",
-						f->function ? f->function : "??");
+					fprintf(out, "#%-3u %-18s in ", level++,
+						"[inlined]");
 				else
-					fprintf(out, "#%-3u 0x%016" PRIx64 " in %s ()",
-						level++, f->pc,
-						f->function ? f->function : "??");
-				if (f->file)
-					fprintf(out, " at %s:%d",
-						lc_base_name(f->file), f->line);
+					fprintf(out, "#%-3u 0x%016" PRIx64 " in ",
+						level++, f->pc);
+				es(out, f->function ? f->function : "??");
+				fputs(" ()", out);
+				if (f->file) {
+					fputs(" at ", out);
+					es(out, lc_base_name(f->file));
+					fprintf(out, ":%d", f->line);
+				}
 				/* "[anon:exec]" and "[vdso]" are their own
 				 * brackets. */
-				if (f->module && f->module[0] == '[')
-					fprintf(out, " %s", f->module);
-				else if (f->module)
-					fprintf(out, " [%s]", lc_base_name(f->module));
+				if (f->module && f->module[0] == '[') {
+					fputc(' ', out);
+					es(out, f->module);
+				} else if (f->module) {
+					fputs(" [", out);
+					es(out, lc_base_name(f->module));
+					fputc(']', out);
+				}
 				fputc('\n', out);
 				continue;
 			}
 			print_lua_frame(f, "     ", out);
 		}
-		if (th->note)
-			fprintf(out, "note: %s\n", th->note);
+		if (th->note) {
+			fputs("note: ", out);
+			es(out, th->note);
+			fputc('\n', out);
+		}
 	}
 }
 
@@ -285,8 +338,11 @@ void lc_report_print_text_parts(const struct lc_report *r,
 	if (o->parts & LC_TEXT_HEADER)
 		print_header(r, out);
 	if (o->parts & LC_TEXT_WARNINGS)
-		for (size_t i = 0; i < r->nwarnings; i++)
-			fprintf(out, "warning: %s\n", r->warnings[i]);
+		for (size_t i = 0; i < r->nwarnings; i++) {
+			fputs("warning: ", out);
+			es(out, r->warnings[i]);
+			fputc('\n', out);
+		}
 	if (o->parts & LC_TEXT_THREADS)
 		print_threads(r, out);
 	if ((o->parts & LC_TEXT_VMS) && r->nvms)
@@ -688,7 +744,7 @@ void lc_object_print_text(const struct lc_object *o, FILE *out)
 {
 	const struct lc_value *v = &o->value;
 
-	fputs(v->text ? v->text : "?", out);
+	val(out, v);
 	if (strcmp(v->type, "table") == 0) {
 		fprintf(out, " (array %" PRId64 ", hash %" PRId64, v->len,
 			v->hsize);
@@ -706,15 +762,20 @@ void lc_object_print_text(const struct lc_object *o, FILE *out)
 	if (v->partial)
 		fputs(" (partial)", out);
 	fputc('\n', out);
-	if (o->full && v->text && strcmp(o->full, v->text) != 0)
-		fprintf(out, "  %s\n", o->full);
+	if (o->full && v->text && strcmp(o->full, v->text) != 0) {
+		fputs("  ", out);
+		fputs(o->full, out);	/* escaped, as a value's text */
+		fputc('\n', out);
+	}
 	for (size_t i = 0; i < o->nentries; i++) {
 		const struct lc_entry *e = &o->entries[i];
 		bool plain = strcmp(e->key.type, "number") == 0;
 
-		fprintf(out, "  [%s] = %s%s\n", e->key.text ? e->key.text : "?",
-			e->value.text ? e->value.text : "?",
-			e->value.partial || (!plain && e->key.partial) ?
+		fputs("  [", out);
+		val(out, &e->key);
+		fputs("] = ", out);
+		val(out, &e->value);
+		fprintf(out, "%s\n", e->value.partial || (!plain && e->key.partial) ?
 			" (partial)" : "");
 	}
 	if (o->more || o->more_bounded)
@@ -723,8 +784,10 @@ void lc_object_print_text(const struct lc_object *o, FILE *out)
 	for (size_t i = 0; i < o->nupvalues; i++) {
 		const struct lc_var *u = &o->upvalues[i];
 
-		fprintf(out, "  upvalue %s = %s%s\n", u->name ? u->name : "?",
-			u->value.text ? u->value.text : "?",
-			u->value.partial ? " (partial)" : "");
+		fputs("  upvalue ", out);
+		es(out, u->name);
+		fputs(" = ", out);
+		val(out, &u->value);
+		fprintf(out, "%s\n", u->value.partial ? " (partial)" : "");
 	}
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base.h"
 #include "report/stack.h"
 #include "sample/profile.h"
 
@@ -401,10 +402,31 @@ size_t lc_profile_stack_of(struct lc_profile *p, const struct lc_stack *th,
 	return n;
 }
 
+/* Room for each escaped part of a label; the label itself is cut to the
+ * caller's size. */
+#define LC_PROF_LABEL_PART	512
+
+/* A label cut to its buffer may end inside a character: drop that
+ * character (the rest is valid UTF-8, the parts being escaped). */
+static void trim_cut_char(char *buf)
+{
+	size_t n = strlen(buf), i = n, need;
+	unsigned char lead;
+
+	while (i > 0 && n - i < 3 && ((unsigned char)buf[i - 1] & 0xc0) == 0x80)
+		i--;
+	if (i == 0 || (lead = (unsigned char)buf[i - 1]) < 0xc0)
+		return;
+	need = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : 2;
+	if (n - (i - 1) < need)
+		buf[i - 1] = '\0';
+}
+
 void lc_profile_label(const struct lc_profile *p, uint32_t func, char *buf,
 		      size_t size)
 {
 	const struct lc_prof_func *f;
+	char name[LC_PROF_LABEL_PART], file[LC_PROF_LABEL_PART];
 
 	if (!size)
 		return;
@@ -413,16 +435,21 @@ void lc_profile_label(const struct lc_profile *p, uint32_t func, char *buf,
 		return;
 	}
 	f = &p->funcs[func];
+	/* Names and files come from the target: escaped, as the text
+	 * report prints them (base/escape.c). */
+	lc_esc_copy(name, sizeof(name), f->name);
 	switch (f->kind) {
 	case LC_PROF_LUA:
-		if (f->file)
-			snprintf(buf, size, "%s (%s:%" PRId64 ")", f->name,
-				 f->file, f->start_line);
-		else
-			snprintf(buf, size, "%s", f->name);
+		if (f->file) {
+			lc_esc_copy(file, sizeof(file), f->file);
+			snprintf(buf, size, "%s (%s:%" PRId64 ")", name, file,
+				 f->start_line);
+		} else {
+			snprintf(buf, size, "%s", name);
+		}
 		break;
 	case LC_PROF_LUA_C:
-		snprintf(buf, size, "%s [C]", f->name);
+		snprintf(buf, size, "%s [C]", name);
 		break;
 	case LC_PROF_GC:
 		snprintf(buf, size, "[GC]");
@@ -431,9 +458,10 @@ void lc_profile_label(const struct lc_profile *p, uint32_t func, char *buf,
 		snprintf(buf, size, "[idle]");
 		break;
 	default:
-		snprintf(buf, size, "%s", f->name);
+		snprintf(buf, size, "%s", name);
 		break;
 	}
+	trim_cut_char(buf);
 }
 
 static bool lua_side(enum lc_prof_kind k)

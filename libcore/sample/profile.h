@@ -116,7 +116,7 @@ struct lc_stack;
  * name, else "main chunk" or "function <src:line>"; a C function called
  * from Lua by its name or symbol; a machine frame by its symbol, "??"
  * when it has none.  Names come from the target and are taken as they
- * are (the writers escape them).  *leaf gets the stack's activity, as
+ * are (lc_profile_label escapes them).  *leaf gets the stack's activity, as
  * the VM family tells it (PUC Lua: LC_PROF_LUA or LC_PROF_LUA_C for the
  * innermost Lua frame's kind, LC_PROF_GC when a collector entry point
  * lies leafward of it, LC_PROF_NATIVE when the stack has no Lua
@@ -140,7 +140,9 @@ int lc_profile_func_weights(const struct lc_profile *p, bool lua_view,
 /* A frame's label in folded stacks, speedscope and the SVG:
  * "name (file:start_line)" for Lua functions, "name [C]" for C functions
  * called from Lua, "[GC]", "[idle]", and the bare name for native
- * frames.  Written into buf (always NUL-terminated). */
+ * frames.  Names and files are escaped as the text report escapes them
+ * (base/escape.c: no control byte, valid UTF-8).  Written into buf
+ * (always NUL-terminated). */
 void lc_profile_label(const struct lc_profile *p, uint32_t func, char *buf,
 		      size_t size);
 

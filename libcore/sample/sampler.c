@@ -441,6 +441,7 @@ static int stat_of(int pid, int tid, char *state)
 {
 	char path[80], buf[1024], *p;
 	int cpu = -1;
+	size_t n;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
@@ -448,7 +449,11 @@ static int stat_of(int pid, int tid, char *state)
 	f = fopen(path, "r");
 	if (!f)
 		return -1;
-	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')'))) {
+	/* The whole file, not a line: comm may hold a newline (and ')'),
+	 * so the fields start after the last ')'. */
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	if ((p = strrchr(buf, ')'))) {
 		/* After "pid (comm)": state is field 3; processor is 39. */
 		int field = 2;
 

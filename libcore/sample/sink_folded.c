@@ -9,8 +9,9 @@
 #include "sample/profile.h"
 #include "sample/sink.h"
 
-/* Semicolons separate frames, so they become ':' in a label, and so do
- * newlines; the weight is lc_sink_weight's. */
+/* Semicolons separate frames, so they become ':' in a label (a label has
+ * no newline or other control byte: lc_profile_label escapes them); the
+ * weight is lc_sink_weight's. */
 int lc_profile_write_folded(const struct lc_profile *p, const char *title,
 			    FILE *out)
 {
@@ -25,7 +26,7 @@ int lc_profile_write_folded(const struct lc_profile *p, const char *title,
 
 			lc_profile_label(p, l->func, label, sizeof(label));
 			for (char *c = label; *c; c++)
-				if (*c == ';' || *c == '\n')
+				if (*c == ';')
 					*c = ':';
 			if (fputs(label, out) < 0 ||
 			    (k && fputc(';', out) == EOF))

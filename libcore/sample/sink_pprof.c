@@ -22,6 +22,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "base/base.h"
 #include "sample/profile.h"
 #include "sample/sink.h"
 
@@ -454,8 +455,12 @@ static void write_header(struct pw *w)
 		"target stopped: total %.3f s, median %.1f us, p99 %.1f us; sampler CPU %.3f s",
 		q->stop_total_s, q->stop_median_us, q->stop_p99_us,
 		q->sampler_cpu_s);
-	if (p->command)
-		comments[nc++] = (uint64_t)strf(w, "command: %s", p->command);
+	if (p->command) {
+		char esc[LC_SINK_LABEL_MAX];
+
+		lc_esc_copy(esc, sizeof(esc), p->command);
+		comments[nc++] = (uint64_t)strf(w, "command: %s", esc);
+	}
 	put_packed(w, &w->top, PROFILE_COMMENT, comments, nc);
 	top_done(w);
 }
@@ -563,6 +568,7 @@ static void write_samples(struct pw *w)
 	for (size_t i = 0; i < p->nsamples && !w->err; i++) {
 		const struct lc_prof_sample *s = &p->samples[i];
 		const char *tname = "";
+		char esc[LC_SINK_LABEL_MAX];
 		uint64_t v[2];
 
 		for (size_t k = 0; k < s->nlocs; k++)
@@ -583,9 +589,13 @@ static void write_samples(struct pw *w)
 		v[1] = (uint64_t)s->cpu_ns;
 		put_packed(w, &w->msg, SAMPLE_VALUE, v, 2);
 
+		/* The thread's name is the target's: escaped, as in the
+		 * labels of functions. */
 		if (*tname)
 			label_str(w, k_thread,
-				  strf(w, "%d (%s)", s->tid, tname));
+				  strf(w, "%d (%s)", s->tid,
+				       (lc_esc_copy(esc, sizeof(esc), tname),
+					esc)));
 		else
 			label_str(w, k_thread, strf(w, "%d", s->tid));
 		label_num(w, k_tid, s->tid);

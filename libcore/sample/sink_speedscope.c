@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
+#include "base/base.h"
 #include "sample/profile.h"
 #include "sample/sink.h"
 
@@ -100,7 +101,7 @@ static void speedscope_thread(const struct lc_profile *p,
 			      const struct by_tid *v, size_t n, FILE *out)
 {
 	const char *tname = NULL;
-	char name[LC_SINK_LABEL_MAX];
+	char name[LC_SINK_LABEL_MAX], esc[LC_SINK_LABEL_MAX - 32];
 	int64_t end = 0;
 
 	for (size_t i = 0; i < n; i++) {
@@ -111,9 +112,11 @@ static void speedscope_thread(const struct lc_profile *p,
 		    p->strings[s->thread_name][0])
 			tname = p->strings[s->thread_name];
 	}
-	if (tname)
-		snprintf(name, sizeof(name), "Thread %d (%s)", v[0].tid, tname);
-	else
+	/* The thread's name is the target's: escaped as labels are. */
+	if (tname) {
+		lc_esc_copy(esc, sizeof(esc), tname);
+		snprintf(name, sizeof(name), "Thread %d (%s)", v[0].tid, esc);
+	} else
 		snprintf(name, sizeof(name), "Thread %d", v[0].tid);
 	fputs("{\"type\":\"sampled\",\"name\":", out);
 	json_str(out, name);

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/base.h"
 #include "sample/profile.h"
 #include "sample/sink.h"
 
@@ -151,8 +152,13 @@ void lc_sink_describe_run(const struct lc_profile *p, char *buf, size_t size)
 	buf[0] = '\0';
 	if (p->pid > 0)
 		lc_sink_cat(buf, size, "pid %d", p->pid);
-	if (p->command && p->command[0])
-		lc_sink_cat(buf, size, "%s(%s)", buf[0] ? " " : "", p->command);
+	if (p->command && p->command[0]) {
+		char esc[LC_SINK_LABEL_MAX];
+
+		/* The target's command line, escaped as its names are. */
+		lc_esc_copy(esc, sizeof(esc), p->command);
+		lc_sink_cat(buf, size, "%s(%s)", buf[0] ? " " : "", esc);
+	}
 	lc_sink_cat(buf, size, "%s%s", buf[0] ? ", " : "",
 	    p->wall ? "wall-clock samples" : "CPU time");
 	if (p->duration_ns > 0)

@@ -62,7 +62,7 @@ static const struct func funcs[NFUNCS] = {
 	[F_TINY] = { "tiny", "bench.lua", 40, LC_PROF_LUA,
 		     "tiny (bench.lua:40)" },
 	[F_ODD] = { "odd<&\"'>\x01\xff]]>", "we\"ird.lua", 30, LC_PROF_LUA,
-		    "odd<&\"'>\x01\xff]]> (we\"ird.lua:30)" },
+		    "odd<&\"'>\\x01\\xff]]> (we\"ird.lua:30)" },
 	[F_IDLE] = { "idle", NULL, 0, LC_PROF_IDLE, "[idle]" },
 };
 

@@ -115,104 +115,18 @@ static int rd_s32(struct lc_lua_ctx *ctx, uint64_t addr, int *ret)
 
 /* ---- escaping ---- */
 
-/* Length of the valid UTF-8 sequence starting s (2-4 bytes), or 0. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-	unsigned c = s[0];
-	size_t len;
-
-	if (c >= 0xc2 && c <= 0xdf)
-		len = 2;
-	else if (c >= 0xe0 && c <= 0xef)
-		len = 3;
-	else if (c >= 0xf0 && c <= 0xf4)
-		len = 4;
-	else
-		return 0;
-	if (n < len)
-		return 0;
-	for (size_t i = 1; i < len; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	if ((c == 0xe0 && s[1] < 0xa0) ||	/* overlong */
-	    (c == 0xed && s[1] >= 0xa0) ||	/* surrogate */
-	    (c == 0xf0 && s[1] < 0x90) ||	/* overlong */
-	    (c == 0xf4 && s[1] >= 0x90))	/* above U+10FFFF */
-		return 0;
-	return len;
-}
-
-/* The display form of the character at s (n bytes left): into tok (at
- * most 4 bytes), returning its length; *used gets the bytes consumed. */
-static size_t esc_token(const unsigned char *s, size_t n, bool quote,
-			char tok[8], size_t *used)
-{
-	static const char from[] = "\\\n\r\t\a\b\f\v";
-	static const char to[] = "\\nrtabfv";
-	unsigned c = s[0];
-	const char *e;
-
-	*used = 1;
-	if (c == '"' && quote) {
-		memcpy(tok, "\\\"", 2);
-		return 2;
-	}
-	if (c && (e = memchr(from, (int)c, sizeof(from) - 1))) {
-		tok[0] = '\\';
-		tok[1] = to[e - from];
-		return 2;
-	}
-	if (c >= 0x20 && c < 0x7f) {
-		tok[0] = (char)c;
-		return 1;
-	}
-	if (c >= 0x80) {
-		size_t k = utf8_seq(s, n);
-
-		if (k) {
-			memcpy(tok, s, k);
-			*used = k;
-			return k;
-		}
-	}
-	return (size_t)snprintf(tok, 8, "\\%03u", c);
-}
-
-/* Escaped width of s[0..n), counting no further than cap + 1. */
+/* Values are shown as Lua literals: base/escape.c in Lua's notation. */
 static size_t esc_width(const char *s, size_t n, bool quote, size_t cap)
 {
-	const unsigned char *u = (const unsigned char *)s;
-	size_t w = 0;
-
-	for (size_t i = 0; i < n && w <= cap;) {
-		char tok[8];
-		size_t used;
-
-		w += esc_token(u + i, n - i, quote, tok, &used);
-		i += used;
-	}
-	return w;
+	return lc_esc_width(s, n, LC_ESC_LUA | (quote ? LC_ESC_QUOTE : 0),
+			    cap);
 }
 
-/* Append the escaped form of s[0..n), as much of it as fits in room
- * bytes without splitting a character.  Returns the bytes consumed. */
 static size_t esc_append(struct lc_strbuf *sb, const char *s, size_t n,
 			 bool quote, size_t room)
 {
-	const unsigned char *u = (const unsigned char *)s;
-	size_t i = 0, w = 0;
-
-	while (i < n) {
-		char tok[8];
-		size_t used, k = esc_token(u + i, n - i, quote, tok, &used);
-
-		if (w + k > room)
-			break;
-		lc_strbuf_append(sb, tok, k);
-		w += k;
-		i += used;
-	}
-	return i;
+	return lc_esc_append(sb, s, n, LC_ESC_LUA | (quote ? LC_ESC_QUOTE : 0),
+			     room);
 }
 
 /* ---- strings ---- */
@@ -525,7 +439,8 @@ static void c_symbol(struct lc_lua_ctx *ctx, uint64_t addr,
 		lc_strbuf_appendf(sb, "0x%" PRIx64, addr);
 		return;
 	}
-	lc_strbuf_append(sb, name, strlen(name));
+	/* A symbol is the target's string too. */
+	esc_append(sb, name, strlen(name), false, SIZE_MAX);
 	if (off)
 		lc_strbuf_appendf(sb, "+0x%" PRIx64, (uint64_t)off);
 }
