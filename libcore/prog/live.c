@@ -97,10 +97,10 @@ void lc_live_unhold(int slot)
 /* Let one held thread go, from a signal handler.  A thread that is
  * seized but not in a stop (the interrupt sent, its stop not yet come)
  * cannot be detached; it would stop a moment later and stay stopped for
- * as long as we are: stop it now (bounded: a thread in uninterruptible
- * sleep stops only when it leaves it), then let it go.  Only
- * async-signal-safe calls. */
-static bool release_one(int tid, int sig)
+ * as long as we are: stop it now, then let it go.  Waiting is bounded
+ * by *budget (milliseconds, for all threads: one in uninterruptible
+ * sleep stops only when it leaves it).  Only async-signal-safe calls. */
+static bool release_one(int tid, int sig, int *budget)
 {
 	struct timespec ms = { 0, 1000000 };
 	int status;
@@ -109,7 +109,7 @@ static bool release_one(int tid, int sig)
 		return true;
 	if (errno != ESRCH || ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) < 0)
 		return false;	/* gone, or not ours */
-	for (int i = 0; i < 2000; i++) {
+	for (;;) {
 		pid_t r = waitpid(tid, &status, __WALL | WNOHANG);
 
 		if (r == tid) {
@@ -120,23 +120,23 @@ static bool release_one(int tid, int sig)
 			return ptrace(PTRACE_DETACH, tid, NULL,
 				      (void *)(long)sig) == 0;
 		}
-		if (r < 0 && errno != EINTR)
+		if ((r < 0 && errno != EINTR) || *budget <= 0)
 			return false;
 		nanosleep(&ms, NULL);
+		--*budget;
 	}
-	return false;
 }
 
 void lc_live_release_all(void)
 {
-	int saved = errno;
+	int saved = errno, budget = 2000;
 	bool any = false;
 
 	for (size_t i = 0; i < nheld; i++) {
 		int tid = held[i];
 
 		if (tid > 0) {
-			any |= release_one(tid, held_sig[i]);
+			any |= release_one(tid, held_sig[i], &budget);
 			held[i] = 0;
 		}
 	}
