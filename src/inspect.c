@@ -242,7 +242,7 @@ int main(int argc, char **argv)
 		/* We were stopped (job control) while the process was, and
 		 * let it go first: what was read since may be of it running.
 		 * Read it again, from a new stop. */
-		fprintf(stderr, "luacore-inspect: stopped by job control while process %ld was stopped; it ran on meanwhile: reading it again\n",
+		fprintf(stderr, "luacore-inspect: stopped by job control while process %ld was stopped; it was let go first: reading it again\n",
 			pid);
 		if (err)
 			lc_error_destroy(err);

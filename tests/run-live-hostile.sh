@@ -55,6 +55,8 @@ states() {
 }
 # How many threads of PID are stopped (t: traced, T: job control).
 nstopped() { states "$1" | grep -c '[tT]'; }
+# How many threads of PID someone traces.
+ntraced() { awk '/^TracerPid:/ && $2 != 0' /proc/"$1"/task/*/status 2>/dev/null | wc -l; }
 state() { sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1; }
 running() {	# PID: alive, not stopped, untraced
 	local st tr
@@ -98,8 +100,8 @@ if LTHOST_COROUTINES=1000 start -n 250 "$scripts/many.lua"; then
 		[ "$(state "$pid")" = t ] && held=$((held + 1))
 		kill -"$sig" "$ip"
 		if wait_state "$ip" T 500; then
-			n=$(nstopped "$pid")
-			[ "$n" = 0 ] || { bad=$((bad + 1)); echo "SIG$sig $i: $n threads of the target stopped while luacore-inspect is"; }
+			n=$(nstopped "$pid") tr=$(ntraced "$pid")
+			[ "$n" = 0 ] && [ "$tr" = 0 ] || { bad=$((bad + 1)); echo "SIG$sig $i: $n threads of the target stopped, $tr traced while luacore-inspect is stopped"; }
 		else
 			echo "SIG$sig $i: luacore-inspect did not stop (state $(state "$ip"))"; bad=$((bad + 1))
 		fi
@@ -122,6 +124,17 @@ if LTHOST_COROUTINES=1000 start -n 250 "$scripts/many.lua"; then
 	check "a target SIGSTOPped by someone else: read (exit $rc)" [ "$rc" = 0 ]
 	sleep 0.1
 	check "a target SIGSTOPped by someone else stays stopped" [ "$(state "$pid")" = T ]
+	# ... also when luacore-inspect is stopped by job control meanwhile.
+	pgrun "$inspect" -p "$pid" >"$tmp/out" 2>"$tmp/err" &
+	ip=$!
+	for _ in $(seq 500); do [ "$(state "$pid")" = t ] && break; sleep 0.002; done
+	kill -TSTP "$ip"
+	wait_state "$ip" T 500
+	check "... SIGTSTP of luacore-inspect meanwhile: the target stopped as it was, untraced" \
+		[ "$(states "$pid" | sort -u)" = T -a "$(ntraced "$pid")" = 0 ]
+	kill -CONT "$ip"
+	rc=0; wait "$ip" || rc=$?
+	check "... and the report read again, exit 0 (got $rc), the target still stopped" [ "$rc" = 0 -a "$(state "$pid")" = T ]
 	kill -CONT "$pid"
 	sleep 0.1
 	check "... and runs on SIGCONT" running "$pid"
@@ -141,8 +154,8 @@ if start -n 20 "$scripts/spin.lua"; then
 		[ "$i" = 12 ] && sig=TTOU
 		kill -"$sig" "$sp"
 		if wait_state "$sp" T 300; then
-			n=$(nstopped "$pid")
-			[ "$n" = 0 ] || { bad=$((bad + 1)); echo "SIG$sig $i: $n threads of the target stopped while luacore-sample is"; }
+			n=$(nstopped "$pid") tr=$(ntraced "$pid")
+			[ "$n" = 0 ] && [ "$tr" = 0 ] || { bad=$((bad + 1)); echo "SIG$sig $i: $n threads of the target stopped, $tr traced while luacore-sample is stopped"; }
 		else
 			echo "SIG$sig $i: luacore-sample did not stop (state $(state "$sp"))"; bad=$((bad + 1))
 		fi
