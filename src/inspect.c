@@ -222,6 +222,11 @@ int main(int argc, char **argv)
 		else
 			err = lc_target_open_core(argv[optind], optind + 1 < argc ?
 						  argv[optind + 1] : NULL, &t);
+		if (err && pid && lc_live_releases() != releases) {
+			/* Stopped (job control) in the middle of the stop. */
+			lc_error_destroy(err);
+			continue;
+		}
 		if (err) {
 			fprintf(stderr, "luacore-inspect: %s\n",
 				lc_error_message(err));
