@@ -102,6 +102,15 @@ double lc_target_stopped_seconds(const struct lc_target *t);
 /* Detach every thread any live target holds.  Async-signal-safe: for
  * the handlers of SIGINT, SIGTERM, SIGSEGV... of a front end. */
 void lc_live_release_all(void);
+/* For a front end's handler of SIGTSTP, SIGTTIN and SIGTTOU (sig): let
+ * every held thread go (lc_live_release_all), then stop this process as
+ * the signal's default action would, and return once it is continued
+ * (SIGCONT).  Async-signal-safe. */
+void lc_live_stop_self(int sig);
+/* How many times lc_live_release_all let a thread go: a front end that
+ * sees it change while a target was stopped knows that what it read
+ * since may be of a running process (and reads it again). */
+unsigned long lc_live_releases(void);
 
 /* The same, with the load address given as where one of the file's
  * sections (".text", say) is mapped: what a debugger lists. */

@@ -71,16 +71,29 @@ static void on_fatal_signal(int sig)
 	raise(sig);
 }
 
+/* Nor stay stopped while we are (Ctrl-Z, a background read or write of
+ * the terminal): let it go, then stop.  After SIGCONT the report is read
+ * again from a new stop (main). */
+static void on_stop_signal(int sig)
+{
+	lc_live_stop_self(sig);
+}
+
 static void release_on_signals(void)
 {
 	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE,
 				    SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
+	static const int stops[] = { SIGTSTP, SIGTTIN, SIGTTOU };
 	struct sigaction sa = { .sa_handler = on_fatal_signal };
 
 	sigemptyset(&sa.sa_mask);
 	sa.sa_flags = SA_RESETHAND;
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		sigaction(sigs[i], &sa, NULL);
+	sa.sa_handler = on_stop_signal;
+	sa.sa_flags = SA_RESTART;
+	for (size_t i = 0; i < sizeof(stops) / sizeof(stops[0]); i++)
+		sigaction(stops[i], &sa, NULL);
 }
 
 static void usage(FILE *out)
@@ -208,24 +221,47 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	if (pid) {
+	if (pid)
 		release_on_signals();
-		err = lc_target_attach((int)pid, &t);
-	} else {
-		err = lc_target_open_core(argv[optind], optind + 1 < argc ?
-					  argv[optind + 1] : NULL, &t);
-	}
-	if (err) {
-		message("", lc_error_message(err));
-		lc_error_destroy(err);
-		return EXIT_FATAL;
-	}
-	err = lc_report_create(t, &opts, &r);
-	/* Everything is read: let the process go on before printing. */
-	if (pid) {
+	for (;;) {
+		unsigned long releases = lc_live_releases();
+
+		if (pid)
+			err = lc_target_attach((int)pid, &t);
+		else
+			err = lc_target_open_core(argv[optind], optind + 1 < argc ?
+						  argv[optind + 1] : NULL, &t);
+		if (err && pid && lc_live_releases() != releases) {
+			/* Stopped (job control) in the middle of the stop. */
+			lc_error_destroy(err);
+			continue;
+		}
+		if (err) {
+			message("", lc_error_message(err));
+			lc_error_destroy(err);
+			return EXIT_FATAL;
+		}
+		err = lc_report_create(t, &opts, &r);
+		if (!pid)
+			break;
+		/* Everything is read: let the process go on before
+		 * printing. */
 		lc_target_detach(t);
-		if (!err)
-			r->stopped_seconds = lc_target_stopped_seconds(t);
+		if (lc_live_releases() == releases) {
+			if (!err)
+				r->stopped_seconds = lc_target_stopped_seconds(t);
+			break;
+		}
+		/* We were stopped (job control) while the process was, and
+		 * let it go first: what was read since may be of it running.
+		 * Read it again, from a new stop. */
+		fprintf(stderr, "luacore-inspect: stopped by job control while process %ld was stopped; it was let go first: reading it again\n",
+			pid);
+		if (err)
+			lc_error_destroy(err);
+		else
+			lc_report_destroy(r);
+		lc_target_destroy(t);
 	}
 	if (err) {
 		message("", lc_error_message(err));

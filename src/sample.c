@@ -53,10 +53,19 @@ static void on_fatal(int sig)
 	raise(sig);
 }
 
+/* Ctrl-Z, or a background read or write of the terminal: let the thread
+ * being sampled go, then stop; after SIGCONT sampling goes on (the sample
+ * in the middle is dropped, see sampler.c). */
+static void on_job_stop(int sig)
+{
+	lc_live_stop_self(sig);
+}
+
 static void handle_signals(void)
 {
 	static const int fatal[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT,
 				     SIGQUIT };
+	static const int stops[] = { SIGTSTP, SIGTTIN, SIGTTOU };
 	struct sigaction sa = { .sa_handler = on_stop };
 
 	sigemptyset(&sa.sa_mask);
@@ -64,6 +73,11 @@ static void handle_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	sa.sa_handler = on_job_stop;
+	sa.sa_flags = SA_RESTART;
+	for (size_t i = 0; i < sizeof(stops) / sizeof(stops[0]); i++)
+		sigaction(stops[i], &sa, NULL);
+	sa.sa_flags = 0;
 	sa.sa_handler = on_fatal;
 	sa.sa_flags = SA_RESETHAND;
 	for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
@@ -468,6 +482,7 @@ int main(int argc, char **argv)
 	next = start;
 	{
 		double last_status = start;
+		unsigned long releases = lc_live_releases();
 		bool tty = isatty(STDERR_FILENO) && !quiet;
 
 		while (!stop_requested) {
@@ -496,6 +511,11 @@ int main(int argc, char **argv)
 				break;
 			if (lc_sampler_tick(s) < 0)
 				break;	/* the program ended */
+			if (lc_live_releases() != releases) {
+				releases = lc_live_releases();
+				fprintf(stderr, "luacore-sample: stopped by job control while a thread of process %d was stopped; it was let go first, and its sample dropped: sampling goes on\n",
+					pid);
+			}
 			if (child) {
 				int st;
 

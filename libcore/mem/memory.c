@@ -254,6 +254,24 @@ static int space_read(const struct lc_memory *m, uint64_t addr, void *buf,
 	return -1;
 }
 
+/* Bytes from addr that every whole-space source says the target never
+ * wrote (at most len); 0 unless each of them can tell. */
+static uint64_t space_untouched(const struct lc_memory *m, uint64_t addr,
+				uint64_t len)
+{
+	uint64_t n = len;
+
+	for (size_t i = 0; i < m->nspaces && n; i++) {
+		const struct lc_mem_source *src = m->spaces[i].src;
+		uint64_t k = src->untouched ?
+			     src->untouched(m->spaces[i].arg, addr, n) : 0;
+
+		if (k < n)
+			n = k;
+	}
+	return m->nspaces ? n & ~(uint64_t)(LC_PAGE_SIZE - 1) : 0;
+}
+
 /* The cached page holding addr, read whole on a miss; NULL if that page
  * cannot be read whole. */
 static const struct page *cache_page(struct lc_memory *m, uint64_t addr)
@@ -554,7 +572,18 @@ struct lc_error *lc_memory_scan(struct lc_memory *m, size_t chunk,
 		}
 		len = s->end - s->start;
 		for (uint64_t done = 0; done < len;) {
-			size_t n = len - done > chunk ? chunk : (size_t)(len - done);
+			size_t n;
+
+			if (!mf) {
+				uint64_t skip = space_untouched(m, s->start + done,
+								len - done);
+
+				if (skip) {
+					done += skip;
+					continue;
+				}
+			}
+			n = len - done > chunk ? chunk : (size_t)(len - done);
 			/* A little of the next chunk, so that an object
 			 * starting near the end is seen whole. */
 			size_t avail = len - done - n > overlap ?

@@ -35,6 +35,12 @@ struct lc_mem_source {
 	void (*release)(void *arg);
 	/* Optional: free arg with the memory. */
 	void (*destroy)(void *arg);
+	/* Optional, for the scan of a whole-space source's regions: how
+	 * many bytes from addr (page-aligned; at most len) the target has
+	 * never written, so that they hold nothing the scan looks for
+	 * (pages of a private mapping it never touched: zeros, or the
+	 * file's bytes); 0 when the page at addr may hold data. */
+	uint64_t (*untouched)(void *arg, uint64_t addr, uint64_t len);
 };
 
 enum {
@@ -86,7 +92,7 @@ bool lc_memory_is_data(struct lc_memory *m, uint64_t addr, size_t len);
  * so that an object across the boundary is seen whole.  Primary ranges
  * are read through their source's read (a core: pread, not its
  * mapping); regions through the whole-space sources, skipping what they
- * cannot read.  fn returns 0, or -1 to stop with *err set by it.  An
+ * cannot read and what they say the target never wrote (untouched).  fn returns 0, or -1 to stop with *err set by it.  An
  * empty memory (no writable range, no region) visits nothing. */
 typedef int lc_mem_chunk_fn(void *arg, uint64_t addr, const uint8_t *buf,
 			    size_t n, size_t avail, struct lc_error **err);

@@ -840,6 +840,22 @@ void lc_unwinder_destroy(struct lc_unwinder *u)
 	free(u);
 }
 
+static void frame_deinit(struct lc_native_frame *f);
+
+/* Whether what the unwinder found would be marked broken: it stopped at
+ * the first frame, or the first caller is in no module and no
+ * executable mapping. */
+static bool looks_broken(struct lc_program *t, const struct collect *c,
+			 unsigned partial)
+{
+	bool anon;
+
+	if (c->n == 1)
+		return partial == LC_NATIVE_BROKEN;
+	return c->n > 1 && !dwfl_addrmodule(t->dwfl, c->frames[1].pc - 1) &&
+	       !lc_program_exec_name(t, c->frames[1].pc - 1, &anon);
+}
+
 struct lc_error *lc_unwind_thread(struct lc_unwinder *u,
 				  const struct lc_state_probe *probe,
 				  int tid, size_t max,
@@ -899,6 +915,38 @@ struct lc_error *lc_unwind_thread(struct lc_unwinder *u,
 				*why = NULL;
 		}
 	}
+	/* Unwound from the caller of clone's wrapper (live.c): the wrapper's
+	 * own frame goes back in front. */
+	{
+		uint64_t cpc, csp;
+		void *p;
+
+		if (c.n && lc_program_thread_clone(t, tid, &cpc, &csp) &&
+		    (p = realloc(c.frames, (c.n + 1) * sizeof(*c.frames)))) {
+			c.frames = p;
+			memmove(c.frames + 1, c.frames, c.n * sizeof(*c.frames));
+			memset(c.frames, 0, sizeof(*c.frames));
+			c.frames[0].pc = cpc;
+			c.frames[0].activation = true;
+			c.frames[0].regs[LC_REG_SP] = csp;
+			c.frames[0].regmask = 1u << LC_REG_SP;
+			c.frames[1].activation = false;
+			c.n++;
+		}
+	}
+	/* A thread stopped before its first instruction (live: born during
+	 * the stop): what its new stack holds is no caller, and may be what
+	 * an exited thread left there. */
+	if (t->kind == LC_PROGRAM_LIVE && t->dwfl && looks_broken(t, &c, *partial) &&
+	    lc_program_thread_born(t, tid)) {
+		while (c.n > 1)
+			frame_deinit(&c.frames[--c.n]);
+		if (*partial == LC_NATIVE_BROKEN) {
+			*partial = 0;
+			free(*why);
+			*why = NULL;
+		}
+	}
 	for (size_t i = 0; i < c.n; i++) {
 		struct lc_native_frame *f = &c.frames[i];
 		Dwarf_Addr pc_adj = f->activation ? f->pc : f->pc - 1;
@@ -944,21 +992,25 @@ struct lc_error *lc_unwind_thread(struct lc_unwinder *u,
 	return NULL;
 }
 
+static void frame_deinit(struct lc_native_frame *f)
+{
+	free(f->function);
+	free(f->linkage);
+	free(f->module);
+	free(f->file);
+	free(f->cands);
+	for (size_t j = 0; j < f->ninl; j++) {
+		free(f->inl[j].function);
+		free(f->inl[j].file);
+	}
+	free(f->inl);
+}
+
 void lc_native_frames_free(struct lc_native_frame *f, size_t n)
 {
 	if (!f)
 		return;
-	for (size_t i = 0; i < n; i++) {
-		free(f[i].function);
-		free(f[i].linkage);
-		free(f[i].module);
-		free(f[i].file);
-		free(f[i].cands);
-		for (size_t j = 0; j < f[i].ninl; j++) {
-			free(f[i].inl[j].function);
-			free(f[i].inl[j].file);
-		}
-		free(f[i].inl);
-	}
+	for (size_t i = 0; i < n; i++)
+		frame_deinit(&f[i]);
 	free(f);
 }

@@ -36,6 +36,7 @@ struct lc_error *lc_program_new(enum lc_program_kind kind,
 	p->kind = kind;
 	p->core_fd = -1;
 	p->mem_fd = -1;
+	p->pagemap_fd = -1;
 	err = lc_memory_create(&p->mem);
 	if (err) {
 		free(p);
@@ -270,6 +271,9 @@ void lc_program_destroy(struct lc_program *t)
 	lc_program_detach(t);
 	if (t->mem_fd >= 0)
 		close(t->mem_fd);
+	if (t->pagemap_fd >= 0)
+		close(t->pagemap_fd);
+	free(t->shared);
 	for (size_t i = 0; i < t->nthreads; i++) {
 		free(t->threads[i].frames);
 		free(t->threads[i].name);

@@ -34,6 +34,16 @@ struct lc_program_thread {
 	int signo;		/* pr_cursig; live: the signal to hand back */
 	uint64_t regs[LC_NREGS];	/* DWARF x86_64 numbering, from pr_reg */
 	bool have_regs;
+	/* Live: stopped before it ran an instruction of its own
+	 * (lc_program_thread_born), asked once. */
+	bool born, born_known;
+	/* Live: stopped in its parent's side of clone, just after the
+	 * system call, where the wrapper has no unwind info (glibc ends it
+	 * before the syscall) and its caller's return address is at [rsp]:
+	 * the unwinder starts at the caller, and this frame (pc, sp) goes
+	 * back in front.  0 otherwise. */
+	uint64_t clone_pc, clone_sp;
+	int held;		/* live: its slot in the held list, -1 none */
 	char *name;		/* callback programs: as the debugger names it */
 	/* Callback programs: the machine frames a debugger unwound. */
 	struct lc_frame_regs *frames;
@@ -83,7 +93,16 @@ struct lc_program {
 
 	/* Live programs (live.c). */
 	bool detached;
+	/* The thread that stands for the process in /proc and for
+	 * process_vm_readv: pid, or a live thread of it where the leader
+	 * is a zombie (it called pthread_exit, the others run on). */
+	int reader;
 	int mem_fd;		/* /proc/PID/mem, -1 if none */
+	int pagemap_fd;		/* /proc/PID/pagemap, -1 if none */
+	/* Its shared writable mappings, in address order: another process
+	 * may write their pages, so the scan never skips them. */
+	uint64_t (*shared)[2];
+	size_t nshared;
 	double stop_start;	/* CLOCK_MONOTONIC seconds of the first stop */
 	double stop_seconds;	/* from the first stop to the detach */
 
@@ -166,6 +185,16 @@ void lc_program_file_segments(struct lc_program *p);
 
 /* The threads, listing them through libdwfl first when nothing did. */
 void lc_program_list_threads(struct lc_program *p);
+/* A live thread, stopped, that had not run an instruction of its own
+ * yet: clone has just returned 0 to it, and its new stack holds nothing
+ * to unwind (what it holds may be what an exited thread left).  False
+ * for any other program or thread. */
+bool lc_program_thread_born(struct lc_program *p, int tid);
+/* Live: thread tid stopped where its clone returned in the parent, after
+ * the system call (see lc_program_thread.clone_pc): true with that frame's
+ * pc and sp, once its unwinding started. */
+bool lc_program_thread_clone(const struct lc_program *p, int tid,
+			     uint64_t *pc, uint64_t *sp);
 /* ---- names (symbol.c) ---- */
 
 /* A symbol as a person reads it: without the linker's version suffix
@@ -196,9 +225,23 @@ const char *lc_program_exec_name(const struct lc_program *p, uint64_t addr,
 
 /* Why ptrace was refused (err: errno), and what to do. */
 struct lc_error *lc_live_refused(int pid, int err);
-/* Threads held stopped, for lc_live_release_all. */
-void lc_live_hold(int tid, int sig);
-void lc_live_unhold(int tid);
+/* Threads held (seized, stopped or about to be), for
+ * lc_live_release_all: hold before PTRACE_SEIZE, so that a handler that
+ * runs at any point finds the thread.  lc_live_hold returns its slot (-1
+ * if the list is full); lc_live_hold_sig sets the signal to hand back on
+ * detach, once the stop said which. */
+int lc_live_hold(int tid, int sig);
+void lc_live_hold_sig(int slot, int sig);
+void lc_live_unhold(int slot);
+/* The process's state per /proc/PID/stat ('R', 'S', 'Z'...; '?' if it
+ * cannot be read), and a thread of it to read it through (pid, or a
+ * live thread where the leader is a zombie; 0 if none is alive): a
+ * clear error when there is no process, a kernel thread, or a process
+ * that has exited. */
+struct lc_error *lc_live_check(int pid, int *reader);
+/* A thread of pid that has not exited, other than a zombie leader, or 0
+ * if none is left. */
+int lc_live_reader(int pid);
 /* Wait for tid's stop after PTRACE_INTERRUPT: 0, with *sig the signal
  * that stopped it first if one did (to hand back on detach); -1 if the
  * thread is gone. */

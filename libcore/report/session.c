@@ -118,14 +118,19 @@ struct lc_error *lc_target_attach(int pid, struct lc_target **ret)
 		lc_target_destroy(t);
 		return err;
 	}
+	/* Nothing changes while every thread is stopped: the report's many
+	 * small reads are served page by page. */
+	lc_memory_set_caching(t->prog->mem, true);
 	*ret = t;
 	return NULL;
 }
 
 void lc_target_detach(struct lc_target *t)
 {
-	if (t)
+	if (t) {
 		lc_program_detach(t->prog);
+		lc_memory_set_caching(t->prog->mem, false);
+	}
 }
 
 double lc_target_stopped_seconds(const struct lc_target *t)

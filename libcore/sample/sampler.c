@@ -3,6 +3,7 @@
 #include <config.h>
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -34,6 +35,16 @@
 #define LIVE_PAGES	256		/* pages read after the stop, per sample */
 #define MAX_THREADS	4096
 #define MAX_STOPS	(1u << 20)	/* stop durations kept for percentiles */
+/* Threads that used no CPU at this many ticks in a row are asleep: each
+ * tick reads the run time of only some of them, in turn (IDLE_READS or
+ * so), so that thousands of idle threads do not slow the ticks down; the
+ * process's own CPU clock tells when one of them ran unseen. */
+#define IDLE_AFTER	4
+#define IDLE_READS	64
+/* /proc/PID/task is listed again at least this often (seconds), and
+ * whenever the process's thread count changes or its CPU time says a
+ * thread ran unseen: listing thousands of threads costs milliseconds. */
+#define RELIST_S	0.25
 
 struct page {
 	uint64_t addr;
@@ -75,6 +86,8 @@ struct tstate {
 	int cpu;			/* the CPU it last ran on, -1 unknown */
 	uint64_t cpu_stop;		/* its run time at its last sample */
 	double last_tick;		/* when the last tick looked at it */
+	unsigned idle_reads;		/* reads in a row that found no CPU used */
+	bool read;			/* its run time was read this tick */
 };
 
 struct lc_sampler {
@@ -92,6 +105,16 @@ struct lc_sampler {
 	struct snap cur;
 	struct tstate *ts;
 	size_t nts;
+	uint32_t *ts_index;		/* tid -> 1 + index into ts, 0 free */
+	size_t ts_mask;			/* ts_index has ts_mask + 1 slots */
+	int reader;			/* the thread process_vm_readv reads through */
+	clockid_t clock;		/* the process's CPU clock */
+	bool have_clock;
+	uint64_t proc_ns;		/* its value at the last tick */
+	int64_t unseen_ns;		/* CPU time no thread read accounts for */
+	int *list;			/* the tids of the last listing */
+	size_t nlist;
+	double listed;			/* when it was taken, 0 never */
 	struct lc_profile *prof;
 	double *stops;			/* microseconds */
 	size_t nstops;
@@ -143,7 +166,7 @@ static const struct page *live_page(struct lc_sampler *s, uint64_t pa)
 		return NULL;
 	p = &sn->live[sn->nlive];
 	sn->live_reads++;
-	if (lc_live_read(s->pid, pa, p->data, PAGE) < 0)
+	if (lc_live_read(s->reader, pa, p->data, PAGE) < 0)
 		return NULL;
 	p->addr = pa;
 	sn->live_slot[i] = (uint32_t)++sn->nlive;
@@ -180,7 +203,7 @@ static int snap_read(void *arg, uint64_t addr, void *buf, size_t len)
 				p = live_page(s, pa);
 			if (p) {
 				memcpy(out, p->data + (addr - pa), n);
-			} else if (lc_live_read(s->pid, addr, out, n) < 0) {
+			} else if (lc_live_read(s->reader, addr, out, n) < 0) {
 				return -1;
 			}
 		}
@@ -264,7 +287,9 @@ static int cmp_page(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-enum take { TAKEN, GONE, FAILED };
+/* RELEASED: a job-control stop of ours let the thread go in the middle
+ * (lc_live_stop_self): what was copied may be of it running. */
+enum take { TAKEN, GONE, FAILED, RELEASED };
 
 /* The sampler waits for its ticks and stops threads at real-time
  * priority where it may, and decodes at normal priority.  Without it,
@@ -287,10 +312,11 @@ static enum take take(struct lc_sampler *s, struct tstate *ts, double *stop_us)
 	struct snap *sn = &s->cur;
 	struct user_regs_struct u;
 	struct iovec local[HOT_PAGES + 1], remote[HOT_PAGES + 1];
-	int sig = 0;
+	int sig = 0, slot;
 	size_t niov = 0;
 	double t0;
 	enum take res = TAKEN;
+	unsigned long releases = lc_live_releases();
 
 	sn->tid = ts->tid;
 	sn->npages = 0;
@@ -298,10 +324,16 @@ static enum take take(struct lc_sampler *s, struct tstate *ts, double *stop_us)
 	sn->nlive = 0;
 	memset(sn->live_slot, 0, sizeof(sn->live_slot));
 	sn->stack_lo = sn->stack_hi = 0;
-	if (ptrace(PTRACE_SEIZE, ts->tid, NULL, NULL) < 0)
-		return errno == ESRCH ? GONE : FAILED;
+	/* Held before it is seized: a handler that runs from here on
+	 * finds it. */
+	slot = lc_live_hold(ts->tid, 0);
+	if (ptrace(PTRACE_SEIZE, ts->tid, NULL, NULL) < 0) {
+		int e = errno;
+
+		lc_live_unhold(slot);
+		return e == ESRCH ? GONE : FAILED;
+	}
 	t0 = lc_now_s();
-	lc_live_hold(ts->tid, 0);
 	if (ptrace(PTRACE_INTERRUPT, ts->tid, NULL, NULL) < 0) {
 		res = GONE;
 		goto out;
@@ -312,9 +344,10 @@ static enum take take(struct lc_sampler *s, struct tstate *ts, double *stop_us)
 	if (lc_live_wait_stop_spin(ts->tid, &sig,
 				   ts->cpu >= 0 && ts->cpu == sched_getcpu() ?
 				   0 : SPIN_S) < 0) {
-		lc_live_unhold(ts->tid);
-		return GONE;
+		lc_live_unhold(slot);
+		return lc_live_releases() != releases ? RELEASED : GONE;
 	}
+	lc_live_hold_sig(slot, sig);
 	if (ptrace(PTRACE_GETREGS, ts->tid, NULL, &u) < 0) {
 		res = FAILED;
 		goto out;
@@ -345,7 +378,7 @@ static enum take take(struct lc_sampler *s, struct tstate *ts, double *stop_us)
 	remote[niov++] = (struct iovec){ (void *)(uintptr_t)sn->stack_lo,
 					 sn->stack_hi - sn->stack_lo };
 	{
-		ssize_t got = process_vm_readv(s->pid, local, niov, remote,
+		ssize_t got = process_vm_readv(sn->tid, local, niov, remote,
 					       niov, 0);
 		/* A short read stops at the first unreadable iovec: a page
 		 * freed since; the pages before it and none after count. */
@@ -362,10 +395,10 @@ static enum take take(struct lc_sampler *s, struct tstate *ts, double *stop_us)
 	}
 out:
 	ptrace(PTRACE_DETACH, ts->tid, NULL, (void *)(long)sig);
-	lc_live_unhold(ts->tid);
+	lc_live_unhold(slot);
 	*stop_us = (lc_now_s() - t0) * 1e6;
 	qsort(sn->pages, sn->npages, sizeof(*sn->pages), cmp_page);
-	return res;
+	return lc_live_releases() != releases ? RELEASED : res;
 }
 
 /* ---- the profile sample ---- */
@@ -471,6 +504,64 @@ static int stat_of(int pid, int tid, char *state)
 	return cpu;
 }
 
+/* The number of threads of the process (field 20 of the leader's stat),
+ * or -1; *state gets the leader's state letter, '?' if unknown.  The
+ * leader's own stat, not the process's: that one adds up every thread's
+ * times. */
+static long threads_of(int pid, char *state)
+{
+	char path[64], buf[1024], *p;
+	long n = -1;
+	int fd;
+	ssize_t got;
+
+	*state = '?';
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	got = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (got <= 0)
+		return -1;
+	buf[got] = '\0';
+	p = strrchr(buf, ')');
+	if (p && sscanf(p + 1, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %ld",
+			state, &n) != 2)
+		n = -1;
+	return n;
+}
+
+/* List /proc/PID/task into s->list (only the --tid one with it): false if
+ * the process is gone. */
+static bool relist(struct lc_sampler *s, double now)
+{
+	char path[64];
+	DIR *d;
+	struct dirent *de;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", s->pid);
+	d = opendir(path);
+	if (!d)
+		return false;
+	s->nlist = 0;
+	while ((de = readdir(d))) {
+		int tid = atoi(de->d_name);
+		void *p;
+
+		if (tid <= 0 || (s->o.tid && tid != s->o.tid))
+			continue;
+		p = realloc(s->list, (s->nlist + 1) * sizeof(*s->list));
+		if (!p)
+			break;
+		s->list = p;
+		s->list[s->nlist++] = tid;
+	}
+	closedir(d);
+	s->listed = now;
+	return true;
+}
+
 /* Keep off the CPUs the sampled threads are running on.  Waking up on a
  * thread's CPU preempts it, and it is then preempted at its next
  * syscall far more often than anywhere else: the samples would pile up
@@ -526,13 +617,48 @@ static uint64_t cpu_ns_of(int pid, int tid)
 	return ns;
 }
 
+/* The index of the records by tid, rebuilt when they move. */
+static void ts_reindex(struct lc_sampler *s)
+{
+	size_t cap = 64;
+
+	while (cap < 2 * (s->nts + 1))
+		cap *= 2;
+	if (cap - 1 != s->ts_mask || !s->ts_index) {
+		uint32_t *v = calloc(cap, sizeof(*v));
+
+		if (!v)
+			return;	/* the old index stays, too small: lookups scan */
+		free(s->ts_index);
+		s->ts_index = v;
+		s->ts_mask = cap - 1;
+	} else {
+		memset(s->ts_index, 0, cap * sizeof(*s->ts_index));
+	}
+	for (size_t i = 0; i < s->nts; i++) {
+		size_t h = (size_t)s->ts[i].tid * 2654435761u & s->ts_mask;
+
+		while (s->ts_index[h])
+			h = (h + 1) & s->ts_mask;
+		s->ts_index[h] = (uint32_t)i + 1;
+	}
+}
+
 static struct tstate *tstate(struct lc_sampler *s, int tid)
 {
 	struct tstate *p;
+	size_t h;
 
-	for (size_t i = 0; i < s->nts; i++)
-		if (s->ts[i].tid == tid)
-			return &s->ts[i];
+	if (s->ts_index && 2 * (s->nts + 1) <= s->ts_mask + 1) {
+		for (h = (size_t)tid * 2654435761u & s->ts_mask; s->ts_index[h];
+		     h = (h + 1) & s->ts_mask)
+			if (s->ts[s->ts_index[h] - 1].tid == tid)
+				return &s->ts[s->ts_index[h] - 1];
+	} else {
+		for (size_t i = 0; i < s->nts; i++)
+			if (s->ts[i].tid == tid)
+				return &s->ts[i];
+	}
 	if (s->nts >= MAX_THREADS)
 		return NULL;
 	p = realloc(s->ts, (s->nts + 1) * sizeof(*p));
@@ -545,6 +671,14 @@ static struct tstate *tstate(struct lc_sampler *s, int tid)
 	p->cpu_ns = UINT64_MAX;
 	p->cpu_stop = UINT64_MAX;
 	p->name = lc_live_comm(s->pid, tid);
+	if (s->ts_index && 2 * (s->nts + 1) <= s->ts_mask + 1) {
+		for (h = (size_t)tid * 2654435761u & s->ts_mask; s->ts_index[h];
+		     h = (h + 1) & s->ts_mask)
+			;
+		s->ts_index[h] = (uint32_t)s->nts;
+	} else {
+		ts_reindex(s);
+	}
 	return p;
 }
 
@@ -642,6 +776,11 @@ static void sample_thread(struct lc_sampler *s, struct tstate *ts,
 	s->prof->q.attempted++;
 	k = take(s, ts, &stop_us);
 	set_rt(s, false);
+	if (k == RELEASED) {
+		/* Not a sample, nor a lost one: we were stopped. */
+		s->prof->q.attempted--;
+		return;
+	}
 	/* The thread's run time as of this stop: a stop brings it up to
 	 * date, and the thread has barely run since. */
 	at_stop = k == TAKEN ? cpu_ns_of(s->pid, ts->tid) : UINT64_MAX;
@@ -673,6 +812,10 @@ static void sample_thread(struct lc_sampler *s, struct tstate *ts,
 		k = take(s, ts, &stop_us);
 		set_rt(s, false);
 		at_stop = k == TAKEN ? cpu_ns_of(s->pid, ts->tid) : UINT64_MAX;
+		if (k == RELEASED) {
+			s->prof->q.attempted--;
+			return;
+		}
 		if (k != TAKEN) {
 			if (k == GONE)
 				s->prof->q.lost_gone++;
@@ -728,141 +871,225 @@ static void sample_thread(struct lc_sampler *s, struct tstate *ts,
 	lc_stack_deinit(&st);
 }
 
+/* What a tick will sample: a record by index (a thread seen later in
+ * the tick may move the records: tstate reallocates them). */
+struct todo {
+	size_t ts;
+	int64_t cpu_ns;
+	bool idle;
+};
+
+struct tick {
+	double now, period;
+	struct todo *todo;
+	size_t ntodo;
+	cpu_set_t busy;
+	uint64_t seen_ns;		/* CPU time the reads account for */
+};
+
+/* Read one thread's run time and state; queue its sample, or take the
+ * stack of its sleep again, or skip it.  -1: it could not be read. */
+static int look(struct lc_sampler *s, struct tick *k, size_t idx)
+{
+	struct tstate *ts = &s->ts[idx];
+	uint64_t cpu;
+	int64_t delta, weight;
+	char state, at[sizeof(((struct tstate *)0)->sleep_at)];
+	int c, tid = ts->tid;
+	void *p;
+
+	ts->read = true;
+	cpu = cpu_ns_of(s->pid, tid);
+	if (cpu == UINT64_MAX)
+		return -1;
+	delta = ts->cpu_ns == UINT64_MAX ? 0 : (int64_t)(cpu - ts->cpu_ns);
+	if (ts->cpu_ns != UINT64_MAX && delta > 0)
+		k->seen_ns += (uint64_t)delta;
+	if (ts->cpu_ns != UINT64_MAX && delta <= 0)
+		ts->idle_reads++;
+	else
+		ts->idle_reads = 0;
+	ts->cpu_ns = cpu;
+	if (!s->o.wall && delta <= 0) {
+		s->prof->q.idle_skipped++;
+		return 0;
+	}
+	c = stat_of(s->pid, tid, &state);
+	ts->cpu = c;
+	/* What a sample stands for: the CPU time used since the last read,
+	 * or with --wall the time since then. */
+	weight = s->o.wall ? (int64_t)((ts->last_tick ?
+		 k->now - ts->last_tick : k->period) * 1e9) : delta;
+	if (weight > 1000000000)
+		weight = 1000000000;
+	ts->last_tick = k->now;
+	/* Still in the sleep a stack was taken in: the same system call at
+	 * the same place, and no more CPU used than our stop cost it.  That
+	 * stack stands; stopping the thread again would only wake it
+	 * again. */
+	at[0] = '\0';
+	if (state != 'R' && state != 'D')
+		syscall_of(s->pid, tid, at, sizeof(at));
+	if (state == 'S' && ts->last && ts->last_asleep && delta < SELF_NS) {
+		if (at[0] && strcmp(at, ts->sleep_at) == 0) {
+			if (!s->o.wall) {
+				s->prof->q.idle_skipped++;
+				return 0;
+			}
+			s->prof->q.attempted++;
+			s->prof->q.taken++;
+			add_stack(s, ts, ts->last, ts->nlast, weight, ts->last_vm,
+				  ts->last_co, LC_PROF_IDLE);
+			return 0;
+		}
+	}
+	/* In uninterruptible sleep it would not even stop. */
+	if (state == 'D') {
+		if (ts->last) {
+			s->prof->q.attempted++;
+			s->prof->q.taken++;
+			add_stack(s, ts, ts->last, ts->nlast, weight, ts->last_vm,
+				  ts->last_co, s->o.wall ? LC_PROF_IDLE :
+				  ts->last_leaf);
+		} else {
+			s->prof->q.idle_skipped++;
+		}
+		return 0;
+	}
+	memcpy(ts->sleep_at, at, sizeof(at));
+	p = realloc(k->todo, (k->ntodo + 1) * sizeof(*k->todo));
+	if (!p)
+		return 0;
+	k->todo = p;
+	k->todo[k->ntodo].ts = idx;
+	k->todo[k->ntodo].cpu_ns = weight;
+	k->todo[k->ntodo].idle = state != 'R';
+	k->ntodo++;
+	if (s->affinity && state == 'R' && c >= 0 && c < CPU_SETSIZE)
+		CPU_SET(c, &k->busy);
+	return 0;
+}
+
+static bool asleep(const struct tstate *ts)
+{
+	return ts->idle_reads >= IDLE_AFTER && ts->cpu_ns != UINT64_MAX;
+}
+
 int lc_sampler_tick(struct lc_sampler *s)
 {
-	char path[64];
-	DIR *d;
-	struct dirent *de;
-	double now = lc_now_s();
-	double period = 1.0 / s->o.rate_hz;
+	struct tick k = { .now = lc_now_s(), .period = 1.0 / s->o.rate_hz };
+	size_t *list = NULL, nlist = 0, nasleep = 0, stride = 1, turn = 0;
+	uint64_t proc_ns = 0;
+	bool moved = false, listed = false;
+	char state;
+	long nthreads;
 
+	CPU_ZERO(&k.busy);
 	s->prof->q.ticks++;
-	if (s->last_tick && now - s->last_tick > 2 * period)
+	if (s->last_tick && k.now - s->last_tick > 2 * k.period)
 		s->prof->q.late_ticks++;
-	s->last_tick = now;
-	snprintf(path, sizeof(path), "/proc/%d/task", s->pid);
-	d = opendir(path);
-	if (!d)
-		return -1;
-	for (size_t i = 0; i < s->nts; i++)
-		s->ts[i].seen = false;
-	{
-		/* By index: a thread seen later in this loop may move the
-		 * records (tstate reallocates them). */
-		struct { size_t ts; int64_t cpu_ns; bool idle; } *todo = NULL;
-		size_t ntodo = 0;
-		cpu_set_t busy;
-
-		CPU_ZERO(&busy);
-		while ((de = readdir(d))) {
-			int tid = atoi(de->d_name), c;
-			struct tstate *ts;
-			uint64_t cpu;
-			int64_t delta, weight;
-			char state, at[sizeof(((struct tstate *)0)->sleep_at)];
-			void *p;
-
-			if (tid <= 0 || (s->o.tid && tid != s->o.tid))
-				continue;
-			ts = tstate(s, tid);
-			if (!ts)
-				continue;
-			ts->seen = true;
-			cpu = cpu_ns_of(s->pid, tid);
-			if (cpu == UINT64_MAX)
-				continue;
-			delta = ts->cpu_ns == UINT64_MAX ? 0 :
-				(int64_t)(cpu - ts->cpu_ns);
-			ts->cpu_ns = cpu;
-			if (!s->o.wall && delta <= 0) {
-				s->prof->q.idle_skipped++;
-				continue;
-			}
-			c = stat_of(s->pid, tid, &state);
-			ts->cpu = c;
-			/* What a sample stands for: the CPU time used since the
-			 * last tick, or with --wall the time since then. */
-			weight = s->o.wall ? (int64_t)((ts->last_tick ?
-				 now - ts->last_tick : period) * 1e9) : delta;
-			if (weight > 1000000000)
-				weight = 1000000000;
-			ts->last_tick = now;
-			/* Still in the sleep a stack was taken in: the same
-			 * system call at the same place, and no more CPU used
-			 * than our stop cost it.  That stack stands; stopping
-			 * the thread again would only wake it again. */
-			at[0] = '\0';
-			if (state != 'R' && state != 'D')
-				syscall_of(s->pid, tid, at, sizeof(at));
-			if (state == 'S' && ts->last && ts->last_asleep &&
-			    delta < SELF_NS) {
-				if (at[0] && strcmp(at, ts->sleep_at) == 0) {
-					if (!s->o.wall) {
-						s->prof->q.idle_skipped++;
-						continue;
-					}
-					s->prof->q.attempted++;
-					s->prof->q.taken++;
-					add_stack(s, ts, ts->last, ts->nlast,
-						  weight, ts->last_vm,
-						  ts->last_co, LC_PROF_IDLE);
-					continue;
-				}
-			}
-			/* In uninterruptible sleep it would not even stop. */
-			if (state == 'D') {
-				if (ts->last) {
-					s->prof->q.attempted++;
-					s->prof->q.taken++;
-					add_stack(s, ts, ts->last, ts->nlast,
-						  weight, ts->last_vm,
-						  ts->last_co, s->o.wall ?
-						  LC_PROF_IDLE : ts->last_leaf);
-				} else {
-					s->prof->q.idle_skipped++;
-				}
-				continue;
-			}
-			memcpy(ts->sleep_at, at, sizeof(at));
-			p = realloc(todo, (ntodo + 1) * sizeof(*todo));
-			if (!p)
-				break;
-			todo = p;
-			todo[ntodo].ts = (size_t)(ts - s->ts);
-			todo[ntodo].cpu_ns = weight;
-			todo[ntodo].idle = state != 'R';
-			ntodo++;
-			if (s->affinity && state == 'R' && c >= 0 &&
-			    c < CPU_SETSIZE)
-				CPU_SET(c, &busy);
-		}
-		if (s->affinity)
-			avoid_cpus(s, &busy);
-		for (size_t i = 0; i < ntodo; i++) {
-			sample_thread(s, &s->ts[todo[i].ts], todo[i].cpu_ns,
-				      todo[i].idle);
-			set_rt(s, true);
-		}
-		free(todo);
+	s->last_tick = k.now;
+	nthreads = threads_of(s->pid, &state);
+	if (!s->listed || k.now - s->listed >= RELIST_S ||
+	    (!s->o.tid && nthreads != (long)s->nlist)) {
+		if (!relist(s, k.now))
+			return -1;
+		listed = true;
+		for (size_t i = 0; i < s->nts; i++)
+			s->ts[i].seen = false;
 	}
-	closedir(d);
-	/* Forget threads that exited. */
-	for (size_t i = 0; i < s->nts;) {
+	for (size_t i = 0; i < s->nts; i++)
+		s->ts[i].read = false;
+	list = malloc((s->nlist ? s->nlist : 1) * sizeof(*list));
+	for (size_t i = 0; list && i < s->nlist; i++) {
+		struct tstate *ts = tstate(s, s->list[i]);
+
+		if (!ts)
+			continue;
+		ts->seen = true;
+		list[nlist++] = (size_t)(ts - s->ts);
+		nasleep += asleep(ts);
+	}
+	if (s->have_clock) {
+		struct timespec t;
+
+		if (clock_gettime(s->clock, &t) == 0)
+			proc_ns = (uint64_t)t.tv_sec * 1000000000u +
+				  (uint64_t)t.tv_nsec;
+		else
+			s->have_clock = false;
+	}
+	/* Of the threads asleep, one in stride each tick, so that each is
+	 * read at least twice a second (a --wall sample stands for the time
+	 * since its last one). */
+	if (s->have_clock && nasleep > IDLE_READS) {
+		stride = nasleep / IDLE_READS;
+		if (stride > (size_t)(s->o.rate_hz / 2))
+			stride = s->o.rate_hz / 2 > 1 ? (size_t)(s->o.rate_hz / 2) : 1;
+	}
+	for (size_t i = 0; i < nlist; i++) {
+		struct tstate *ts = &s->ts[list[i]];
+
+		if (!asleep(ts) || stride == 1 ||
+		    (turn++ + s->prof->q.ticks) % stride == 0)
+			look(s, &k, list[i]);
+	}
+	if (s->have_clock) {
+		/* Run time the process used that no read accounts for: a
+		 * thread asleep woke up unseen, or one ended.  The sum over
+		 * ticks cancels the skew of reading at different times. */
+		if (s->proc_ns)
+			s->unseen_ns += (int64_t)(proc_ns - s->proc_ns) -
+					(int64_t)k.seen_ns;
+		s->proc_ns = proc_ns;
+		if (s->unseen_ns > (int64_t)(k.period * 1e9) &&
+		    s->unseen_ns > 1000000) {
+			for (size_t i = 0; i < nlist; i++)
+				if (!s->ts[list[i]].read)
+					look(s, &k, list[i]);
+			s->unseen_ns = 0;
+			/* It may have been a thread not yet listed. */
+			if (!listed)
+				s->listed = 0;
+		}
+	}
+	free(list);
+	if (s->affinity)
+		avoid_cpus(s, &k.busy);
+	for (size_t i = 0; i < k.ntodo; i++) {
+		sample_thread(s, &s->ts[k.todo[i].ts], k.todo[i].cpu_ns,
+			      k.todo[i].idle);
+		set_rt(s, true);
+	}
+	free(k.todo);
+	/* Forget threads that exited (as of a listing). */
+	for (size_t i = 0; listed && i < s->nts;) {
 		if (!s->ts[i].seen) {
 			free(s->ts[i].name);
 			free(s->ts[i].last);
 			s->ts[i] = s->ts[--s->nts];
+			moved = true;
 		} else {
 			i++;
 		}
 	}
-	/* Gone, or a zombie its parent has not reaped yet. */
+	if (moved)
+		ts_reindex(s);
+	/* Gone, or a zombie its parent has not reaped yet; a leader that
+	 * is a zombie while other threads run is read through one of them. */
 	{
-		char state;
-
-		stat_of(s->pid, s->pid, &state);
-		if (state == 'Z' || state == 'X' || state == '?')
+		if (state == '?' || state == 'X')
 			return -1;
+		if (state == 'Z') {
+			char rs = '?';
+
+			if (s->reader == s->pid ||
+			    (stat_of(s->pid, s->reader, &rs), rs == 'Z' || rs == 'X' ||
+			     rs == '?'))
+				s->reader = lc_live_reader(s->pid);
+			if (!s->reader)
+				return -1;
+		}
 	}
 	return kill(s->pid, 0) == 0 || errno == EPERM ? 0 : -1;
 }
@@ -917,21 +1144,27 @@ struct lc_error *lc_sampler_create(int pid,
 		return err;
 	}
 	s->t->prog->dwfl_attached = true;
+	s->reader = s->t->prog->reader;
+	s->have_clock = clock_getcpuclockid(pid, &s->clock) == 0;
 	/* The layout is read now, before any thread is stopped; without
 	 * one, samples are native stacks (the error stays with the target). */
 	s->in = lc_target_interp(s->t, &s->no_lua);
 	/* Is ptrace allowed at all?  Better to know now than per sample.
 	 * (A seized thread is let go only from a stop.) */
-	if (ptrace(PTRACE_SEIZE, pid, NULL, NULL) < 0) {
-		err = lc_live_refused(pid, errno);
-		lc_sampler_destroy(s);
-		return err;
+	{
+		int tid = s->reader, slot = lc_live_hold(tid, 0);
+
+		if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) < 0) {
+			err = lc_live_refused(pid, errno);
+			lc_live_unhold(slot);
+			lc_sampler_destroy(s);
+			return err;
+		}
+		if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) == 0 &&
+		    lc_live_wait_stop(tid, &sig) == 0)
+			ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)sig);
+		lc_live_unhold(slot);
 	}
-	lc_live_hold(pid, 0);
-	if (ptrace(PTRACE_INTERRUPT, pid, NULL, NULL) == 0 &&
-	    lc_live_wait_stop(pid, &sig) == 0)
-		ptrace(PTRACE_DETACH, pid, NULL, (void *)(long)sig);
-	lc_live_unhold(pid);
 	s->prof->pid = pid;
 	s->prof->period_ns = (int64_t)(1e9 / s->o.rate_hz);
 	s->prof->wall = s->o.wall;
@@ -1024,6 +1257,8 @@ void lc_sampler_destroy(struct lc_sampler *s)
 		free(s->ts[i].last);
 	}
 	free(s->ts);
+	free(s->ts_index);
+	free(s->list);
 	free(s->cur.pages);
 	free(s->cur.live);
 	set_rt(s, false);
