@@ -116,3 +116,24 @@ void fuzz_image_restore(void)
 		memcpy(undo[nundo].at, undo[nundo].old, undo[nundo].len);
 	}
 }
+
+long fuzz_image_page_index(uint64_t addr)
+{
+	for (size_t i = 0; i < npages; i++)
+		if (pages[i] == (addr & ~4095ull))
+			return (long)i;
+	return -1;
+}
+
+uint8_t *fuzz_image_at(uint64_t addr, size_t len)
+{
+	return image_at(addr, len);
+}
+
+long long fuzz_image_file_offset(uint64_t addr, size_t len)
+{
+	const uint8_t *raw = (const uint8_t *)elf_rawfile(target->prog->core_elf, NULL);
+	const uint8_t *p = image_at(addr, len);
+
+	return p && raw ? (long long)(p - raw) : -1;
+}

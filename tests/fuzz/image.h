@@ -31,4 +31,12 @@ void fuzz_image_learn(const char *who, void (*learn)(void));
 void fuzz_image_patch(const uint8_t *data, size_t size);
 void fuzz_image_restore(void);
 
+/* For tools that make inputs (tests/fuzz/mutants.c): the index of the
+ * learned page holding target address addr (an input's page index), or
+ * -1; where addr's len bytes lie in the writable image, or NULL; their
+ * offset in the core file, or -1. */
+long fuzz_image_page_index(uint64_t addr);
+uint8_t *fuzz_image_at(uint64_t addr, size_t len);
+long long fuzz_image_file_offset(uint64_t addr, size_t len);
+
 #endif /* LC_FUZZ_IMAGE_H */

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# A structure-aware mutation campaign (tests/fuzz/mutants.c) over
+# fixture cores of five releases, under ASan and UBSan.
+#
+#   tests/fuzz/mutants.sh BUILDDIR COUNT OUTDIR [CELL...]
+#
+# COUNT mutants in all, spread evenly over the cores: each CELL's
+# coroutines3 and crash cores (default: deb-5.1 src-5.2.4-O2 deb-5.3
+# src-5.4.7-O0 src-5.5.0-O2), seed $LC_MUTANTS_SEED (1).  One mutant
+# runs at a time.  Writes OUTDIR/results.tsv (a line per mutant: cell,
+# then mutants' line), OUTDIR/bad/ (every bad mutant as a fuzz_decode
+# input and a spec), OUTDIR/err/ (the sanitizer reports), and copies one
+# bad mutant of each class (outcome, field, edit, cell) into
+# tests/fuzz/corpus/fuzz_decode/ ($LC_MUTANTS_CORPUS, "" for none), where
+# run-fuzz.sh replays it.  Prints the counts: mutants, sanitizer
+# reports, runs over 30 s, silent wrong answers and unmarked partial
+# results by class, each with a command that reproduces one; exit 1 if
+# any of those is not 0.
+#
+# The short CI run is COUNT=300 (tests/run-fuzz.sh); the full campaign,
+# by hand on any tree: make fuzz-mutants (COUNT=6000, about 15 min).
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+build=$(cd "$1" && pwd)
+count=$2
+out=$3
+shift 3
+cells=${*:-deb-5.1 src-5.2.4-O2 deb-5.3 src-5.4.7-O0 src-5.5.0-O2}
+fixtures=${LUACORE_MATRIX_DIR:-$build/fixtures/out}
+fixtures=$(cd "$fixtures" && pwd)
+seed=${LC_MUTANTS_SEED:-1}
+corpus=${LC_MUTANTS_CORPUS-$here/corpus/fuzz_decode}
+bin=$build/tests/fuzz/lf
+"$here/build.sh" "$build" "$bin" >/dev/null ||
+	{ echo "FAIL: tests/fuzz/build.sh (clang and libclang-rt-14-dev needed)"; exit 1; }
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export ASAN_OPTIONS=detect_leaks=0:abort_on_error=0
+mkdir -p "$out/bad" "$out/err"
+out=$(cd "$out" && pwd)
+: >"$out/results.tsv"
+
+cores=()
+for c in $cells; do
+	for s in coroutines3 crash; do
+		[ -f "$fixtures/$c/$s/core" ] ||
+			{ echo "FAIL: no fixture core $fixtures/$c/$s/core"; exit 1; }
+		cores+=("$c/$s")
+	done
+done
+per=$(( (count + ${#cores[@]} - 1) / ${#cores[@]} ))
+t0=$(date +%s)
+for cs in "${cores[@]}"; do
+	d=$fixtures/$cs
+	"$bin/mutants" -n "$per" -s "$seed" -e "$out/err" -w "$out/bad" -p "${cs//\//-}" \
+		"$d/core" "$d/exe" 2>"$out/learn.log" | sed "s|^|$cs\t|" >>"$out/results.tsv"
+	if [ "${PIPESTATUS[0]}" != 0 ]; then
+		echo "FAIL: mutants could not learn $cs:"
+		sed 's/^/    /' "$out/learn.log" | tail -5
+		exit 1
+	fi
+done
+secs=$(( $(date +%s) - t0 ))
+
+# results.tsv: cell idx outcome mode class first-diff field edit nedits edits secs
+awk -F'\t' -v bin="$bin" -v fx="$fixtures" -v seed="$seed" -v secs="$secs" '
+{ n++; o[$3]++; if ($11 > 30) slow++
+  if ($3 == "silent" || $3 == "unmarked" || $3 == "hang" || $3 == "sanitizer") {
+	k = $3 "\t" $7 "\t" $8 "\t" $5
+	cnt[k]++
+	split($1, cs, "/"); rel[k] = rel[k] (index(rel[k], cs[1]) ? "" : " " cs[1])
+	if (!(k in ex)) {
+		ex[k] = sprintf("%s/mutants -s %s --only %s %s/%s/core %s/%s/exe", bin, seed, $2, fx, $1, fx, $1)
+		ex_d[k] = $6
+	}
+  }
+}
+END {
+	printf "%d mutants over %d cores in %d s: %d same, %d marked partial, %d nothing shown (error)\n",
+		n, cores, secs, o["same"], o["marked"], o["error"]
+	printf "sanitizer reports: %d\nruns over 30 s: %d (hang %d)\nsilent wrong answers: %d\nunmarked partial results: %d\n",
+		o["sanitizer"], slow, o["hang"], o["silent"], o["unmarked"]
+	m = 0
+	for (k in cnt) keys[++m] = k
+	for (i = 1; i <= m; i++)	# by count, descending
+		for (j = i + 1; j <= m; j++)
+			if (cnt[keys[j]] > cnt[keys[i]]) { t = keys[i]; keys[i] = keys[j]; keys[j] = t }
+	if (m) print "by class (outcome, field, edit, what differs: count; releases):"
+	for (i = 1; i <= m; i++) {
+		k = keys[i]; split(k, f, "\t")
+		printf "  %-9s %-28s %-14s %-18s %4d;%s\n", f[1], f[2], f[3], f[4], cnt[k], rel[k]
+		printf "      e.g. %s\n      %s\n", substr(ex_d[k], 1, 150), ex[k]
+	}
+	exit (o["sanitizer"] + slow + o["hang"] + o["silent"] + o["unmarked"]) ? 1 : 0
+}' cores=${#cores[@]} "$out/results.tsv"
+status=$?
+
+# One reproducer of each class (outcome, field, edit, cell) into the
+# corpus, where run-fuzz.sh replays it.
+if [ -n "$corpus" ] && [ -d "$corpus" ]; then
+	ls "$out/bad" | grep -v '\.spec$' | sed 's/-[0-9]*$//' | sort -u | while read -r cls; do
+		f=$(ls "$out/bad" | grep -v '\.spec$' | grep -F "$cls-" | grep -E "^${cls//./\\.}-[0-9]+$" | head -1)
+		[ -n "$f" ] && cp "$out/bad/$f" "$corpus/mut-$cls"
+	done
+fi
+exit $status
