@@ -52,6 +52,7 @@
  *                  named PREFIX-OUTCOME-FIELD-EDIT-INDEX (-p PREFIX)
  *   --only I       run mutant I, print its edits and every difference
  *   --apply SPEC   run the mutant of a spec file (see --write-spec)
+ *   --patch FILE   run a fuzz_decode input (image.h) as the mutant
  *   --write-core I OUT   a copy of CORE with mutant I's edits
  *   --write-patch I OUT  mutant I as a fuzz_decode input (image.h)
  *   --write-spec I OUT   mutant I as lines "ADDR LEN HEXBYTES": tree-
@@ -1088,7 +1089,7 @@ int main(int argc, char **argv)
 	};
 	uint64_t count = 100, first = 0, seed = 1, one = UINT64_MAX;
 	int timeout = 30, listf = 0;
-	const char *errdir = NULL, *savedir = NULL, *prefix = "mut", *spec = NULL, *wcore = NULL, *wpatch = NULL,
+	const char *patch = NULL, *errdir = NULL, *savedir = NULL, *prefix = "mut", *spec = NULL, *wcore = NULL, *wpatch = NULL,
 		   *wspec = NULL;
 	int i;
 
@@ -1120,6 +1121,8 @@ int main(int argc, char **argv)
 			one = strtoull(v, NULL, 0);
 		else if (!strcmp(a, "--apply"))
 			spec = v;
+		else if (!strcmp(a, "--patch"))
+			patch = v;
 		else if (!strcmp(a, "--write-core") || !strcmp(a, "--write-patch") ||
 			 !strcmp(a, "--write-spec")) {
 			if (i + 2 >= argc)
@@ -1138,7 +1141,7 @@ int main(int argc, char **argv)
 	}
 	if (argc - i != 2) {
 		fprintf(stderr, "usage: mutants [-n COUNT] [-f FIRST] [-s SEED] [-t SECS] [-e DIR] [-w DIR [-p PREFIX]]\n"
-			"       [--only I | --apply SPEC | --write-core|--write-patch|--write-spec I OUT | --fields]\n"
+			"       [--only I | --apply SPEC | --patch FILE | --write-core|--write-patch|--write-spec I OUT | --fields]\n"
 			"       CORE EXE\n");
 		return 64;
 	}
@@ -1171,6 +1174,23 @@ int main(int argc, char **argv)
 		for (size_t s = 0; s < nsites; s++)
 			printf("%6zu %s%s\n", sites[s].nfields, sites[s].name,
 			       sites[s].skip ? " (contents: not edited)" : "");
+		return 0;
+	}
+	if (patch) {
+		struct mutant none = { .n = 0 };
+		char line[1024];
+		uint8_t buf[4096];
+		FILE *f = fopen(patch, "rb");
+		size_t n = f ? fread(buf, 1, sizeof(buf), f) : 0;
+
+		if (!f) {
+			perror(patch);
+			return 2;
+		}
+		fclose(f);
+		fuzz_image_patch(buf, n);
+		judge(&none, line, sizeof(line), stdout);
+		printf("%s\n", line);
 		return 0;
 	}
 	if (spec || one != UINT64_MAX) {
