@@ -875,7 +875,7 @@ static double run_child(uint64_t idx, const struct mutant *m, int timeout,
 		snprintf(line, linesz, "hang\t-\t-\tover %d s", timeout);
 	} else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !got) {
 		FILE *f = fopen(errpath, "r");
-		char l[512], first[300] = "";
+		char l[512], first[600] = "";
 
 		while (f && fgets(l, sizeof(l), f))
 			if (!first[0] && (strstr(l, "ERROR:") || strstr(l, "runtime error")))

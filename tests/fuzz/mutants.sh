@@ -12,7 +12,9 @@
 # input and a spec), OUTDIR/err/ (the sanitizer reports), and copies one
 # bad mutant of each class (outcome, field, edit, cell) into
 # tests/fuzz/corpus/fuzz_decode/ ($LC_MUTANTS_CORPUS, "" for none), where
-# run-fuzz.sh replays it.  Prints the counts: mutants, sanitizer
+# run-fuzz.sh replays it, and its spec into tests/fuzz/specs/
+# ($LC_MUTANTS_SPECS, "" for none), where run-fuzz.sh runs the oracle
+# on it.  Prints the counts: mutants, sanitizer
 # reports, runs over 30 s, silent wrong answers and unmarked partial
 # results by class, each with a command that reproduces one; exit 1 if
 # any of those is not 0.
@@ -90,16 +92,28 @@ END {
 		printf "  %-9s %-28s %-14s %-18s %4d;%s\n", f[1], f[2], f[3], f[4], cnt[k], rel[k]
 		printf "      e.g. %s\n      %s\n", substr(ex_d[k], 1, 150), ex[k]
 	}
-	exit (o["sanitizer"] + slow + o["hang"] + o["silent"] + o["unmarked"]) ? 1 : 0
+	bad = o["sanitizer"] + slow + o["hang"] + o["silent"] + o["unmarked"]
+	printf "%s mutants: %d of %d mutants bad (sanitizer, over 30 s, silent, unmarked)\n",
+		bad ? "FAIL" : "PASS", bad, n
+	exit bad ? 1 : 0
 }' cores=${#cores[@]} "$out/results.tsv"
 status=$?
 
 # One reproducer of each class (outcome, field, edit, cell) into the
-# corpus, where run-fuzz.sh replays it.
-if [ -n "$corpus" ] && [ -d "$corpus" ]; then
-	ls "$out/bad" | grep -v '\.spec$' | sed 's/-[0-9]*$//' | sort -u | while read -r cls; do
-		f=$(ls "$out/bad" | grep -v '\.spec$' | grep -F "$cls-" | grep -E "^${cls//./\\.}-[0-9]+$" | head -1)
-		[ -n "$f" ] && cp "$out/bad/$f" "$corpus/mut-$cls"
-	done
-fi
+# corpus, where run-fuzz.sh replays it, and its spec (addresses and
+# bytes, independent of what the decoder reads) into $LC_MUTANTS_SPECS
+# (tests/fuzz/specs), where run-fuzz.sh checks that the oracle finds
+# nothing wrong with it.
+specs=${LC_MUTANTS_SPECS-$here/specs}
+ls "$out/bad" | grep -v '\.spec$' | sed 's/-[0-9]*$//' | sort -u | while read -r cls; do
+	f=$(ls "$out/bad" | grep -v '\.spec$' | awk -v c="$cls" 'index($0, c "-") == 1 &&
+		substr($0, length(c) + 2) ~ /^[0-9]+$/' | sort -t- -k1,1 | head -1)
+	[ -n "$f" ] || continue
+	if [ -n "$corpus" ] && [ -d "$corpus" ]; then
+		cp "$out/bad/$f" "$corpus/mut-$cls"
+	fi
+	if [ -n "$specs" ] && [ -d "$specs" ]; then
+		cp "$out/bad/$f.spec" "$specs/$cls.spec"
+	fi
+done
 exit $status
