@@ -4,6 +4,7 @@
 #
 #   tests/fuzz/mutants.sh BUILDDIR COUNT OUTDIR [CELL...]
 #
+# (COUNT 0: summarise OUTDIR/results.tsv of an earlier run again.)
 # COUNT mutants in all, spread evenly over the cores: each CELL's
 # coroutines3 and crash cores (default: deb-5.1 src-5.2.4-O2 deb-5.3
 # src-5.4.7-O0 src-5.5.0-O2), seed $LC_MUTANTS_SEED (1).  One mutant
@@ -33,13 +34,12 @@ fixtures=$(cd "$fixtures" && pwd)
 seed=${LC_MUTANTS_SEED:-1}
 corpus=${LC_MUTANTS_CORPUS-$here/corpus/fuzz_decode}
 bin=$build/tests/fuzz/lf
-"$here/build.sh" "$build" "$bin" >/dev/null ||
+[ "$count" = 0 ] || "$here/build.sh" "$build" "$bin" >/dev/null ||
 	{ echo "FAIL: tests/fuzz/build.sh (clang and libclang-rt-14-dev needed)"; exit 1; }
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=0
 mkdir -p "$out/bad" "$out/err"
 out=$(cd "$out" && pwd)
-: >"$out/results.tsv"
 
 cores=()
 for c in $cells; do
@@ -49,55 +49,69 @@ for c in $cells; do
 		cores+=("$c/$s")
 	done
 done
-per=$(( (count + ${#cores[@]} - 1) / ${#cores[@]} ))
 t0=$(date +%s)
-for cs in "${cores[@]}"; do
-	d=$fixtures/$cs
-	"$bin/mutants" -n "$per" -s "$seed" -e "$out/err" -w "$out/bad" -p "${cs//\//-}" \
-		"$d/core" "$d/exe" 2>"$out/learn.log" | sed "s|^|$cs\t|" >>"$out/results.tsv"
-	if [ "${PIPESTATUS[0]}" != 0 ]; then
-		echo "FAIL: mutants could not learn $cs:"
-		sed 's/^/    /' "$out/learn.log" | tail -5
-		exit 1
-	fi
-done
+if [ "$count" != 0 ]; then
+	: >"$out/results.tsv"
+	per=$(( (count + ${#cores[@]} - 1) / ${#cores[@]} ))
+	for cs in "${cores[@]}"; do
+		d=$fixtures/$cs
+		"$bin/mutants" -n "$per" -s "$seed" -e "$out/err" -w "$out/bad" -p "${cs//\//-}" \
+			"$d/core" "$d/exe" 2>"$out/learn.log" | sed "s|^|$cs\t|" >>"$out/results.tsv"
+		if [ "${PIPESTATUS[0]}" != 0 ]; then
+			echo "FAIL: mutants could not learn $cs:"
+			sed 's/^/    /' "$out/learn.log" | tail -5
+			exit 1
+		fi
+	done
+fi
 secs=$(( $(date +%s) - t0 ))
 
-# results.tsv: cell idx outcome mode class first-diff field edit nedits edits secs
+# results.tsv: cell idx outcome mode class first-diff field edit nedits
+# edits secs.  A class is (outcome, field, what differs); an edit to a
+# neighbouring value (plus1, minus1-of, small, ptr-step) may give a state
+# the process could really have been in, so such mutants are counted
+# apart ("plausible"): the others' data is absurd and checkable.
 awk -F'\t' -v bin="$bin" -v fx="$fixtures" -v seed="$seed" -v secs="$secs" '
+function plausible(e) { return e == "plus1" || e == "minus1-of" || e == "small" || e == "ptr-step" }
 { n++; o[$3]++; if ($11 > 30) slow++
   if ($3 == "silent" || $3 == "unmarked" || $3 == "hang" || $3 == "sanitizer") {
-	k = $3 "\t" $7 "\t" $8 "\t" $5
+	k = $3 "\t" $7 "\t" $5
 	cnt[k]++
-	split($1, cs, "/"); rel[k] = rel[k] (index(rel[k], cs[1]) ? "" : " " cs[1])
-	if (!(k in ex)) {
+	if (plausible($8)) { pl[k]++; opl[$3]++ }
+	if (!index(" " eds[k] " ", " " $8 " ")) eds[k] = eds[k] (eds[k] ? " " : "") $8
+	split($1, cs, "/")
+	if (!index(" " rel[k] " ", " " cs[1] " ")) rel[k] = rel[k] (rel[k] ? " " : "") cs[1]
+	if (!(k in ex) || (plausible(exe[k]) && !plausible($8))) {
 		ex[k] = sprintf("%s/mutants -s %s --only %s %s/%s/core %s/%s/exe", bin, seed, $2, fx, $1, fx, $1)
-		ex_d[k] = $6
+		ex_d[k] = $6; exe[k] = $8
 	}
   }
 }
 END {
 	printf "%d mutants over %d cores in %d s: %d same, %d marked partial, %d nothing shown (error)\n",
 		n, cores, secs, o["same"], o["marked"], o["error"]
-	printf "sanitizer reports: %d\nruns over 30 s: %d (hang %d)\nsilent wrong answers: %d\nunmarked partial results: %d\n",
-		o["sanitizer"], slow, o["hang"], o["silent"], o["unmarked"]
+	printf "sanitizer reports: %d\nruns over 30 s: %d (hang %d)\n", o["sanitizer"], slow, o["hang"]
+	printf "silent wrong answers: %d (%d of them from plausible edits)\n", o["silent"], opl["silent"]
+	printf "unmarked partial results: %d (%d of them from plausible edits)\n", o["unmarked"], opl["unmarked"]
 	m = 0
 	for (k in cnt) keys[++m] = k
 	for (i = 1; i <= m; i++)	# by count, descending
 		for (j = i + 1; j <= m; j++)
-			if (cnt[keys[j]] > cnt[keys[i]]) { t = keys[i]; keys[i] = keys[j]; keys[j] = t }
-	if (m) print "by class (outcome, field, edit, what differs: count; releases):"
+			if (cnt[keys[j]] > cnt[keys[i]] || (cnt[keys[j]] == cnt[keys[i]] && keys[j] < keys[i])) {
+				t = keys[i]; keys[i] = keys[j]; keys[j] = t
+			}
+	if (m) print "by class (outcome, field, what differs: mutants (plausible); edits; releases):"
 	for (i = 1; i <= m; i++) {
 		k = keys[i]; split(k, f, "\t")
-		printf "  %-9s %-28s %-14s %-18s %4d;%s\n", f[1], f[2], f[3], f[4], cnt[k], rel[k]
+		printf "  %-9s %-26s %-17s %4d (%d); %s; %s\n", f[1], f[2], f[3], cnt[k], pl[k], eds[k], rel[k]
 		printf "      e.g. %s\n      %s\n", substr(ex_d[k], 1, 150), ex[k]
 	}
 	bad = o["sanitizer"] + slow + o["hang"] + o["silent"] + o["unmarked"]
 	printf "%s mutants: %d of %d mutants bad (sanitizer, over 30 s, silent, unmarked)\n",
 		bad ? "FAIL" : "PASS", bad, n
 	exit bad ? 1 : 0
-}' cores=${#cores[@]} "$out/results.tsv"
-status=$?
+}' cores=${#cores[@]} "$out/results.tsv" | tee "$out/summary.txt"
+status=${PIPESTATUS[0]}
 
 # One reproducer of each class (outcome, field, edit, cell) into the
 # corpus, where run-fuzz.sh replays it, and its spec (addresses and
