@@ -50,23 +50,28 @@ LC_MUTANTS_CORPUS= LUACORE_MATRIX_DIR=$out "$top_srcdir/tests/fuzz/mutants.sh" \
 	"$top_builddir" "${LC_MUTANTS:-300}" "$tmp/mutants" || status=1
 
 # Each class of bad mutant a full campaign found, kept as a spec
-# (tests/fuzz/specs/CELL-OUTCOME-FIELD-EDIT.spec: addresses and bytes):
-# through the same oracle, it must now be shown the same, marked partial
-# or refused, within 60 s and without a sanitizer report.
-pass=0 fail=0
+# (tests/fuzz/specs/CELL-OUTCOME-FIELD-EDIT.spec: addresses, new and old
+# bytes): through the same oracle, it must now be shown the same, marked
+# partial or refused, within 60 s and without a sanitizer report.  A
+# spec is of one core file: on cores made again (other addresses) it
+# does not apply, and is counted so; the 300 mutants above learn any.
+pass=0 fail=0 na=0
 for s in "$top_srcdir"/tests/fuzz/specs/*.spec; do
 	[ -e "$s" ] || continue
 	n=$(basename "$s" .spec)
 	cell=$(echo "$n" | sed -E 's/^(.*)-([a-z0-9_]+)-(silent|unmarked|hang|sanitizer)-.*/\1\/\2/')
+	rc=0
 	v=$(ASAN_OPTIONS=detect_leaks=0 timeout 60 "$fz/lf/mutants" --apply "$s" \
-		"$out/$cell/core" "$out/$cell/exe" 2>"$tmp/spec.err" | tail -1)
+		"$out/$cell/core" "$out/$cell/exe" 2>"$tmp/spec.err" | tail -1) || rc=$?
+	[ "$rc" = 3 ] && { na=$((na + 1)); continue; }
 	case ${v%%$'\t'*} in
 	same | marked | error) pass=$((pass + 1)) ;;
 	*)	fail=$((fail + 1))
-		echo "FAIL spec $n: ${v:-no verdict ($(grep -m1 -E 'ERROR|runtime error' "$tmp/spec.err"))}" | cut -c1-200 ;;
+		[ "$rc" = 0 ] || v="exit $rc: $(grep -m1 -E 'ERROR|runtime error' "$tmp/spec.err")"
+		echo "FAIL spec $n: $v" | cut -c1-240 ;;
 	esac
 done
-echo "$([ "$fail" = 0 ] && echo PASS || echo FAIL) specs: $pass of $((pass + fail)) kept bad mutants now shown right"
+echo "$([ "$fail" = 0 ] && echo PASS || echo FAIL) specs: $pass of $((pass + fail)) kept bad mutants now shown right ($na not of these cores)"
 [ "$fail" = 0 ] || status=1
 
 for h in fuzz_decode fuzz_core fuzz_sample; do

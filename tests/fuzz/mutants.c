@@ -55,8 +55,10 @@
  *   --patch FILE   run a fuzz_decode input (image.h) as the mutant
  *   --write-core I OUT   a copy of CORE with mutant I's edits
  *   --write-patch I OUT  mutant I as a fuzz_decode input (image.h)
- *   --write-spec I OUT   mutant I as lines "ADDR LEN HEXBYTES": tree-
- *                        independent, for --apply
+ *   --write-spec I OUT   mutant I as lines "ADDR LEN NEWHEX OLDHEX
+ *                        FIELD:EDIT": independent of the decoder's reads,
+ *                        for --apply (exit 3 if the core does not hold
+ *                        OLDHEX at ADDR: a spec is of one core file)
  *   --fields       list the learned fields and exit
  *
  * Built by tests/fuzz/build.sh with ASan and UBSan (and by make check
@@ -994,9 +996,15 @@ static int write_spec(const struct mutant *m, const char *out)
 	for (int i = 0; f && i < m->n; i++) {
 		const struct edit *e = &m->e[i];
 
-		fprintf(f, "0x%" PRIx64 " %u ", fields[e->field].addr + e->off, e->len);
+		uint64_t a = fields[e->field].addr + e->off;
+		const uint8_t *was = fuzz_image_at(a, e->len);
+
+		fprintf(f, "0x%" PRIx64 " %u ", a, e->len);
 		for (uint32_t k = 0; k < e->len; k++)
 			fprintf(f, "%02x", e->bytes[k]);
+		fputc(' ', f);
+		for (uint32_t k = 0; k < e->len; k++)
+			fprintf(f, "%02x", was ? was[k] : 0);
 		fprintf(f, " %s:%s\n", sites[fields[e->field].site].name, e->kind);
 	}
 	return f && fclose(f) == 0 ? 0 : 1;
@@ -1039,14 +1047,29 @@ static int read_spec(const char *path, struct mutant *m)
 	while (f && m->n < MAX_EDITS && fgets(l, sizeof(l), f)) {
 		uint64_t a;
 		unsigned len;
-		char hex[40], what[300] = "spec";
+		char hex[40], was[40], what[300] = "spec";
 		struct edit *e = &m->e[m->n];
+		const uint8_t *at;
 
-		if (sscanf(l, "%" SCNx64 " %u %39s %299s", &a, &len, hex, what) < 3 ||
-		    len > 8 || strlen(hex) != 2 * len || nfields >= MAX_FIELDS)
+		if (sscanf(l, "%" SCNx64 " %u %39s %39s %299s", &a, &len, hex, was,
+			   what) < 5 || len > 8 || strlen(hex) != 2 * len ||
+		    strlen(was) != 2 * len || nfields >= MAX_FIELDS)
 			continue;
-		for (unsigned k = 0; k < len; k++)
+		/* The spec is of this core only if the bytes it replaces are
+		 * there (a core made again has other addresses). */
+		at = fuzz_image_at(a, len);
+		for (unsigned k = 0; k < len; k++) {
+			uint8_t b;
+
 			sscanf(hex + 2 * k, "%2hhx", &e->bytes[k]);
+			sscanf(was + 2 * k, "%2hhx", &b);
+			if (!at || at[k] != b) {
+				fprintf(stderr, "mutants: %s is not of this core: 0x%" PRIx64
+					" does not hold %s\n", path, a, was);
+				fclose(f);
+				return 3;
+			}
+		}
 		fields[nfields] = (struct field){ .addr = a, .len = len,
 						  .site = (uint32_t)nsites };
 		if (nsites < MAX_SITES) {
@@ -1198,7 +1221,11 @@ int main(int argc, char **argv)
 		char line[1024];
 
 		if (spec) {
-			if (read_spec(spec, &m)) {
+			int rc = read_spec(spec, &m);
+
+			if (rc == 3)
+				return 3;
+			if (rc) {
 				fprintf(stderr, "mutants: no edit in %s\n", spec);
 				return 2;
 			}

@@ -9,16 +9,16 @@
 # coroutines3 and crash cores (default: deb-5.1 src-5.2.4-O2 deb-5.3
 # src-5.4.7-O0 src-5.5.0-O2), seed $LC_MUTANTS_SEED (1).  One mutant
 # runs at a time.  Writes OUTDIR/results.tsv (a line per mutant: cell,
-# then mutants' line), OUTDIR/bad/ (every bad mutant as a fuzz_decode
-# input and a spec), OUTDIR/err/ (the sanitizer reports), and copies one
-# bad mutant of each class (outcome, field, edit, cell) into
-# tests/fuzz/corpus/fuzz_decode/ ($LC_MUTANTS_CORPUS, "" for none), where
-# run-fuzz.sh replays it, and its spec into tests/fuzz/specs/
-# ($LC_MUTANTS_SPECS, "" for none), where run-fuzz.sh runs the oracle
-# on it.  Prints the counts: mutants, sanitizer
-# reports, runs over 30 s, silent wrong answers and unmarked partial
-# results by class, each with a command that reproduces one; exit 1 if
-# any of those is not 0.
+# then mutants' line), OUTDIR/summary.txt (what is printed), OUTDIR/bad/
+# (every bad mutant as a fuzz_decode input and a spec), OUTDIR/err/ (the
+# sanitizer reports), and writes one bad mutant of each class (outcome,
+# field, what differs) into tests/fuzz/corpus/fuzz_decode/
+# ($LC_MUTANTS_CORPUS, "" for none), where run-fuzz.sh replays it, and
+# as a spec into tests/fuzz/specs/ ($LC_MUTANTS_SPECS, "" for none),
+# where run-fuzz.sh runs the oracle on it.  Prints the counts: mutants,
+# sanitizer reports, runs over 30 s, silent wrong answers and unmarked
+# partial results by class, each with a command that reproduces one;
+# exit 1 if any of those is not 0.
 #
 # The short CI run is COUNT=300 (tests/run-fuzz.sh); the full campaign,
 # by hand on any tree: make fuzz-mutants (COUNT=6000, about 15 min).
@@ -71,7 +71,8 @@ secs=$(( $(date +%s) - t0 ))
 # neighbouring value (plus1, minus1-of, small, ptr-step) may give a state
 # the process could really have been in, so such mutants are counted
 # apart ("plausible"): the others' data is absurd and checkable.
-awk -F'\t' -v bin="$bin" -v fx="$fixtures" -v seed="$seed" -v secs="$secs" '
+awk -F'\t' -v bin="$bin" -v fx="$fixtures" -v seed="$seed" -v secs="$secs" \
+	-v classes="$out/classes.tsv" '
 function plausible(e) { return e == "plus1" || e == "minus1-of" || e == "small" || e == "ptr-step" }
 { n++; o[$3]++; if ($11 > 30) slow++
   if ($3 == "silent" || $3 == "unmarked" || $3 == "hang" || $3 == "sanitizer") {
@@ -83,7 +84,7 @@ function plausible(e) { return e == "plus1" || e == "minus1-of" || e == "small" 
 	if (!index(" " rel[k] " ", " " cs[1] " ")) rel[k] = rel[k] (rel[k] ? " " : "") cs[1]
 	if (!(k in ex) || (plausible(exe[k]) && !plausible($8))) {
 		ex[k] = sprintf("%s/mutants -s %s --only %s %s/%s/core %s/%s/exe", bin, seed, $2, fx, $1, fx, $1)
-		ex_d[k] = $6; exe[k] = $8
+		ex_d[k] = $6; exe[k] = $8; excell[k] = $1; exidx[k] = $2
 	}
   }
 }
@@ -105,6 +106,7 @@ END {
 		k = keys[i]; split(k, f, "\t")
 		printf "  %-9s %-26s %-17s %4d (%d); %s; %s\n", f[1], f[2], f[3], cnt[k], pl[k], eds[k], rel[k]
 		printf "      e.g. %s\n      %s\n", substr(ex_d[k], 1, 150), ex[k]
+		printf "%s\t%s\t%s\t%s\t%s\n", excell[k], exidx[k], f[1], f[2], f[3] >classes
 	}
 	bad = o["sanitizer"] + slow + o["hang"] + o["silent"] + o["unmarked"]
 	printf "%s mutants: %d of %d mutants bad (sanitizer, over 30 s, silent, unmarked)\n",
@@ -113,21 +115,26 @@ END {
 }' cores=${#cores[@]} "$out/results.tsv" | tee "$out/summary.txt"
 status=${PIPESTATUS[0]}
 
-# One reproducer of each class (outcome, field, edit, cell) into the
-# corpus, where run-fuzz.sh replays it, and its spec (addresses and
-# bytes, independent of what the decoder reads) into $LC_MUTANTS_SPECS
-# (tests/fuzz/specs), where run-fuzz.sh checks that the oracle finds
-# nothing wrong with it.
+# One reproducer of each class (outcome, field, what differs: the
+# example above) into the corpus as a fuzz_decode input
+# (mut-CELL-OUTCOME-FIELD-DIFF), where run-fuzz.sh replays it, and as a
+# spec (addresses, new and old bytes, independent of what the decoder
+# reads) into $LC_MUTANTS_SPECS (tests/fuzz/specs), where run-fuzz.sh
+# runs the oracle on it again.  "" for either: none.
 specs=${LC_MUTANTS_SPECS-$here/specs}
-ls "$out/bad" | grep -v '\.spec$' | sed 's/-[0-9]*$//' | sort -u | while read -r cls; do
-	f=$(ls "$out/bad" | grep -v '\.spec$' | awk -v c="$cls" 'index($0, c "-") == 1 &&
-		substr($0, length(c) + 2) ~ /^[0-9]+$/' | sort -t- -k1,1 | head -1)
-	[ -n "$f" ] || continue
+[ -f "$out/classes.tsv" ] || : >"$out/classes.tsv"
+while IFS=$'\t' read -r cs idx outcome field diff; do
+	name=$(echo "${cs//\//-}-$outcome-$field-$diff" | tr -c 'A-Za-z0-9.\n_-' '_')
+	d=$fixtures/$cs
 	if [ -n "$corpus" ] && [ -d "$corpus" ]; then
-		cp "$out/bad/$f" "$corpus/mut-$cls"
+		"$bin/mutants" -s "$seed" --write-patch "$idx" "$corpus/mut-$name" \
+			"$d/core" "$d/exe" 2>/dev/null
 	fi
-	if [ -n "$specs" ] && [ -d "$specs" ]; then
-		cp "$out/bad/$f.spec" "$specs/$cls.spec"
+	if [ -n "$specs" ]; then
+		mkdir -p "$specs"
+		"$bin/mutants" -s "$seed" --write-spec "$idx" "$specs/$name.spec" \
+			"$d/core" "$d/exe" 2>/dev/null
 	fi
-done
+done <"$out/classes.tsv"
+rm -f "$out/classes.tsv"
 exit $status
