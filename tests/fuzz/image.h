@@ -39,4 +39,12 @@ long fuzz_image_page_index(uint64_t addr);
 uint8_t *fuzz_image_at(uint64_t addr, size_t len);
 long long fuzz_image_file_offset(uint64_t addr, size_t len);
 
+/* A patch (an input's unit, at most 13 bytes, written to out) that gives
+ * a field the decoder read while learning a typed value chosen by seed:
+ * 0, -1, 0x7fffffff, 0x80000000, 0xffffffff, 2^40, a small int, a
+ * flipped bit, its own address (a self-loop), another object's address,
+ * misaligned, one less, -125, unmapped.  Its length; 0 if out has no
+ * room. */
+size_t fuzz_image_typed_edit(uint8_t *out, size_t max, uint64_t seed);
+
 #endif /* LC_FUZZ_IMAGE_H */
