@@ -21,7 +21,7 @@
 # exit 1 if any of those is not 0.
 #
 # The short CI run is COUNT=300 (tests/run-fuzz.sh); the full campaign,
-# by hand on any tree: make fuzz-mutants (COUNT=6000, about 15 min).
+# by hand on any tree: make fuzz-mutants (COUNT=6000, about 8 min).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "$1" && pwd)
