@@ -28,7 +28,10 @@ while IFS= read -r c; do
 	rel=${c#"$src"/libcore/}
 	o=$out/obj/${rel//\//_}
 	o=${o%.c}.o
-	if [ ! "$o" -nt "$c" ] || [ "$build/config.h" -nt "$o" ]; then
+	# Built again when its source, config.h or any header of the
+	# library is newer (a header's change may change a struct).
+	if [ ! "$o" -nt "$c" ] || [ "$build/config.h" -nt "$o" ] ||
+	   [ -n "$(find "$src/libcore" -name '*.h' -newer "$o" -print -quit)" ]; then
 		"$cc" $cflags -fsanitize=fuzzer-no-link -c -o "$o" "$c"
 	fi
 	objs+=("$o")
