@@ -1189,6 +1189,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "mutants: no report of the unmutated core\n");
 		return 2;
 	}
+	/* A partial baseline hides every difference (each mutant's report
+	 * is partial too): e.g. an executable that is not the core's. */
+	if ((base[0].partial || base[1].partial) && !getenv("LC_MUTANTS_PARTIAL_OK")) {
+		fprintf(stderr, "mutants: the report of the unmutated core is partial: no "
+			"difference could be told from a marked one (is %s the program "
+			"of this core?  LC_MUTANTS_PARTIAL_OK=1 runs anyway)\n", argv[i + 1]);
+		return 2;
+	}
 	index_fields();
 	fprintf(stderr, "mutants: %zu fields of %zu kinds; baseline %zu+%zu items, %s\n",
 		nfields, nsites, base[0].nsig, base[1].nsig,
