@@ -7,11 +7,15 @@
  * as text and JSON, and the image restored.  A crash, a sanitizer report
  * or a hang (libFuzzer's -timeout) is a bug.
  *
+ * Inputs are mutated by libFuzzer and, half the time, by typed edits of
+ * the fields the decoder reads (LLVMFuzzerCustomMutator below).
+ *
  * Built by tests/fuzz/build.sh with libFuzzer and ASan/UBSan, or with
  * tests/fuzz/replay.c for replaying a corpus (make check). */
 #include <config.h>
 
 #include <stdio.h>
+#include <string.h>
 
 #include "fuzz.h"
 #include "image.h"
@@ -48,6 +52,36 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	target = fuzz_image_open("fuzz_decode");
 	fuzz_image_learn("fuzz_decode", learn);
 	return 0;
+}
+
+/* libFuzzer's own mutator; absent (weak) in the replaying build, which
+ * never mutates. */
+size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size)
+	__attribute__((weak));
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size,
+			       unsigned int seed);
+
+/* Half the time libFuzzer's own mutations; else a typed edit of a field
+ * the decoder read (image.h: a self-loop, another object, a huge count,
+ * a flipped status bit...) appended to the input's whole patches, or
+ * alone when there is no room. */
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size,
+			       unsigned int seed)
+{
+	uint8_t e[16];
+	size_t n, end = 0;
+
+	if ((seed & 1) && LLVMFuzzerMutate)
+		return LLVMFuzzerMutate(data, size, max_size);
+	n = fuzz_image_typed_edit(e, sizeof(e), seed >> 1);
+	if (!n)
+		return LLVMFuzzerMutate ? LLVMFuzzerMutate(data, size, max_size) : size;
+	while (end + 5 <= size && end + 5 + data[end + 4] % 8 + 1 <= size)
+		end += 5 + data[end + 4] % 8 + 1;
+	if (end + n > max_size)
+		end = 0;
+	memcpy(data + end, e, n);
+	return end + n;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
