@@ -241,7 +241,8 @@ static void build_vms(struct lc_target *t, const struct lc_interp *in,
 	struct running {
 		size_t thread;
 		uint64_t addr, g;
-		bool runnable;
+		bool runnable;	/* or dying of an error, as it may */
+		bool dying;
 	} *run = NULL;
 	size_t nrun = 0;
 
@@ -259,7 +260,8 @@ static void build_vms(struct lc_target *t, const struct lc_interp *in,
 				break;
 			run = p;
 			run[nrun++] = (struct running){ i, st.addr, st.vm,
-							st.runnable };
+							st.runnable || st.dying,
+							st.dying };
 		}
 	}
 
@@ -292,7 +294,9 @@ static void build_vms(struct lc_target *t, const struct lc_interp *in,
 			if (!lt)
 				continue;
 			lt->os_tid = th->tid;
-			lt->status = last ? "running" : "normal";
+			/* (One dying of an error keeps "error".) */
+			if (!run[a].dying)
+				lt->status = last ? "running" : "normal";
 			/* Its status says it runs nowhere (stack.c). */
 			if (!run[a].runnable) {
 				lt->partial = true;

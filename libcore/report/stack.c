@@ -196,7 +196,8 @@ void lc_stack_decode(struct lc_target *t, struct lc_pass *pass, int tid,
 			 * interpreter running a state its DWARF names, or a
 			 * resume of it, says otherwise: a status that
 			 * disagrees is damage, and the frames are shown,
-			 * marked. */
+			 * marked, unless it is an error on its way to a
+			 * panic. */
 			if (!in->ops->state(pass, a, &st))
 				continue;
 			if (!st.runnable) {
@@ -204,6 +205,8 @@ void lc_stack_decode(struct lc_target *t, struct lc_pass *pass, int tid,
 				    !(native_roles(in, &nf[i]) &
 				      (LC_ROLE_RUNS_LUA | LC_ROLE_RESUME)))
 					continue;
+			}
+			if (!st.runnable && !st.dying) {
 				th->partial |= LC_PARTIAL_BAD_STATE;
 				if (!th->note)
 					asprintf(&th->note,
@@ -279,6 +282,22 @@ void lc_stack_decode(struct lc_target *t, struct lc_pass *pass, int tid,
 			}
 		}
 	}
+	/* A resumed coroutine's frames lie inside its resumer's: where the
+	 * C-call counts order two states of a VM against the native frames
+	 * that name them, one of the counts is damaged. */
+	for (size_t i = 0; i < ncs; i++)
+		for (size_t j = i + 1; j < ncs; j++)
+			if (cs[j].st.vm == cs[i].st.vm &&
+			    cs[i].outermost != SIZE_MAX &&
+			    cs[j].outermost != SIZE_MAX &&
+			    cs[i].outermost > cs[j].outermost &&
+			    !(th->partial & LC_PARTIAL_CHAIN)) {
+				th->partial |= LC_PARTIAL_CHAIN;
+				if (!th->note)
+					asprintf(&th->note,
+						 "the C-call counts of lua_States 0x%" PRIx64 " and 0x%" PRIx64 " order them unlike the native frames that run them",
+						 cs[i].st.addr, cs[j].st.addr);
+			}
 	th->vm = ncs ? cs[0].st.vm : 0;
 	th->states = calloc(ncs ? ncs : 1, sizeof(*th->states));
 	for (size_t i = 0; i < ncs; i++) {
@@ -298,6 +317,9 @@ void lc_stack_decode(struct lc_target *t, struct lc_pass *pass, int tid,
 					 cs[i].st.addr);
 		}
 	}
+
+	long lost_run = -1;
+	size_t emitted;
 
 	for (size_t i = 0; i < nnf && !c.o.nomem; i++) {
 		struct lc_native_frame *n = &nf[i];
@@ -336,6 +358,7 @@ void lc_stack_decode(struct lc_target *t, struct lc_pass *pass, int tid,
 		}
 		if (push_native(n, &c.o) < 0)
 			break;
+		emitted = c.o.n;
 
 		live = next_live(cs, ncs, cur);
 		cc = live < ncs ? &cs[live] : NULL;
@@ -378,6 +401,24 @@ void lc_stack_decode(struct lc_target *t, struct lc_pass *pass, int tid,
 			}
 			cur++;
 		}
+		/* The interpreter runs a Lua function in every one of its
+		 * frames: one left without is a state that was not found or
+		 * did not hold together. */
+		if ((roles & LC_ROLE_RUNS_LUA) && in && lost_run < 0) {
+			bool lua = false;
+
+			for (size_t k = emitted; k < c.o.n; k++)
+				lua |= c.o.v[k].what && strcmp(c.o.v[k].what, "C") != 0;
+			if (!lua)
+				lost_run = (long)i;
+		}
+	}
+	if (lost_run >= 0) {
+		th->partial |= LC_PARTIAL_CHAIN;
+		if (!th->note)
+			asprintf(&th->note,
+				 "frame #%ld (%s) runs Lua, but no Lua frame could be placed in it",
+				 lost_run, nf[lost_run].function ? nf[lost_run].function : "??");
 	}
 	for (; cur < ncs && !c.o.nomem; cur++)
 		while (cs[cur].next < cs[cur].w.n && !c.o.nomem)

@@ -57,6 +57,9 @@ struct lc_vstate {
 	bool active;		/* frames above the base one */
 	bool runnable;		/* status OK with frames: running, or it
 				   resumed another */
+	bool dying;		/* an error status with frames and no
+				   handler: the error is on its way to a
+				   panic, still on the thread's stack */
 	unsigned resume_depth;	/* orders a resume chain: higher was
 				   resumed later */
 	uint64_t priv[24];	/* the family's own (PUC: struct lc_lstate) */

@@ -80,6 +80,7 @@ struct proto {
 	int sizecode;
 	bool names_tried;
 	bool names_ok;
+	bool names_damaged;	/* what naming reads does not hold together */
 	uint32_t *codev;
 	struct lc_kview *k;
 	char **kstr;
@@ -277,7 +278,13 @@ char *lc_lua_read_string(struct lc_lua_ctx *ctx, uint64_t ts, uint64_t *lenp,
 	if (!ts)
 		return NULL;
 	if (l->major <= 502) {
-		if (lc_lua_read_field(ctx, ts, l->ts.len, &len) < 0)
+		uint8_t tt;
+
+		/* A string's header says so (5.1 LUA_TSTRING, 5.2 its
+		 * short and long variants). */
+		if (lc_read_u8(ctx->mem, ts + (uint64_t)l->L.tt.off, &tt) < 0 ||
+		    (tt & 0x0f) != 4 ||
+		    lc_lua_read_field(ctx, ts, l->ts.len, &len) < 0)
 			return NULL;
 	} else {
 		if (lc_lua_read_field(ctx, ts, l->ts.tt, &tag) < 0)
@@ -675,8 +682,11 @@ static bool gc_tag_is(struct lc_lua_ctx *ctx, uint64_t addr, unsigned tag)
 static bool closure_tag_is(struct lc_lua_ctx *ctx, uint64_t addr,
 			   unsigned variant)
 {
-	return gc_tag_is(ctx, addr, ctx->l->release == 50200 ? TAG_FUNCTION :
-				    variant);
+	/* (Any 5.2 may be 5.2.0 when its release is guessed.) */
+	return gc_tag_is(ctx, addr, variant) ||
+	       (ctx->l->major == 502 &&
+		(ctx->l->release == 50200 || ctx->l->version_guessed) &&
+		gc_tag_is(ctx, addr, TAG_FUNCTION));
 }
 
 /* What the function in a CallInfo's slot is.  Every pointer it follows
@@ -972,8 +982,14 @@ static bool proto_load_names(struct lc_lua_ctx *ctx, struct proto *p)
 	if (!p->codev ||
 	    lc_read(ctx->mem, p->code, p->codev, (size_t)p->sizecode * 4) < 0)
 		return false;
-	rd_int(ctx, p->addr, l->p.sizek, &sizek);
-	lc_read_u64(ctx->mem, p->addr + (uint64_t)l->p.k.off, &kaddr);
+	/* Everything naming reads is checked: sizes within what Lua allows,
+	 * arrays where their sizes say, names that are strings, local
+	 * ranges inside the code.  Anything else is damage, and a name
+	 * taken from it is marked (names_damaged). */
+	if (rd_int(ctx, p->addr, l->p.sizek, &sizek) < 0 ||
+	    lc_read_u64(ctx->mem, p->addr + (uint64_t)l->p.k.off, &kaddr) < 0 ||
+	    sizek < 0 || sizek > LC_MAX_K || (sizek > 0 && !kaddr))
+		p->names_damaged = true;
 	if (sizek > 0 && sizek <= LC_MAX_K && kaddr) {
 		p->k = calloc((size_t)sizek, sizeof(*p->k));
 		p->kstr = calloc((size_t)sizek, sizeof(*p->kstr));
@@ -984,19 +1000,25 @@ static bool proto_load_names(struct lc_lua_ctx *ctx, struct proto *p)
 				unsigned base;
 
 				if (lc_lua_read_tvalue(ctx, kaddr + (uint64_t)i * l->sz_tvalue,
-					      &tv) < 0)
+					      &tv) < 0) {
+					p->names_damaged = true;
 					continue;
+				}
 				base = l->major == 501 ? tv.tag : (tv.tag & 0x0f);
 				if (base != 4)	/* LUA_TSTRING */
 					continue;
 				p->kstr[i] = lc_lua_read_string(ctx, tv.value, NULL, NULL);
+				if (!p->kstr[i])
+					p->names_damaged = true;
 				p->k[i].is_string = p->kstr[i] != NULL;
 				p->k[i].str = p->kstr[i];
 			}
 		}
 	}
-	rd_int(ctx, p->addr, l->p.sizelocvars, &nloc);
-	lc_read_u64(ctx->mem, p->addr + (uint64_t)l->p.locvars.off, &locaddr);
+	if (rd_int(ctx, p->addr, l->p.sizelocvars, &nloc) < 0 ||
+	    lc_read_u64(ctx->mem, p->addr + (uint64_t)l->p.locvars.off, &locaddr) < 0 ||
+	    nloc < 0 || nloc > LC_MAX_LOCVARS || (nloc > 0 && !locaddr))
+		p->names_damaged = true;
 	if (nloc > 0 && nloc <= LC_MAX_LOCVARS && locaddr && l->sz_locvar) {
 		p->locvars = calloc((size_t)nloc, sizeof(*p->locvars));
 		p->locnames = calloc((size_t)nloc, sizeof(*p->locnames));
@@ -1010,6 +1032,8 @@ static bool proto_load_names(struct lc_lua_ctx *ctx, struct proto *p)
 					    &name);
 				p->locnames[i] = lc_lua_read_string(ctx, name, NULL, NULL);
 				p->locvars[i].name = p->locnames[i];
+				if (!p->locnames[i])
+					p->names_damaged = true;
 				if (rd_int(ctx, a, l->lv.startpc,
 					   &p->locvars[i].startpc) < 0 ||
 				    rd_int(ctx, a, l->lv.endpc,
@@ -1017,12 +1041,25 @@ static bool proto_load_names(struct lc_lua_ctx *ctx, struct proto *p)
 					/* An unreadable range never matches. */
 					p->locvars[i].startpc = 1;
 					p->locvars[i].endpc = 0;
+					p->names_damaged = true;
 				}
+				/* lparser.c: a local lives from where it is
+				 * declared to where its block ends, inside
+				 * the code. */
+				if (p->locvars[i].startpc < 0 ||
+				    p->locvars[i].startpc > p->locvars[i].endpc ||
+				    p->locvars[i].endpc > p->sizecode)
+					p->names_damaged = true;
 			}
 		}
 	}
-	rd_int(ctx, p->addr, l->p.sizeupvalues, &nup);
-	lc_read_u64(ctx->mem, p->addr + (uint64_t)l->p.upvalues.off, &upaddr);
+	/* 5.1 keeps upvalue names only (NULL when stripped); 5.2+ an
+	 * Upvaldesc per upvalue, named or not (a stripped dump). */
+	if (rd_int(ctx, p->addr, l->p.sizeupvalues, &nup) < 0 ||
+	    lc_read_u64(ctx->mem, p->addr + (uint64_t)l->p.upvalues.off, &upaddr) < 0 ||
+	    nup < 0 || nup > LC_MAX_UPVALS ||
+	    (nup > 0 && !upaddr && l->major != 501))
+		p->names_damaged = true;
 	if (nup > 0 && nup <= LC_MAX_UPVALS && upaddr) {
 		p->upvalnames = calloc((size_t)nup, sizeof(*p->upvalnames));
 		if (p->upvalnames) {
@@ -1036,8 +1073,11 @@ static bool proto_load_names(struct lc_lua_ctx *ctx, struct proto *p)
 
 				if (l->major != 501 && !l->sz_upvaldesc)
 					break;
-				lc_read_u64(ctx->mem, a, &name);
+				if (lc_read_u64(ctx->mem, a, &name) < 0)
+					p->names_damaged = true;
 				p->upvalnames[i] = lc_lua_read_string(ctx, name, NULL, NULL);
+				if (name && !p->upvalnames[i])
+					p->names_damaged = true;
 			}
 		}
 	}
@@ -1051,6 +1091,10 @@ static bool proto_load_names(struct lc_lua_ctx *ctx, struct proto *p)
 		rd_int(ctx, p->addr, l->p.is_vararg, &isva);
 	}
 	rd_int(ctx, p->addr, l->p.maxstacksize, &maxs);
+	/* lcode.c luaK_checkstack: at most MAXREGS (255; 5.1 MAXSTACK,
+	 * 250) registers, the parameters among them. */
+	if (maxs < 0 || maxs > 255 || np < 0 || np > maxs)
+		p->names_damaged = true;
 	p->view = (struct lc_proto_view){
 		.release = l->release,
 		.code = p->codev, .ncode = p->sizecode,
@@ -1120,8 +1164,15 @@ static int line_of(struct lc_lua_ctx *ctx, const struct proto *p, int pc,
 		*partial = true;
 		return -1;
 	}
-	if (!li || sizeli <= 0)
+	/* Lua keeps a line per instruction (lcode.c savelineinfo, the
+	 * vector shrunk to the code at close_func), or none at all when
+	 * the chunk was stripped (lundump.c: NULL and 0). */
+	if (!li && sizeli == 0)
 		return l->major == 501 ? 0 : -1;	/* stripped */
+	if (!li || sizeli != p->sizecode) {
+		*partial = true;
+		return -1;
+	}
 	if (pc == -1)
 		pc = 0;
 	if (pc < 0 || pc >= sizeli) {
@@ -1135,6 +1186,10 @@ static int line_of(struct lc_lua_ctx *ctx, const struct proto *p, int pc,
 			*partial = true;
 			return -1;
 		}
+		/* llex.c counts lines from 1 and stops a chunk before
+		 * MAX_INT of them. */
+		if (line < 1 || line == INT32_MAX)
+			*partial = true;
 		return line;
 	}
 	{
@@ -1185,8 +1240,14 @@ static int line_of(struct lc_lua_ctx *ctx, const struct proto *p, int pc,
 			}
 			/* At most 2^24 deltas of at most 128: no overflow in
 			 * 64 bits; a sum no int holds is damage. */
-			for (int i = 0; i < n; i++)
+			/* An instruction whose line is absolute (ldebug.h
+			 * ABSLINEINFO, -0x80) has an anchor: none can lie
+			 * past the anchor found. */
+			for (int i = 0; i < n; i++) {
+				if (d[i] == -0x80)
+					*partial = true;
 				sum += d[i];
+			}
 			free(d);
 			if (sum < INT_MIN || sum > INT_MAX) {
 				*partial = true;
@@ -1256,7 +1317,8 @@ static char *chunkid(const char *source, int major)
 /* The name Lua gives cis[i], from its caller (ldebug.c: getfuncname and
  * funcnamefromcall per version). */
 static const char *func_name(struct lc_lua_ctx *ctx, const struct lc_ci *cis,
-			     size_t n, size_t i, const char **name)
+			     size_t n, size_t i, const char **name,
+			     bool *damaged)
 {
 	const struct lc_layout *l = ctx->l;
 	const struct lc_ci *ci = &cis[i];
@@ -1311,11 +1373,16 @@ static const char *func_name(struct lc_lua_ctx *ctx, const struct lc_ci *cis,
 	if (caller->bad || !caller->proto)
 		return NULL;
 	p = proto_get(ctx, caller->proto);
-	if (!p || !proto_load_names(ctx, p))
+	if (!p || !proto_load_names(ctx, p)) {
+		*damaged = true;
 		return NULL;
+	}
 	pc = current_pc(p, caller);
-	if (pc < 0)
+	if (pc < 0) {
+		*damaged = pc == PC_BAD;
 		return NULL;
+	}
+	*damaged = p->names_damaged;
 	return lc_names_from_call(&p->view, pc, name);
 }
 
@@ -1399,11 +1466,20 @@ static int frame_line(struct lc_lua_ctx *ctx, const struct proto *p,
 	 * (luaG_getfuncline with pc -1). */
 	if (pc == -1 && ctx->l->major >= 504)
 		return p->linedefined;
-	line = line_of(ctx, p, pc, partial);
+	{
+		bool bad = false;
+
+		line = line_of(ctx, p, pc, &bad);
+		if (bad) {
+			*partial = true;
+			return line;
+		}
+	}
 	if (line == -1 || (line == 0 && ctx->l->major == 501))
-		return line;	/* stripped, or unreadable (marked) */
-	if (line < 1 || (p->linedefined > 0 &&
-			 (line < p->linedefined || line > p->lastlinedefined)))
+		return line;	/* stripped */
+	if (line < 1 || line == INT32_MAX ||
+	    (p->linedefined > 0 &&
+	     (line < p->linedefined || line > p->lastlinedefined)))
 		*partial = true;
 	return line;
 }
@@ -1466,11 +1542,27 @@ void lc_lua_frame(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 	}
 	if (ci->kind_mismatch)
 		f->partial = true;
-	/* A C function's code lies in no memory the program can write. */
-	if (!ci->is_lua && lc_memory_is_data(ctx->mem, ci->cfunc, 1))
-		f->partial = true;
+	/* A C function's code lies in no memory the program can write
+	 * (where the memory's regions are known). */
+	{
+		uint64_t lo, hi;
+		unsigned flags;
+
+		if (!ci->is_lua &&
+		    lc_memory_region_at(ctx->mem, ci->cfunc, &lo, &hi, &flags) &&
+		    (flags & LC_MEM_WRITABLE))
+			f->partial = true;
+	}
 	f->istailcall = (ci->callstatus & cist_of(ctx->l)->tail) != 0;
-	namewhat = func_name(ctx, cis, n, i, &name);
+	{
+		bool damaged = false;
+
+		namewhat = func_name(ctx, cis, n, i, &name, &damaged);
+		/* The caller's code and names name this frame: if they do
+		 * not hold together, neither does the name. */
+		if (damaged)
+			f->partial = true;
+	}
 	if (namewhat && name) {
 		f->namewhat = namewhat;
 		f->name = strdup(name);

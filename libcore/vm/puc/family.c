@@ -95,6 +95,16 @@ static void to_vstate(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 	ret->vm = st->g;
 	ret->active = lc_lua_state_active(st);
 	ret->runnable = ret->active && st->status == 0;
+	/* ldo.c luaD_throw with no errorJmp sets the status, keeps the
+	 * CallInfos and calls the panic function (5.4.3+ resets the
+	 * thread first: no frames are left). */
+	if (ret->active && st->status >= 2 && LC_HAS(lc_lua_layout(ctx)->L.errorJmp)) {
+		uint64_t ej = 1;
+
+		lc_read_u64(lc_lua_mem(ctx), st->addr +
+			    (uint64_t)lc_lua_layout(ctx)->L.errorJmp.off, &ej);
+		ret->dying = ej == 0;
+	}
 	/* A resumed thread counts its C calls on from its resumer's, except
 	 * in a 5.1 without baseCcalls (5.1.1): resume sets the count to
 	 * 0, so it orders nothing and the native frames' order stands. */

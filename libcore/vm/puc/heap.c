@@ -325,6 +325,7 @@ struct lc_error *lc_vm_scan_threads(struct lc_lua_ctx *ctx, uint64_t **ret,
 struct walker {
 	struct lc_memory *t;
 	bool mapped;		/* read headers through lc_memory_map */
+	int major;		/* the layout's Lua version */
 	uint32_t next_off, tt_off, hdr_len;
 	/* RSS control (cores whose image is a file mapping): the distinct
 	 * windows of the mapping touched since the last release. */
@@ -441,6 +442,12 @@ static int walk_list(struct walker *w, uint64_t g, uint64_t mainthread,
 {
 	uint64_t obj, saved;
 	size_t power = 1, lam = 0, here = 0;
+	/* 5.1's rootgc and 5.4+'s allgc start with the main thread
+	 * (lstate.c lua_newstate) and never lose it: it ends the list. */
+	int major = w->major;
+	bool want_main = (major == 501 && strcmp(name, "rootgc") == 0) ||
+			 (major >= 504 && strcmp(name, "allgc") == 0);
+	bool seen_main = false;
 
 	if (!LC_HAS(head) || o->stop)
 		return 0;
@@ -467,8 +474,17 @@ static int walk_list(struct walker *w, uint64_t g, uint64_t mainthread,
 				 name, here, obj);
 			return 0;
 		}
+		/* Collectable types only: string 4 to upvalue/proto 10. */
+		if ((tt & 0x0f) < 4 || (tt & 0x0f) > 10) {
+			o->partial = true;
+			note_add(o, "GC list '%s' broken at object %zu (0x%" PRIx64 ": tag 0x%x is no object type)",
+				 name, here, obj, tt);
+			return 0;
+		}
 		o->objects++;
 		here++;
+		if (obj == mainthread)
+			seen_main = true;
 		if ((tt & 0x3f) == TAG_THREAD && obj != mainthread &&
 		    push_u64(&o->threads, &o->n, &o->cap, obj) < 0)
 			return -1;
@@ -484,6 +500,11 @@ static int walk_list(struct walker *w, uint64_t g, uint64_t mainthread,
 			power *= 2;
 			lam = 0;
 		}
+	}
+	if (want_main && !seen_main) {
+		o->partial = true;
+		note_add(o, "GC list '%s' ends after %zu objects without the main thread, which ends it: a link is damaged and the objects after it are missing",
+			 name, here);
 	}
 	return 0;
 }
@@ -612,23 +633,6 @@ static void decode_gc(struct lc_lua_ctx *ctx, uint64_t g, struct lc_vm *vm,
  * leads to a Lua object header: a freed block has allocator links there
  * (glibc mangles them, or they point into its arenas, whose "tag" byte is
  * that of an aligned pointer). */
-/* a lies in the mapping that holds some thread's stack pointer. */
-static bool on_machine_stack(struct lc_lua_ctx *ctx, uint64_t a)
-{
-	const struct lc_program *p = lc_lua_program(ctx);
-	struct lc_memory *t = lc_lua_mem(ctx);
-	uint64_t lo, hi;
-	unsigned flags;
-
-	if (!lc_memory_region_at(t, a, &lo, &hi, &flags))
-		return false;
-	for (size_t i = 0; i < p->nthreads; i++)
-		if (p->threads[i].have_regs && p->threads[i].regs[7] >= lo &&
-		    p->threads[i].regs[7] < hi)
-			return true;
-	return false;
-}
-
 static bool candidate_alive(struct lc_lua_ctx *ctx, uint64_t a)
 {
 	const struct lc_layout *l = lc_lua_layout(ctx);
@@ -676,7 +680,8 @@ static struct lc_error *decode_impl(struct lc_lua_ctx *ctx, uint64_t g,
 	struct walk_out o = { .max = max_objects };
 	/* A core's headers are read through its mapping; what a callback
 	 * serves, through reads. */
-	struct walker w = { .t = t, .mapped = !lc_memory_has_space(t) };
+	struct walker w = { .t = t, .mapped = !lc_memory_has_space(t),
+			    .major = l->major };
 	struct lc_lstate st;
 	struct lc_tvalue reg;
 	uint64_t mainthread, *sorted = NULL;
@@ -732,16 +737,55 @@ static struct lc_error *decode_impl(struct lc_lua_ctx *ctx, uint64_t g,
 					&lg) < 0 || lg != g ||
 			    !candidate_alive(ctx, cands[i]))
 				continue;
-			/* One that does not validate is listed as damaged
-			 * below, as one on a GC list is, unless it lies on a
-			 * machine stack: a copy a C function made. */
+			/* Freed threads keep their header, l_G and status
+			 * (lstate.c freestack resets ci to base_ci): what
+			 * does not validate, or says yielded with no frame,
+			 * is taken for one of them (or for a copy a C
+			 * function made).  A damaged thread still on a GC
+			 * list is found by the walk below, and listed. */
 			struct lc_lstate cs;
 
-			if (lc_lua_state_read(ctx, cands[i], &cs) < 0 &&
-			    on_machine_stack(ctx, cands[i]))
+			if (lc_lua_state_read(ctx, cands[i], &cs) < 0 ||
+			    (cs.status == ST_YIELD && !lc_lua_state_active(&cs)))
 				continue;
 			if (push_u64(&o.threads, &o.n, &o.cap, cands[i]) < 0)
 				goto nomem;
+		}
+		/* The GC lists too, as a cross-check: a thread whose own
+		 * link is damaged fails the scan's liveness test but is
+		 * still on its list, and a damaged link shows there.  The
+		 * scan saw every object, so the walk's cap is no loss. */
+		{
+			struct walk_out lo = { .max = max_objects };
+
+			if (walk_list(&w, g, mainthread, l->Gx.rootgc, "rootgc", &lo) < 0 ||
+			    walk_list(&w, g, mainthread, l->Gx.allgc, "allgc", &lo) < 0) {
+				free(lo.threads);
+				free(lo.note.buf);
+				goto nomem;
+			}
+			size_t nscan = o.n;
+
+			if (w.mapped)
+				walker_release(&w);
+			if (nscan)
+				qsort(o.threads, nscan, sizeof(*o.threads), cmp_u64);
+			for (size_t i = 0; i < lo.n; i++)
+				if (lo.threads[i] != mainthread &&
+				    !(nscan && bsearch(&lo.threads[i], o.threads, nscan,
+						       sizeof(*o.threads), cmp_u64)) &&
+				    push_u64(&o.threads, &o.n, &o.cap, lo.threads[i]) < 0) {
+					free(lo.threads);
+					free(lo.note.buf);
+					goto nomem;
+				}
+			if (lo.partial && !lo.stop) {
+				o.partial = true;
+				if (lo.note.len)
+					note_add(&o, "%.*s", (int)lo.note.len, lo.note.buf);
+			}
+			free(lo.threads);
+			free(lo.note.buf);
 		}
 	} else {
 		if (walk_list(&w, g, mainthread, l->Gx.rootgc, "rootgc", &o) < 0 ||
@@ -982,10 +1026,11 @@ void lc_luathread_decode(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 	th->topslot = (long)((st->top - st->stack) / slot);
 	th->ci_depth = ci_depth(ctx, st, th);
 
-	/* A status no release has (lua.h: LUA_OK 0 to LUA_ERRERR 5, 5.1's
-	 * LUA_ERRERR 5 too), or a yield with no frame that yielded, is
-	 * damage. */
-	if (st->status < 0 || st->status > 5)
+	/* A status no release has (lua.h: LUA_OK 0 to LUA_ERRERR, 5 in 5.1
+	 * and 5.4+, 6 in 5.2 and 5.3 after LUA_ERRGCMM), or a yield with
+	 * no frame that yielded, is damage. */
+	if (st->status < 0 ||
+	    st->status > (l->major == 502 || l->major == 503 ? 6 : 5))
 		th_note(th, "status %d is no thread status", st->status);
 	else if (st->status == ST_YIELD && !active)
 		th_note(th, "status says yielded, but the thread has no frame that yielded");
