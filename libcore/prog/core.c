@@ -5,14 +5,18 @@
 #include <config.h>
 
 #include <errno.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/procfs.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/user.h>
 #include <unistd.h>
+#include <elf.h>
 #include <gelf.h>
 #include <elfutils/libdwelf.h>
 
@@ -26,14 +30,104 @@ static char *debuginfo_path;
  * reaches the callback without that path (elfutils 0.188), and its
  * .gnu_debuglink was looked for in the working directory only.  The
  * module's name is the path. */
+static int note_unsafe(struct lc_program *p, const char *path,
+		       const char *what, bool exe);
+
+/* Is one of the paths libdwfl's search (find-debuginfo.c, elfutils
+ * 0.188-0.192, the default path ":.debug:/usr/lib/debug") tries for
+ * file_name's debug file something that must not be opened: a FIFO, a
+ * device?  That path, malloc'd, with *kind; else NULL.  The file's
+ * directory is the core's to name, and so is the debug link in it. */
+static char *unsafe_debug_file(const char *file_name, const char *link,
+			       const char **kind)
+{
+	const char *slash = strrchr(file_name, '/');
+	const char *lbase = strrchr(link, '/');
+	char *dir, *cand[8] = { NULL };
+	size_t n = 0;
+	char *bad = NULL;
+
+	if (!slash)
+		return NULL;
+	lbase = lbase ? lbase + 1 : link;
+	dir = strndup(file_name, (size_t)(slash - file_name));
+	if (!dir)
+		return NULL;
+	if (asprintf(&cand[n], "%s/%s", dir, link) >= 0)
+		n++;
+	if (asprintf(&cand[n], "%s/.debug/%s", dir, link) >= 0)
+		n++;
+	if (asprintf(&cand[n], "%s/.dwz/%s", dir, lbase) >= 0)
+		n++;
+	if (asprintf(&cand[n], "/usr/lib/debug/%s", lbase) >= 0)
+		n++;
+	if (asprintf(&cand[n], "/usr/lib/debug/.dwz/%s", lbase) >= 0)
+		n++;
+	if (link[0] == '/' && (cand[n] = strdup(link)))
+		n++;
+	for (size_t i = 0; i < n && !bad; i++)
+		if ((*kind = lc_file_unsafe(cand[i])))
+			bad = strdup(cand[i]);
+	/* /usr/lib/debug/ + each tail of the directory. */
+	for (const char *sub = dir; !bad && (sub = strchr(sub, '/'));) {
+		char *c;
+
+		sub++;
+		if (!*sub || asprintf(&c, "/usr/lib/debug/%s/%s", sub, link) < 0)
+			break;
+		if ((*kind = lc_file_unsafe(c)))
+			bad = c;
+		else
+			free(c);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(cand[i]);
+	free(dir);
+	return bad;
+}
+
 static int find_debuginfo(Dwfl_Module *mod, void **userdata,
 			  const char *modname, Dwarf_Addr base,
 			  const char *file_name, const char *debuglink_file,
 			  GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
+	char *link = NULL, *bad = NULL, *canon;
+	const char *kind = NULL;
+
 	if ((!file_name || !strchr(file_name, '/')) && modname &&
 	    modname[0] == '/')
 		file_name = modname;
+	if (file_name) {
+		const char *b = strrchr(file_name, '/');
+
+		if (!debuglink_file &&
+		    asprintf(&link, "%s.debug", b ? b + 1 : file_name) < 0)
+			link = NULL;
+		if (debuglink_file || link)
+			bad = unsafe_debug_file(file_name,
+						debuglink_file ? debuglink_file : link,
+						&kind);
+		canon = bad ? NULL : realpath(file_name, NULL);
+		if (canon && strcmp(canon, file_name) != 0)
+			bad = unsafe_debug_file(canon,
+						debuglink_file ? debuglink_file : link,
+						&kind);
+		free(canon);
+	}
+	free(link);
+	if (bad) {
+		char *why;
+
+		/* The module's userdata is its program (lc_program_open_core). */
+		if (*userdata && asprintf(&why, "its debug file %s is %s",
+					  bad, kind) >= 0) {
+			note_unsafe(*userdata, file_name, why, false);
+			free(why);
+		}
+		free(bad);
+		errno = 0;
+		return -1;
+	}
 	return dwfl_standard_find_debuginfo(mod, userdata, modname, base,
 					    file_name, debuglink_file,
 					    debuglink_crc, debuginfo_file_name);
@@ -102,7 +196,8 @@ static int match_build_id(Dwfl_Module *mod, void **ud, const char *name,
  * quietly ignores a mismatching file; the user must hear about it. */
 static void check_build_id(struct lc_program *t, const char *exe_path)
 {
-	int fd = open(exe_path, O_RDONLY | O_CLOEXEC);
+	const char *why;
+	int fd = lc_open_regular(exe_path, &why);
 	Elf *elf;
 	const void *id;
 	ssize_t n;
@@ -152,6 +247,7 @@ static int note_missing(Dwfl_Module *mod, void **ud, const char *name,
 	GElf_Addr vaddr, bias;
 	bool exe;
 	int n, fd;
+	const char *why;
 
 	if (!name || name[0] != '/' || dwfl_module_getelf(mod, &bias))
 		return DWARF_CB_OK;
@@ -159,6 +255,9 @@ static int note_missing(Dwfl_Module *mod, void **ud, const char *name,
 	exe = p->fname[0] && strncmp(base, p->fname, 15) == 0;
 	if (exe && p->build_id_mismatch)
 		return DWARF_CB_OK;
+	for (size_t i = 0; i < p->nmissing_listed; i++)
+		if (strcmp(p->missing[i].path, name) == 0)
+			return DWARF_CB_OK;	/* not a regular file */
 	p->nmissing++;
 	if (p->nmissing_listed == LC_MISSING_MAX)
 		return DWARF_CB_OK;
@@ -170,9 +269,9 @@ static int note_missing(Dwfl_Module *mod, void **ud, const char *name,
 	m->exe = exe;
 	n = dwfl_module_build_id(mod, &bits, &vaddr);
 	m->build_id = hex(bits, n);
-	fd = open(name, O_RDONLY | O_CLOEXEC);
+	fd = lc_open_regular(name, &why);
 	if (fd < 0) {
-		m->why = strdup(strerror(errno));
+		m->why = strdup(why);
 	} else {
 		close(fd);
 		m->why = strdup(m->build_id ?
@@ -292,6 +391,17 @@ static struct lc_error *read_notes(struct lc_program *t, const GElf_Phdr *ph)
 			t->pid = ps.pr_pid;
 			memcpy(t->fname, ps.pr_fname, sizeof(ps.pr_fname));
 			t->fname[sizeof(ps.pr_fname)] = '\0';
+		} else if (nh.n_type == NT_AUXV && !t->entry) {
+			/* AT_ENTRY: in the executable's mapping. */
+			for (size_t k = 0; k + 16 <= nh.n_descsz; k += 16) {
+				uint64_t kv[2];
+
+				memcpy(kv, desc + k, 16);
+				if (kv[0] == AT_ENTRY)
+					t->entry = kv[1];
+				if (kv[0] == AT_NULL)
+					break;
+			}
 		} else if (nh.n_type == NT_FILE) {
 			struct lc_error *err = read_file_note(t, desc,
 							      nh.n_descsz);
@@ -300,6 +410,276 @@ static struct lc_error *read_notes(struct lc_program *t, const GElf_Phdr *ph)
 				return err;
 		}
 	}
+	return NULL;
+}
+
+/* ---- files the core names that are not regular files ----
+ *
+ * libdwfl opens the files a core's NT_FILE note names itself, inside
+ * dwfl_core_file_report, with a plain open(): one that names a FIFO
+ * waits there for a writer forever, and one that names a device acts on
+ * it.  Each such path is noted as missing, and libdwfl gets a private
+ * (copy-on-write) mapping of the core in which the NT_FILE entries of
+ * those paths match no module: it names those modules another way and
+ * opens nothing.  The file on disk is not changed, nor is the image the
+ * memory reads. */
+
+/* Is path the executable's, by the process name (which the kernel
+ * truncates to 15 bytes)? */
+static bool names_exe(const struct lc_program *p, const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return p->fname[0] && strncmp(base, p->fname, 15) == 0;
+}
+
+/* The executable first in the missing list. */
+static void exe_first(struct lc_program *p, size_t i)
+{
+	struct lc_program_missing tmp = p->missing[i];
+
+	memmove(p->missing + 1, p->missing, i * sizeof(tmp));
+	p->missing[0] = tmp;
+}
+
+/* A file of the core that is not opened, in the missing list (once). */
+static int note_unsafe(struct lc_program *p, const char *path,
+		       const char *what, bool exe)
+{
+	struct lc_program_missing *m;
+
+	exe = exe || names_exe(p, path);
+	for (size_t i = 0; i < p->nmissing_listed; i++)
+		if (strcmp(p->missing[i].path, path) == 0) {
+			if (exe && !p->missing[i].exe) {
+				p->missing[i].exe = true;
+				exe_first(p, i);
+			}
+			return 0;
+		}
+	p->nmissing++;
+	if (p->nmissing_listed == LC_MISSING_MAX)
+		return 0;
+	if (!p->missing &&
+	    !(p->missing = calloc(LC_MISSING_MAX, sizeof(*p->missing))))
+		return -1;
+	m = &p->missing[p->nmissing_listed++];
+	m->exe = exe;
+	m->path = strdup(path);
+	if (asprintf(&m->why, "%s, not a regular file: not opened",
+		     what) < 0)
+		m->why = NULL;
+	if (!m->path || !m->why)
+		return -1;
+	if (m->exe)
+		exe_first(p, p->nmissing_listed - 1);
+	return 0;
+}
+
+/* The desc of the first CORE NT_FILE note in raw (size bytes), or NULL:
+ * the notes are walked in the file's bytes, each length checked. */
+static uint8_t *raw_file_note(Elf *elf, uint8_t *raw, size_t size,
+			      size_t phnum, size_t *descsz)
+{
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr mem, *ph = gelf_getphdr(elf, i, &mem);
+		uint64_t off, end, align;
+
+		if (!ph || ph->p_type != PT_NOTE || ph->p_offset > size)
+			continue;
+		align = ph->p_align == 8 ? 8 : 4;
+		off = ph->p_offset;
+		end = ph->p_filesz > size - off ? size : off + ph->p_filesz;
+		while (end - off >= 12) {
+			uint32_t nh[3];
+			uint64_t name, desc, next;
+
+			memcpy(nh, raw + off, 12);
+			name = off + 12;
+			desc = name + (((uint64_t)nh[0] + align - 1) & ~(align - 1));
+			next = desc + (((uint64_t)nh[1] + align - 1) & ~(align - 1));
+			if (desc > end || nh[1] > end - desc)
+				break;
+			if (nh[2] == NT_FILE && nh[0] == 5 &&
+			    memcmp(raw + name, "CORE", 5) == 0) {
+				*descsz = nh[1];
+				return raw + desc;
+			}
+			if (next > end)
+				break;
+			off = next;
+		}
+	}
+	return NULL;
+}
+
+/* Each unsafe path of an NT_FILE desc: noted, and with neuter, its
+ * entries made to match no module (libdwfl takes an entry's name for
+ * the module that starts at it at file offset 0: the offset becomes
+ * nonzero).  The number of entries of unsafe paths, or -1. */
+static long screen_file_note(struct lc_program *t, uint8_t *desc,
+			     size_t size, bool neuter)
+{
+	uint64_t count;
+	const char *names, *end = (const char *)desc + size, *prev = NULL;
+	const char *kind = NULL, *prev_kind = NULL;
+	char *what = NULL;
+	long bad = 0;
+	bool exe;
+	const char *exe_file = NULL;	/* the mapping of AT_ENTRY's */
+
+	for (size_t i = 0; i < t->nfiles && t->entry && !exe_file; i++)
+		if (t->entry >= t->files[i].start && t->entry < t->files[i].end)
+			exe_file = t->files[i].path;
+	if (size < 16)
+		return 0;
+	memcpy(&count, desc, 8);
+	if (count == 0 || count > (size - 16) / 24)
+		return 0;
+	names = (const char *)desc + 16 + count * 24;
+	for (uint64_t i = 0; i < count && names < end; i++) {
+		size_t len = strnlen(names, (size_t)(end - names));
+
+		if (names + len >= end)
+			break;		/* a path without its NUL */
+		/* Entries of one file come one after another. */
+		if (!prev || strcmp(prev, names) != 0)
+			kind = names[0] ? lc_file_unsafe(names) : NULL;
+		prev = names;
+		if (kind) {
+			uint64_t off = ~(uint64_t)0, range[2];
+
+			memcpy(range, desc + 16 + i * 24, 16);
+			bad++;
+			if (!prev_kind || prev_kind != kind) {
+				free(what);
+				if (asprintf(&what, "it is %s", kind) < 0)
+					return -1;
+				prev_kind = kind;
+			}
+			exe = (t->entry && t->entry >= range[0] &&
+			       t->entry < range[1]) ||
+			      (exe_file && strcmp(exe_file, names) == 0) ||
+			      names_exe(t, names);
+			/* The executable given stands in for it. */
+			if (!(exe && t->exe_path) &&
+			    note_unsafe(t, names, what, exe) < 0) {
+				free(what);
+				return -1;
+			}
+			if (neuter)
+				memcpy(desc + 16 + i * 24 + 16, &off, 8);
+		}
+		names += len + 1;
+	}
+	free(what);
+	return bad;
+}
+
+/* libdwfl (core-file.c, elfutils 0.188-0.192) reads a core's memory
+ * through the PT_LOAD it starts in and as many of the following ones as
+ * are contiguous with it, and looks for a module at the start of every
+ * one: work that grows with the square of their number (64k one-page
+ * mappings: a minute in dwfl_core_file_report).  In its view, a run of
+ * PT_LOADs contiguous in memory and in the file, whole (p_filesz ==
+ * p_memsz) and of the same flags is one PT_LOAD -- the same bytes at the
+ * same addresses -- but never across the start of an ELF image, where
+ * libdwfl looks for modules.  Returns how many there are now. */
+static size_t merge_loads(uint8_t *view, size_t size, uint64_t phoff,
+			  size_t phnum)
+{
+	size_t w = 0;
+	Elf64_Phdr prev;
+
+	for (size_t i = 0; i < phnum; i++) {
+		Elf64_Phdr ph;
+		bool join = false;
+
+		memcpy(&ph, view + phoff + i * sizeof(ph), sizeof(ph));
+		if (w && ph.p_type == PT_LOAD && prev.p_type == PT_LOAD &&
+		    ph.p_flags == prev.p_flags &&
+		    ph.p_filesz == ph.p_memsz && prev.p_filesz == prev.p_memsz &&
+		    prev.p_vaddr + prev.p_memsz == ph.p_vaddr &&
+		    prev.p_offset + prev.p_filesz == ph.p_offset &&
+		    ph.p_offset < size && size - ph.p_offset >= ph.p_filesz)
+			join = ph.p_filesz < SELFMAG ||
+			       memcmp(view + ph.p_offset, ELFMAG, SELFMAG) != 0;
+		if (join) {
+			prev.p_filesz += ph.p_filesz;
+			prev.p_memsz += ph.p_memsz;
+		} else {
+			if (w)
+				memcpy(view + phoff + (w - 1) * sizeof(prev),
+				       &prev, sizeof(prev));
+			prev = ph;
+			w++;
+		}
+	}
+	if (w)
+		memcpy(view + phoff + (w - 1) * sizeof(prev), &prev,
+		       sizeof(prev));
+	return w;
+}
+
+#ifndef LC_MERGE_LOADS
+#define LC_MERGE_LOADS	1024	/* PT_LOADs from which libdwfl's view merges */
+#endif
+
+/* The core as libdwfl is to read it: t->core_elf, or a private mapping
+ * of the core (copy-on-write: the file is not changed, nor the image the
+ * memory reads) in which the files that are not regular files are left
+ * out, and runs of PT_LOADs merged. */
+static struct lc_error *dwfl_view(struct lc_program *t, const uint8_t *raw,
+				  size_t size, size_t phnum)
+{
+	size_t descsz, nload = 0;
+	uint8_t *desc = raw_file_note(t->core_elf, (uint8_t *)raw, size,
+				      phnum, &descsz);
+	uint8_t *view;
+	long bad = 0;
+	GElf_Ehdr eh;
+
+	/* Read-only here: the image is mapped without write access. */
+	if (desc && (bad = screen_file_note(t, desc, descsz, false)) < 0)
+		return &lc_error_nomem;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr mem, *ph = gelf_getphdr(t->core_elf, i, &mem);
+
+		nload += ph && ph->p_type == PT_LOAD;
+	}
+	if (bad == 0 && nload < LC_MERGE_LOADS)
+		return NULL;
+	if (!gelf_getehdr(t->core_elf, &eh))
+		return NULL;
+	view = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE,
+		    t->core_fd, 0);
+	if (view == MAP_FAILED)
+		return lc_error_create(LC_ERR_OS, "cannot map core '%s': %s",
+				       t->core_path, strerror(errno));
+	t->dwfl_map = view;
+	t->dwfl_map_size = size;
+	if (bad) {
+		desc = raw_file_note(t->core_elf, view, size, phnum, &descsz);
+		if (!desc || screen_file_note(t, desc, descsz, true) != bad)
+			return lc_error_create(LC_ERR_FORMAT,
+				"core '%s' changed while it was read", t->core_path);
+	}
+	/* The program headers were checked to lie within the file; the
+	 * merged table is shorter, and fits in e_phnum. */
+	if (nload >= LC_MERGE_LOADS && eh.e_phentsize == sizeof(Elf64_Phdr)) {
+		size_t n = merge_loads(view, size, eh.e_phoff, phnum);
+
+		if (n < PN_XNUM) {
+			uint16_t v = (uint16_t)n;
+
+			memcpy(view + offsetof(Elf64_Ehdr, e_phnum), &v, 2);
+		}
+	}
+	t->dwfl_elf = elf_memory((char *)view, size);
+	if (!t->dwfl_elf)
+		return lc_error_create(LC_ERR_FORMAT, "cannot read core '%s': %s",
+				       t->core_path, elf_errmsg(-1));
 	return NULL;
 }
 
@@ -383,6 +763,13 @@ static int add_module_segments(Dwfl_Module *mod, void **userdata,
 	return DWARF_CB_OK;
 }
 
+static int set_userdata(Dwfl_Module *mod, void **userdata, const char *name,
+			Dwarf_Addr start, void *arg)
+{
+	*userdata = arg;
+	return DWARF_CB_OK;
+}
+
 /* List the modules' file segments again (after a module was added). */
 void lc_program_file_segments(struct lc_program *p)
 {
@@ -402,6 +789,7 @@ struct lc_error *lc_program_open_core(const char *core_path,
 	size_t phnum, size;
 	struct lc_mem_file *image;
 	const uint8_t *raw;
+	const char *why;
 
 	if ((err = lc_program_new(LC_PROGRAM_CORE, &t)))
 		return err;
@@ -411,15 +799,21 @@ struct lc_error *lc_program_open_core(const char *core_path,
 		err = &lc_error_nomem;
 		goto fail;
 	}
-	t->core_fd = open(core_path, O_RDONLY | O_CLOEXEC);
-	if (t->core_fd < 0) {
-		err = lc_error_create(LC_ERR_OS, "cannot open core '%s': %s",
-				      core_path, strerror(errno));
+	if ((why = lc_file_unsafe(core_path))) {
+		err = lc_error_create(LC_ERR_FORMAT,
+			"'%s' is %s, not a regular file: not opened",
+			core_path, why);
 		goto fail;
 	}
-	if (fstat(t->core_fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		err = lc_error_create(LC_ERR_FORMAT,
-			"'%s' is not a regular file", core_path);
+	t->core_fd = lc_open_regular(core_path, &why);
+	if (t->core_fd < 0) {
+		err = lc_error_create(LC_ERR_OS, "cannot open core '%s': %s",
+				      core_path, why);
+		goto fail;
+	}
+	if (fstat(t->core_fd, &st) < 0) {
+		err = lc_error_create(LC_ERR_OS, "cannot open core '%s': %s",
+				      core_path, strerror(errno));
 		goto fail;
 	}
 	if (st.st_size == 0) {
@@ -449,12 +843,14 @@ struct lc_error *lc_program_open_core(const char *core_path,
 		goto fail;
 	}
 	if (exe_path) {
-		int fd = open(exe_path, O_RDONLY | O_CLOEXEC);
+		int fd = lc_open_regular(exe_path, &why);
 
 		if (fd < 0) {
 			err = lc_error_create(LC_ERR_OS,
+				lc_file_unsafe(exe_path) ?
+				"the executable '%s' is %s, not a regular file: not opened" :
 				"cannot open the executable '%s': %s",
-				exe_path, strerror(errno));
+				exe_path, why);
 			goto fail;
 		}
 		close(fd);
@@ -518,6 +914,8 @@ struct lc_error *lc_program_open_core(const char *core_path,
 
 	if ((err = find_anon_exec(t, raw, size, phnum)))
 		goto fail;
+	if ((err = dwfl_view(t, raw, size, phnum)))
+		goto fail;
 
 	t->dwfl = dwfl_begin(&core_callbacks);
 	if (!t->dwfl) {
@@ -526,18 +924,21 @@ struct lc_error *lc_program_open_core(const char *core_path,
 		goto fail;
 	}
 	dwfl_report_begin(t->dwfl);
-	if (dwfl_core_file_report(t->dwfl, t->core_elf, exe_path) < 0) {
+	if (dwfl_core_file_report(t->dwfl, t->dwfl_elf ? t->dwfl_elf : t->core_elf,
+				  exe_path) < 0) {
 		err = lc_error_create(LC_ERR_FORMAT,
 			"cannot list the modules of core '%s': %s",
 			core_path, dwfl_errmsg(-1));
 		goto fail;
 	}
 	dwfl_report_end(t->dwfl, NULL, NULL);
+	dwfl_getmodules(t->dwfl, set_userdata, t, 0);
 	if (exe_path)
 		check_build_id(t, exe_path);
 	dwfl_getmodules(t->dwfl, note_missing, t, 0);
 	/* Unwinding needs the attach; without it we still decode. */
-	t->dwfl_attached = dwfl_core_file_attach(t->dwfl, t->core_elf) >= 0;
+	t->dwfl_attached = dwfl_core_file_attach(t->dwfl,
+		t->dwfl_elf ? t->dwfl_elf : t->core_elf) >= 0;
 	lc_program_file_segments(t);
 	*ret = t;
 	return NULL;

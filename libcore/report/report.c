@@ -391,6 +391,10 @@ struct lc_error *lc_report_create(struct lc_target *t,
 	if (!r)
 		return &lc_error_nomem;
 	lc_target_invalidate(t);
+	/* The interpreter's DWARF is looked for first: the search may find
+	 * files that cannot be used (prog/core.c), which the notes below
+	 * list. */
+	(void)lc_target_interp(t, NULL);
 	r->core = lc_strdup_or_null(p->core_path);
 	r->executable = lc_strdup_or_null(p->exe_path);
 	r->pid = p->pid;

@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""Hostile copies of a real x86_64 ELF core, for tests/run-hostile-core.sh.
+
+    core-edit.py file-path CORE OUT OLD NEW   NT_FILE: every path OLD becomes NEW
+    core-edit.py file-count CORE OUT N        NT_FILE: its count field says N
+    core-edit.py note-size CORE OUT           NT_FILE: n_descsz says 2^31
+    core-edit.py threads CORE OUT N           N more NT_PRSTATUS notes (copies of
+                                              the first, tids 1000000..)
+    core-edit.py list CORE                    the notes: type, size, what they say
+
+The notes are written anew after the end of the copy and the PT_NOTE
+program header points at them, so that any edit may change their size;
+the rest of the file (every PT_LOAD) is the original's, byte for byte.
+The copy is written with the original's bytes first, then the notes, in
+one pass (a file of any size: the original is streamed, not read whole).
+"""
+import shutil
+import struct
+import sys
+
+NT_PRSTATUS, NT_FILE = 1, 0x46494c45
+
+
+def phdrs(f):
+    f.seek(0)
+    eh = f.read(64)
+    if eh[:4] != b"\x7fELF" or eh[4] != 2 or struct.unpack_from("<H", eh, 16)[0] != 4:
+        sys.exit("not a 64-bit ELF core")
+    phoff, = struct.unpack_from("<Q", eh, 32)
+    phentsize, phnum = struct.unpack_from("<HH", eh, 54)
+    out = []
+    for i in range(phnum):
+        f.seek(phoff + i * phentsize)
+        p = struct.unpack("<IIQQQQQQ", f.read(56))
+        out.append((phoff + i * phentsize, p))
+    return out
+
+
+def note_phdr(f):
+    for at, p in phdrs(f):
+        if p[0] == 4:	# PT_NOTE
+            return at, p
+    sys.exit("no PT_NOTE")
+
+
+def read_notes(f):
+    at, p = note_phdr(f)
+    f.seek(p[2])
+    data = f.read(p[5])
+    notes, off = [], 0
+    while off + 12 <= len(data):
+        namesz, descsz, typ = struct.unpack_from("<III", data, off)
+        off += 12
+        name = data[off:off + namesz]
+        off += (namesz + 3) & ~3
+        desc = data[off:off + descsz]
+        off += (descsz + 3) & ~3
+        notes.append([name, typ, desc, descsz])
+    return notes
+
+
+def pack(notes):
+    out = bytearray()
+    for name, typ, desc, descsz in notes:
+        out += struct.pack("<III", len(name), descsz, typ)
+        out += name + b"\0" * (-len(name) % 4)
+        out += desc + b"\0" * (-len(desc) % 4)
+    return bytes(out)
+
+
+def write(src, dst, notes_bytes, chunks=None):
+    """Copy src to dst, then append the notes (and chunks, an iterable of
+    bytes that follow them inside the same PT_NOTE)."""
+    with open(src, "rb") as f:
+        at, p = note_phdr(f)
+        f.seek(0, 2)
+        size = f.tell()
+    with open(src, "rb") as f, open(dst, "wb") as o:
+        shutil.copyfileobj(f, o, 1 << 20)
+        pad = -size % 8
+        o.write(b"\0" * pad)
+        off = size + pad
+        o.write(notes_bytes)
+        total = len(notes_bytes)
+        for c in chunks or ():
+            o.write(c)
+            total += len(c)
+        p = list(p)
+        p[2], p[5] = off, total
+        o.seek(at)
+        o.write(struct.pack("<IIQQQQQQ", *p))
+
+
+def file_note(notes):
+    for n in notes:
+        if n[1] == NT_FILE and n[0].rstrip(b"\0") == b"CORE":
+            return n
+    sys.exit("no NT_FILE note")
+
+
+def main():
+    cmd, args = sys.argv[1], sys.argv[2:]
+    if cmd == "list":
+        with open(args[0], "rb") as f:
+            for name, typ, desc, descsz in read_notes(f):
+                extra = ""
+                if typ == NT_FILE:
+                    count, = struct.unpack_from("<Q", desc, 0)
+                    names = desc[16 + 24 * count:].split(b"\0")
+                    extra = " %d files: %s" % (count, b" ".join(sorted(set(names))).decode(errors="replace"))
+                print("%s %#x %d%s" % (name.rstrip(b"\0").decode(), typ, descsz, extra))
+        return
+    src, dst = args[0], args[1]
+    with open(src, "rb") as f:
+        notes = read_notes(f)
+    if cmd == "file-path":
+        old, new = args[2].encode(), args[3].encode()
+        n = file_note(notes)
+        count, = struct.unpack_from("<Q", n[2], 0)
+        head = n[2][:16 + 24 * count]
+        names = n[2][16 + 24 * count:].split(b"\0")
+        hits = sum(1 for x in names if x == old)
+        if not hits:
+            sys.exit("NT_FILE names no %s" % args[2])
+        n[2] = head + b"\0".join(new if x == old else x for x in names)
+        n[3] = len(n[2])
+        write(src, dst, pack(notes))
+    elif cmd == "file-count":
+        n = file_note(notes)
+        n[2] = struct.pack("<Q", int(args[2])) + n[2][8:]
+        write(src, dst, pack(notes))
+    elif cmd == "note-size":
+        # The NT_FILE note's size field claims 2 GiB: the PT_NOTE's size
+        # stays what the notes really take, and the file is whole.
+        n = file_note(notes)
+        body = pack(notes)
+        i = body.find(struct.pack("<III", 5, n[3], NT_FILE) + b"CORE")
+        if i < 0:
+            sys.exit("NT_FILE header not found")
+        body = body[:i + 4] + struct.pack("<I", 1 << 31) + body[i + 8:]
+        write(src, dst, body)
+    elif cmd == "threads":
+        count = int(args[2])
+        first = next(n for n in notes if n[1] == NT_PRSTATUS)
+        desc = bytearray(first[2])
+        body = pack(notes)
+
+        def more():
+            batch = bytearray()
+            for i in range(count):
+                # pr_pid at offset 32 of struct elf_prstatus (x86_64)
+                struct.pack_into("<i", desc, 32, 1000000 + i)
+                batch += pack([[first[0], NT_PRSTATUS, bytes(desc), len(desc)]])
+                if len(batch) > 1 << 20:
+                    yield bytes(batch)
+                    batch = bytearray()
+            yield bytes(batch)
+        write(src, dst, body, more())
+    else:
+        sys.exit("unknown command " + cmd)
+
+
+if __name__ == "__main__":
+    main()

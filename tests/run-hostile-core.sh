@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# Hostile cores and targets: copies of real fixture cores edited the way
+# an attacker (or a damaged disk) would (tests/hostile/core-edit.py), and a
+# live Lua program with 64k mappings.  Each must end in bounded time, with
+# bounded memory, and say what is wrong:
+#  - NT_FILE names the executable as a FIFO (no executable given): not
+#    opened, noted, exit 1, within 10 s; a debug link that leads to a
+#    FIFO: the same;
+#  - 64k mappings in a live process: luacore-inspect -p prints its first
+#    line within 2 s, and the report matches the script's truth;
+# The truth of every frame comes from the fixture's own truth.tsv.
+set -uo pipefail
+top_srcdir=${top_srcdir:-.}
+top_builddir=${top_builddir:-.}
+src=$(cd "$top_srcdir" && pwd)
+inspect=$(cd "$top_builddir/src" && pwd)/luacore-inspect
+out=$(cd "${LUACORE_MATRIX_DIR:-$top_builddir/fixtures/out}" && pwd)
+edit="python3 $src/tests/hostile/core-edit.py"
+export LC_TRUTH_LUA=$src/fixtures/lua/truth.lua
+tmp=$(mktemp -d)
+pids=
+cleanup() {
+	for p in $pids; do kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+fail=0 pass=0
+ok() { pass=$((pass + 1)); echo "PASS $*"; }
+bad() { fail=$((fail + 1)); echo "FAIL $*"; }
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
+
+# run NAME TIMEOUT ARGS...: luacore-inspect into $tmp/NAME.out (stdout)
+# and $tmp/NAME.err, its status in $rc, its time in $secs.
+run() {
+	local name=$1 limit=$2 t0; shift 2
+	t0=$(now)
+	rc=0
+	timeout "$limit" "$inspect" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" || rc=$?
+	secs=$(since "$t0")
+}
+# said NAME PATTERN: a line of NAME's output or errors matches.
+said() { cat "$tmp/$1.out" "$tmp/$1.err" | grep -q -- "$2"; }
+
+# ---- 1. files the core names that are not regular files ----
+
+c54=$out/deb-5.4/coroutines3
+exe54=$(readlink -f "$c54/exe")
+mkfifo "$tmp/fifo"
+$edit file-path "$c54/core" "$tmp/fifo.core" "$exe54" "$tmp/fifo"
+run fifo 10 "$tmp/fifo.core"
+if [ "$rc" = 1 ] && said fifo "warning: the executable $tmp/fifo named in the core cannot be used (it is a FIFO, not a regular file: not opened).*give the executable the core ran as the second argument"; then
+	ok "NT_FILE names the executable as a FIFO: exit 1 in $secs s, noted"
+else
+	bad "NT_FILE names the executable as a FIFO: exit $rc in $secs s (124: it hung), wanted 1 and the note"
+	head -5 "$tmp/fifo.err"
+fi
+# The same core with the executable given: read in full.
+run fifo-exe 10 --json "$tmp/fifo.core" "$exe54"
+if [ "$rc" = 0 ] && python3 "$src/tests/matrix/compare.py" "$c54/truth.tsv" "$tmp/fifo-exe.out" >"$tmp/cmp" 2>&1; then
+	ok "the FIFO core with its executable given: the frames equal the truth"
+else
+	bad "the FIFO core with its executable given: exit $rc; $(tail -2 "$tmp/cmp")"
+fi
+
+# A debug link that leads to a FIFO: the executable stripped of its
+# DWARF, with a .gnu_debuglink whose file (in .debug/ beside it) is one.
+c548=$out/src-5.4.8-O2/coroutines3
+exe548=$(readlink -f "$c548/exe")
+mkdir -p "$tmp/dl/.debug"
+echo x >"$tmp/dl/.debug/lchost.debug"
+objcopy --strip-debug --add-gnu-debuglink="$tmp/dl/.debug/lchost.debug" "$exe548" "$tmp/dl/lchost"
+rm "$tmp/dl/.debug/lchost.debug"
+mkfifo "$tmp/dl/.debug/lchost.debug"
+$edit file-path "$c548/core" "$tmp/dl.core" "$exe548" "$tmp/dl/lchost"
+run dl 10 "$tmp/dl.core"
+if [ "$rc" = 1 ] && said dl "its debug file $tmp/dl/.debug/lchost.debug is a FIFO, not a regular file: not opened"; then
+	ok "a debug link to a FIFO: exit 1 in $secs s, noted"
+else
+	bad "a debug link to a FIFO: exit $rc in $secs s (124: it hung), wanted 1 and the note"
+	head -5 "$tmp/dl.err"
+fi
+# A core given as a FIFO, an executable given as one.
+run core-fifo 10 "$tmp/fifo"
+if [ "$rc" = 2 ] && said core-fifo "'$tmp/fifo' is a FIFO, not a regular file: not opened"; then
+	ok "a FIFO given as the core: exit 2 in $secs s, said"
+else
+	bad "a FIFO given as the core: exit $rc in $secs s"; head -3 "$tmp/core-fifo.err"
+fi
+run exe-fifo 10 "$c54/core" "$tmp/fifo"
+if [ "$rc" = 2 ] && said exe-fifo "the executable '$tmp/fifo' is a FIFO, not a regular file: not opened"; then
+	ok "a FIFO given as the executable: exit 2 in $secs s, said"
+else
+	bad "a FIFO given as the executable: exit $rc in $secs s"; head -3 "$tmp/exe-fifo.err"
+fi
+
+# ---- 2. 64k mappings in a live process ----
+
+cc=${CC:-cc}
+$cc -O2 -shared -fPIC -o "$tmp/manymaps.so" "$src/tests/hostile/manymaps.c"
+maps=${LC_HOSTILE_MAPS:-64000}
+rm -f "$tmp/ready"
+LD_PRELOAD=$tmp/manymaps.so LC_MAPS=$maps LC_TRUTH=$tmp/maps-truth.tsv LC_READY=$tmp/ready \
+	"$out/src-5.4.8-O2/lchost" "$src/fixtures/scenarios/coroutines3.lua" >"$tmp/maps.log" 2>&1 &
+pid=$!
+pids="$pids $pid"
+for i in $(seq 100); do [ -e "$tmp/ready" ] && break; sleep 0.1; done
+nmaps=$(wc -l <"/proc/$pid/maps")
+if [ "$nmaps" -lt "$maps" ]; then
+	bad "the program with $maps mappings has only $nmaps"
+else
+	python3 "$src/tests/hostile/first-line.py" 60 "$inspect" -p "$pid" >"$tmp/maps.out"
+	read -r first end rc <"$tmp/maps.out"
+	if [ "$rc" = 0 ] && awk -v s="$first" 'BEGIN { exit !(s <= 2) }'; then
+		ok "$nmaps mappings: inspect -p's first line after $first s, done in $end s"
+	else
+		bad "$nmaps mappings: inspect -p's first line after $first s (wanted <= 2), done in $end s, exit $rc"
+	fi
+	timeout 60 "$inspect" -p "$pid" --json >"$tmp/maps.json" 2>"$tmp/maps.err"
+	if python3 "$src/tests/matrix/compare.py" "$tmp/maps-truth.tsv" "$tmp/maps.json" >"$tmp/cmp" 2>&1; then
+		ok "$nmaps mappings: the live report equals the truth"
+	else
+		bad "$nmaps mappings: the live report differs from the truth: $(tail -2 "$tmp/cmp")"
+	fi
+	# Its core: as many PT_LOADs as readable mappings (gcore).
+	if gcore -o "$tmp/maps.core" "$pid" >/dev/null 2>&1; then
+		run maps-core 60 --json "$tmp/maps.core.$pid" "$out/src-5.4.8-O2/lchost"
+		if [ "$rc" = 0 ] && awk -v s="$secs" 'BEGIN { exit !(s <= 5) }' &&
+			python3 "$src/tests/matrix/compare.py" "$tmp/maps-truth.tsv" "$tmp/maps-core.out" >"$tmp/cmp" 2>&1; then
+			ok "its core, $(readelf -lW "$tmp/maps.core.$pid" | grep -c LOAD) PT_LOADs: read in $secs s, equals the truth"
+		else
+			bad "its core: exit $rc in $secs s (wanted 0 within 5 s); $(tail -2 "$tmp/cmp")"
+		fi
+		rm -f "$tmp/maps.core.$pid"
+	else
+		bad "gcore of the program with $nmaps mappings failed"
+	fi
+fi
+kill -KILL "$pid" 2>/dev/null
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ] && [ "$pass" -gt 0 ]
