@@ -299,11 +299,19 @@ static struct lc_error *read_file_note(struct lc_program *t, const char *desc,
 	size_t off;
 	const char *names, *end = desc + size;
 
-	if (size < 16 || t->files)
+	if (t->files)
 		return NULL;
+	if (size < 16) {
+		lc_program_damage(t, "the core's NT_FILE note has %zu bytes, too few for a list of files: which files the process mapped is not known",
+				  size);
+		return NULL;
+	}
 	memcpy(&count, desc, 8);
-	if (count == 0 || count > (size - 16) / 24)
+	if (count == 0 || count > (size - 16) / 24) {
+		lc_program_damage(t, "the core's NT_FILE note counts %" PRIu64 " files, and its %zu bytes hold at most %zu: it is damaged, and which files the process mapped is not known",
+				  count, size, (size - 16) / 24);
 		return NULL;
+	}
 	t->files = calloc(count, sizeof(*t->files));
 	if (!t->files)
 		return &lc_error_nomem;
@@ -315,8 +323,11 @@ static struct lc_error *read_file_note(struct lc_program *t, const char *desc,
 		off = 16 + i * 24;
 		memcpy(&f->start, desc + off, 8);
 		memcpy(&f->end, desc + off + 8, 8);
-		if (names + len >= end)
-			break;		/* a path without its NUL */
+		if (names + len >= end) {	/* a path without its NUL */
+			lc_program_damage(t, "the core's NT_FILE note names %" PRIu64 " of the %" PRIu64 " files it counts: the rest run past its end",
+					  i, count);
+			break;
+		}
 		f->path = strndup(names, len);
 		if (!f->path)
 			return &lc_error_nomem;
@@ -329,43 +340,130 @@ static struct lc_error *read_file_note(struct lc_program *t, const char *desc,
 	return NULL;
 }
 
+/* Threads of a core: at most LC_CORE_THREADS, each once.  A thread note
+ * is a copy, not a thread of the process, when its tid or its stack
+ * pointer is another's (no two threads share a stack): a core made to
+ * claim a million threads lists the real ones, unwinds them, and says
+ * how many notes it left out. */
+#define LC_CORE_THREADS	65536
+#define LC_NOTES_RELEASE	(16u << 20)	/* bytes of notes read between releases */
+#define LC_SEEN_SLOTS	(4 * LC_CORE_THREADS)	/* open addressing, < 1/2 full */
+
+struct seen {
+	uint64_t *v;		/* LC_SEEN_SLOTS keys, 0 = empty */
+};
+
+/* Has key been seen?  If not, and with add, it is now.  key 0 is never
+ * seen.  Only kept threads are added: the table stays under 1/4 full. */
+static bool seen_before(struct seen *s, uint64_t key, bool add)
+{
+	uint64_t h = key * 0x9e3779b97f4a7c15ull;
+
+	if (!key)
+		return false;
+	for (size_t i = 0, at = (size_t)(h >> 40) % LC_SEEN_SLOTS;
+	     i < LC_SEEN_SLOTS; i++, at = (at + 1) % LC_SEEN_SLOTS) {
+		if (s->v[at] == key)
+			return true;
+		if (!s->v[at]) {
+			if (add)
+				s->v[at] = key;
+			return false;
+		}
+	}
+	return false;
+}
+
+/* Does a segment that fits in the file lie after ph in it? */
+static bool whole_after(Elf *elf, size_t phnum, const GElf_Phdr *ph,
+			size_t size)
+{
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr mem, *o = gelf_getphdr(elf, i, &mem);
+
+		if (o && o->p_filesz && o->p_offset > ph->p_offset &&
+		    o->p_offset <= size && o->p_filesz <= size - o->p_offset)
+			return true;
+	}
+	return false;
+}
+
 /* Read the notes of a core: signal, pid, threads, process name, files. */
-static struct lc_error *read_notes(struct lc_program *t, const GElf_Phdr *ph)
+static struct lc_error *read_notes(struct lc_program *t, const GElf_Phdr *ph,
+				   uint64_t *need_end)
 {
 	Elf_Data *data = elf_getdata_rawchunk(t->core_elf, ph->p_offset,
 					      ph->p_filesz, ELF_T_NHDR);
 	size_t off = 0, name_off, desc_off;
 	GElf_Nhdr nh;
-	size_t cap = 0;
+	size_t cap = t->nthreads;
+	struct seen tids = { NULL }, sps = { NULL };
+	struct lc_error *err = NULL;
+	size_t released = 0, last = 0, nth = 0;
 
 	if (!data)
 		return NULL;	/* truncated: threads come from dwfl */
-	while ((off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+	while ((off = gelf_getnote(data, last = off, &nh, &name_off,
+				   &desc_off)) > 0) {
 		const char *desc = (const char *)data->d_buf + desc_off;
 		const char *name = (const char *)data->d_buf + name_off;
 
+		/* The notes are read once: what is behind leaves our RSS
+		 * (a core can claim a million threads in 356 MB of notes). */
+		if (off - released >= LC_NOTES_RELEASE) {
+			uintptr_t b = (uintptr_t)data->d_buf;
+
+			lc_memory_release_host(t->mem,
+				(b + released) & ~(uintptr_t)4095,
+				(b + off) & ~(uintptr_t)4095);
+			released = off;
+		}
+		nth++;
 		if (nh.n_namesz < 4 || memcmp(name, "CORE", 4) != 0)
 			continue;
+		/* libdwfl's part of the notes ends after these. */
+		if ((nh.n_type == NT_AUXV || nh.n_type == NT_FILE) &&
+		    ph->p_offset + off > *need_end)
+			*need_end = ph->p_offset + off;
 		if (nh.n_type == NT_PRSTATUS &&
 		    nh.n_descsz >= sizeof(struct elf_prstatus)) {
 			struct elf_prstatus st;
+			struct lc_program_thread th = { 0 };
 
 			memcpy(&st, desc, sizeof(st));
+			th.tid = st.pr_pid;
+			th.signo = st.pr_cursig;
+			regs_from_prstatus(&st, &th);
+			if (!tids.v && (!(tids.v = calloc(LC_SEEN_SLOTS, 8)) ||
+					!(sps.v = calloc(LC_SEEN_SLOTS, 8)))) {
+				err = &lc_error_nomem;
+				break;
+			}
+			/* The tid as a key: 0 means empty, so offset it. */
+			if (seen_before(&tids, (uint64_t)(uint32_t)th.tid + 1, false) ||
+			    seen_before(&sps, th.regs[LC_REG_SP], false)) {
+				t->thread_copies++;
+				continue;
+			}
+			if (t->nthreads == LC_CORE_THREADS) {
+				t->threads_over++;
+				continue;
+			}
+			seen_before(&tids, (uint64_t)(uint32_t)th.tid + 1, true);
+			seen_before(&sps, th.regs[LC_REG_SP], true);
 			if (t->nthreads == cap) {
 				size_t ncap = cap ? cap * 2 : 8;
 				void *p = realloc(t->threads,
 						  ncap * sizeof(*t->threads));
 
-				if (!p)
-					return &lc_error_nomem;
+				if (!p) {
+					err = &lc_error_nomem;
+					break;
+				}
 				t->threads = p;
 				cap = ncap;
 			}
-			memset(&t->threads[t->nthreads], 0, sizeof(*t->threads));
-			t->threads[t->nthreads].tid = st.pr_pid;
-			t->threads[t->nthreads].signo = st.pr_cursig;
-			regs_from_prstatus(&st, &t->threads[t->nthreads]);
-			t->nthreads++;
+			t->threads[t->nthreads++] = th;
 			/* The first PRSTATUS is the thread that took the
 			 * signal (kernel and gdb both write it first). */
 			if (t->nthreads == 1 && !t->have_siginfo)
@@ -403,14 +501,24 @@ static struct lc_error *read_notes(struct lc_program *t, const GElf_Phdr *ph)
 					break;
 			}
 		} else if (nh.n_type == NT_FILE) {
-			struct lc_error *err = read_file_note(t, desc,
-							      nh.n_descsz);
-
-			if (err)
-				return err;
+			if ((err = read_file_note(t, desc, nh.n_descsz)))
+				break;
 		}
 	}
-	return NULL;
+	/* A note whose sizes reach past the end stops the walk: say so,
+	 * and what it claimed. */
+	if (!err && off == 0 && data->d_size >= 12 && last <= data->d_size - 12) {
+		uint32_t h[3];
+
+		memcpy(h, (const char *)data->d_buf + last, 12);
+		if (h[0] || h[1] || h[2])
+			lc_program_damage(t,
+				"note %zu of the core (type 0x%x) claims %u bytes of name and %u of data, more than the %zu left in its PT_NOTE: it and the notes after it are not read",
+				nth, h[2], h[0], h[1], data->d_size - last - 12);
+	}
+	free(tids.v);
+	free(sps.v);
+	return err;
 }
 
 /* ---- files the core names that are not regular files ----
@@ -631,7 +739,8 @@ static size_t merge_loads(uint8_t *view, size_t size, uint64_t phoff,
  * memory reads) in which the files that are not regular files are left
  * out, and runs of PT_LOADs merged. */
 static struct lc_error *dwfl_view(struct lc_program *t, const uint8_t *raw,
-				  size_t size, size_t phnum)
+				  size_t size, size_t phnum,
+				  const GElf_Phdr *note, uint64_t need_end)
 {
 	size_t descsz, nload = 0;
 	uint8_t *desc = raw_file_note(t->core_elf, (uint8_t *)raw, size,
@@ -639,6 +748,7 @@ static struct lc_error *dwfl_view(struct lc_program *t, const uint8_t *raw,
 	uint8_t *view;
 	long bad = 0;
 	GElf_Ehdr eh;
+	bool cut_notes = false;
 
 	/* Read-only here: the image is mapped without write access. */
 	if (desc && (bad = screen_file_note(t, desc, descsz, false)) < 0)
@@ -648,7 +758,13 @@ static struct lc_error *dwfl_view(struct lc_program *t, const uint8_t *raw,
 
 		nload += ph && ph->p_type == PT_LOAD;
 	}
-	if (bad == 0 && nload < LC_MERGE_LOADS)
+	/* libdwfl reads NT_AUXV and NT_FILE of the notes (and walks them
+	 * all to find those): its PT_NOTE may end after them. */
+	if (note && need_end > note->p_offset &&
+	    need_end - note->p_offset <= note->p_filesz &&
+	    note->p_filesz - (need_end - note->p_offset) >= LC_NOTES_RELEASE)
+		cut_notes = true;
+	if (bad == 0 && nload < LC_MERGE_LOADS && !cut_notes)
 		return NULL;
 	if (!gelf_getehdr(t->core_elf, &eh))
 		return NULL;
@@ -664,6 +780,18 @@ static struct lc_error *dwfl_view(struct lc_program *t, const uint8_t *raw,
 		if (!desc || screen_file_note(t, desc, descsz, true) != bad)
 			return lc_error_create(LC_ERR_FORMAT,
 				"core '%s' changed while it was read", t->core_path);
+	}
+	if (cut_notes && eh.e_phentsize == sizeof(Elf64_Phdr)) {
+		for (size_t i = 0; i < phnum; i++) {
+			Elf64_Phdr ph;
+			uint8_t *at = view + eh.e_phoff + i * sizeof(ph);
+
+			memcpy(&ph, at, sizeof(ph));
+			if (ph.p_type != PT_NOTE)
+				continue;
+			ph.p_filesz = need_end - ph.p_offset;
+			memcpy(at, &ph, sizeof(ph));
+		}
 	}
 	/* The program headers were checked to lie within the file; the
 	 * merged table is shorter, and fits in e_phnum. */
@@ -763,6 +891,127 @@ static int add_module_segments(Dwfl_Module *mod, void **userdata,
 	return DWARF_CB_OK;
 }
 
+/* ---- unwinding the core's threads ----
+ *
+ * libdwfl's own core threads (dwfl_core_file_attach) find a thread by
+ * walking the notes from the first each time: unwinding every thread
+ * costs the square of their number.  These callbacks serve the threads
+ * read_notes kept, by index, with the registers it read, and read memory
+ * as the rest of luacore does. */
+
+/* A thread's arg is its lc_program_thread. */
+static pid_t core_next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
+{
+	struct lc_program *p = arg;
+	struct lc_program_thread *last = *thread_argp;
+	size_t i = last ? (size_t)(last - p->threads) + 1 : 0;
+
+	if (i >= p->nthreads)
+		return 0;
+	*thread_argp = &p->threads[i];
+	return p->threads[i].tid;
+}
+
+static int tid_cmp(const void *a, const void *b)
+{
+	const int *x = a, *y = b;
+
+	return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+static bool core_get_thread(Dwfl *dwfl, pid_t tid, void *arg,
+			    void **thread_argp)
+{
+	struct lc_program *p = arg;
+	int key[2] = { tid, 0 }, *hit;
+
+	/* (tid, index) pairs sorted by tid, made on the first call. */
+	if (!p->tid_index) {
+		p->tid_index = malloc((p->nthreads ? p->nthreads : 1) *
+				      2 * sizeof(int));
+		if (!p->tid_index)
+			return false;
+		for (size_t i = 0; i < p->nthreads; i++) {
+			p->tid_index[2 * i] = p->threads[i].tid;
+			p->tid_index[2 * i + 1] = (int)i;
+		}
+		qsort(p->tid_index, p->nthreads, 2 * sizeof(int), tid_cmp);
+	}
+	hit = bsearch(key, p->tid_index, p->nthreads, 2 * sizeof(int), tid_cmp);
+	if (!hit)
+		return false;
+	*thread_argp = &p->threads[hit[1]];
+	return true;
+}
+
+static bool core_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result,
+			     void *arg)
+{
+	struct lc_program *p = arg;
+
+	return lc_memory_read(p->mem, addr, result, sizeof(*result), NULL) == 0;
+}
+
+static bool core_set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
+{
+	const struct lc_program_thread *th = thread_arg;
+	Dwarf_Word regs[LC_NREGS];
+
+	if (!th->have_regs)
+		return false;
+	for (unsigned r = 0; r < LC_NREGS; r++)
+		regs[r] = th->regs[r];
+	dwfl_thread_state_register_pc(thread, regs[LC_REG_PC]);
+	return dwfl_thread_state_registers(thread, 0, LC_NREGS, regs);
+}
+
+static const Dwfl_Thread_Callbacks core_thread_callbacks = {
+	.next_thread = core_next_thread,
+	.get_thread = core_get_thread,
+	.memory_read = core_memory_read,
+	.set_initial_registers = core_set_initial_registers,
+};
+
+/* The executable of a core given alone that no file stands for (its
+ * NT_FILE note damaged or missing, the file neither where the core
+ * says nor found by build-id): its frames would be "??" without a word.
+ * It is noted missing, by the process name. */
+static struct lc_error *exe_unknown(struct lc_program *t)
+{
+	Dwfl_Module *mod = t->entry ? dwfl_addrmodule(t->dwfl, t->entry) : NULL;
+	struct lc_program_missing *m;
+	const unsigned char *bits = NULL;
+	GElf_Addr vaddr, bias;
+	int n = 0;
+
+	if (!t->entry)
+		return NULL;
+	for (size_t i = 0; i < t->nmissing_listed; i++)
+		if (t->missing[i].exe)
+			return NULL;
+	if (mod && dwfl_module_getelf(mod, &bias))
+		return NULL;
+	if (mod)
+		n = dwfl_module_build_id(mod, &bits, &vaddr);
+	t->nmissing++;
+	if (t->nmissing_listed == LC_MISSING_MAX)
+		return NULL;
+	if (!t->missing &&
+	    !(t->missing = calloc(LC_MISSING_MAX, sizeof(*t->missing))))
+		return &lc_error_nomem;
+	m = &t->missing[t->nmissing_listed++];
+	m->exe = true;
+	m->path = strdup(t->fname[0] ? t->fname : "(no name)");
+	m->why = strdup(t->nfiles ?
+		"no file is found for it: the core's list of mapped files does not name it, and no file has its build-id" :
+		"the core names no file for it (its NT_FILE note is damaged or missing), and no file has its build-id");
+	m->build_id = n > 0 ? hex(bits, n) : NULL;
+	if (!m->path || !m->why)
+		return &lc_error_nomem;
+	exe_first(t, t->nmissing_listed - 1);
+	return NULL;
+}
+
 static int set_userdata(Dwfl_Module *mod, void **userdata, const char *name,
 			Dwarf_Addr start, void *arg)
 {
@@ -790,6 +1039,9 @@ struct lc_error *lc_program_open_core(const char *core_path,
 	struct lc_mem_file *image;
 	const uint8_t *raw;
 	const char *why;
+	GElf_Phdr note_ph = { 0 };
+	uint64_t need_end = 0;
+	size_t nnotes = 0;
 
 	if ((err = lc_program_new(LC_PROGRAM_CORE, &t)))
 		return err;
@@ -883,14 +1135,38 @@ struct lc_error *lc_program_open_core(const char *core_path,
 		if (!ph)
 			continue;
 		/* A core cut short (disk full, size limits): say what is
-		 * missing rather than guess. */
-		if (ph->p_offset + ph->p_filesz > size) {
-			t->truncated = true;
-			if (ph->p_type == PT_NOTE)
-				t->notes_missing = true;
+		 * missing rather than guess.  But a segment that claims to
+		 * reach past the end while a whole one lies after it in the
+		 * file is damaged, not cut off: its bytes up to the end are
+		 * read. */
+		if (ph->p_offset > size || ph->p_filesz > size - ph->p_offset) {
+			if (whole_after(t->core_elf, phnum, ph, size)) {
+				GElf_Phdr cut = *ph;
+
+				lc_program_damage(t,
+					"program header %zu (%s) claims %" PRIu64 " bytes at offset %" PRIu64 ", past the end of the core (%zu bytes), though the segments after it in the file are whole: its size is damaged, not the file cut short",
+					i, ph->p_type == PT_NOTE ? "PT_NOTE" :
+					ph->p_type == PT_LOAD ? "PT_LOAD" : "a segment",
+					(uint64_t)ph->p_filesz, (uint64_t)ph->p_offset, size);
+				if (ph->p_type == PT_NOTE && ph->p_offset < size) {
+					cut.p_filesz = size - ph->p_offset;
+					nnotes++;
+					note_ph = cut;
+					err = read_notes(t, &cut, &need_end);
+					if (err)
+						goto fail;
+					continue;
+				}
+			} else {
+				t->truncated = true;
+				if (ph->p_type == PT_NOTE)
+					t->notes_missing = true;
+			}
 		}
 		if (ph->p_type == PT_NOTE) {
-			err = read_notes(t, ph);
+			nnotes++;
+			note_ph = *ph;
+			err = read_notes(t, ph, &need_end);
 			if (err)
 				goto fail;
 			continue;
@@ -914,7 +1190,8 @@ struct lc_error *lc_program_open_core(const char *core_path,
 
 	if ((err = find_anon_exec(t, raw, size, phnum)))
 		goto fail;
-	if ((err = dwfl_view(t, raw, size, phnum)))
+	if ((err = dwfl_view(t, raw, size, phnum,
+			     nnotes == 1 ? &note_ph : NULL, need_end)))
 		goto fail;
 
 	t->dwfl = dwfl_begin(&core_callbacks);
@@ -936,9 +1213,13 @@ struct lc_error *lc_program_open_core(const char *core_path,
 	if (exe_path)
 		check_build_id(t, exe_path);
 	dwfl_getmodules(t->dwfl, note_missing, t, 0);
+	if (!exe_path && (err = exe_unknown(t)))
+		goto fail;
 	/* Unwinding needs the attach; without it we still decode. */
-	t->dwfl_attached = dwfl_core_file_attach(t->dwfl,
-		t->dwfl_elf ? t->dwfl_elf : t->core_elf) >= 0;
+	t->dwfl_attached = t->nthreads > 0 &&
+		dwfl_attach_state(t->dwfl, t->core_elf,
+				  t->pid ? t->pid : t->threads[0].tid,
+				  &core_thread_callbacks, t);
 	lc_program_file_segments(t);
 	*ret = t;
 	return NULL;

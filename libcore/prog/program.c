@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -24,6 +26,18 @@ static const Dwfl_Callbacks offline_callbacks = {
 	.debuginfo_path = &debuginfo_path,
 };
 
+
+void lc_program_damage(struct lc_program *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (p->damage)
+		return;
+	va_start(ap, fmt);
+	if (vasprintf(&p->damage, fmt, ap) < 0)
+		p->damage = NULL;
+	va_end(ap);
+}
 
 static const char *file_kind(mode_t mode)
 {
@@ -351,7 +365,9 @@ void lc_program_destroy(struct lc_program *t)
 	if (t->core_fd >= 0)
 		close(t->core_fd);
 	free(t->threads);
+	free(t->tid_index);
 	free(t->core_path);
+	free(t->damage);
 	free(t->exe_path);
 	free(t->exe_build_id);
 	free(t->core_build_id);

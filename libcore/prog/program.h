@@ -118,6 +118,8 @@ struct lc_program {
 	bool have_siginfo;
 	bool truncated;		/* the file ends before its segments do */
 	bool notes_missing;	/* ... before its notes (gdb writes them last) */
+	char *damage;		/* what of its headers or notes is damaged (the
+				   first found), or NULL */
 	char fname[17];		/* NT_PRPSINFO pr_fname */
 	uint64_t entry;		/* NT_AUXV AT_ENTRY: in the executable */
 	char *exe_build_id;	/* of the executable given, hex */
@@ -131,6 +133,10 @@ struct lc_program {
 
 	struct lc_program_thread *threads;
 	size_t nthreads;
+	/* Cores: thread notes left out, as copies of another thread (its
+	 * tid or stack pointer) or past the first LC_CORE_THREADS. */
+	size_t thread_copies, threads_over;
+	int *tid_index;		/* (tid, index) by tid, for libdwfl (core.c) */
 	bool threads_listed;	/* lc_program_list_threads asked libdwfl */
 
 	struct lc_mapped_file *files;	/* cores: NT_FILE, in its order */
@@ -187,6 +193,11 @@ void lc_program_destroy(struct lc_program *p);
 /* List the modules' file-backed segments as fallback memory again, after
  * the modules changed (core.c). */
 void lc_program_file_segments(struct lc_program *p);
+
+/* Note what of a core's headers or notes is damaged (the first one
+ * found is kept). */
+void lc_program_damage(struct lc_program *p, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 /* ---- files (program.c) ---- */
 

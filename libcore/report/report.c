@@ -414,6 +414,27 @@ struct lc_error *lc_report_create(struct lc_target *t,
 		}
 		r->partial = true;
 	}
+	if (p->damage) {
+		add_warning(r, p->damage);
+		r->partial = true;
+	}
+	if (p->thread_copies || p->threads_over) {
+		char *msg;
+
+		if (p->thread_copies &&
+		    asprintf(&msg, "%zu thread notes (NT_PRSTATUS) of the core repeat the tid or the stack pointer of another: copies, not threads of the process; left out",
+			     p->thread_copies) >= 0) {
+			add_warning(r, msg);
+			free(msg);
+		}
+		if (p->threads_over &&
+		    asprintf(&msg, "the core has %zu more thread notes than the %zu listed: left out",
+			     p->threads_over, p->nthreads) >= 0) {
+			add_warning(r, msg);
+			free(msg);
+		}
+		r->partial = true;
+	}
 	r->exe_build_id = lc_strdup_or_null(p->exe_build_id);
 	r->core_build_id = lc_strdup_or_null(p->core_build_id);
 	r->build_id_mismatch = p->build_id_mismatch;

@@ -6,9 +6,14 @@
     core-edit.py note-size CORE OUT           NT_FILE: n_descsz says 2^31
     core-edit.py threads CORE OUT N           N more NT_PRSTATUS notes (copies of
                                               the first, tids 1000000..)
+    core-edit.py gc-list CORE OUT G OFF N     N fake thread objects (5.x CommonHeader:
+                                              next at 0, tag 8 at 8) in a new PT_LOAD,
+                                              linked in front of the GC list whose head
+                                              is at G + OFF
     core-edit.py list CORE                    the notes: type, size, what they say
 
-The notes are written anew after the end of the copy and the PT_NOTE
+gc-list writes the program headers anew after the end of the copy, one
+more PT_LOAD with them.  The notes are written anew after the end of the copy and the PT_NOTE
 program header points at them, so that any edit may change their size;
 the rest of the file (every PT_LOAD) is the original's, byte for byte.
 The copy is written with the original's bytes first, then the notes, in
@@ -91,6 +96,48 @@ def write(src, dst, notes_bytes, chunks=None):
         o.write(struct.pack("<IIQQQQQQ", *p))
 
 
+def gc_list(src, dst, g, off, count):
+    """A GC list of count objects of 16 bytes at BASE: object k links to
+    k + 1, the last to the list's old head; the head at g + off points at
+    the first.  Each is tagged a thread (LUA_VTHREAD, 8) and is not one."""
+    import array
+    base = 0x100000000000
+    with open(src, "rb") as f:
+        ph = phdrs(f)
+        f.seek(0, 2)
+        size = f.tell()
+        f.seek(0)
+        eh = bytearray(f.read(64))
+        head_at = None
+        for at, p in ph:
+            if p[0] == 1 and p[3] <= g + off < p[3] + p[5]:
+                head_at = p[2] + (g + off - p[3])
+        if head_at is None:
+            sys.exit("the list head is in no PT_LOAD of the file")
+        f.seek(head_at)
+        old_head, = struct.unpack("<Q", f.read(8))
+    words = array.array("Q", bytes(16 * count))
+    words[0::2] = array.array("Q", range(base + 16, base + 16 * count + 1, 16))
+    words[2 * (count - 1)] = old_head
+    words[1::2] = array.array("Q", [8]) * count
+    data_off = size + (-size % 4096)
+    seg_len = 16 * count
+    ph_off = data_off + seg_len
+    with open(src, "rb") as f, open(dst, "wb") as o:
+        shutil.copyfileobj(f, o, 1 << 20)
+        o.write(b"\0" * (data_off - size))
+        words.tofile(o)
+        for at, p in ph:
+            o.write(struct.pack("<IIQQQQQQ", *p))
+        o.write(struct.pack("<IIQQQQQQ", 1, 6, data_off, base, 0, seg_len, seg_len, 4096))
+        struct.pack_into("<Q", eh, 32, ph_off)
+        struct.pack_into("<H", eh, 56, len(ph) + 1)
+        o.seek(0)
+        o.write(eh)
+        o.seek(head_at)
+        o.write(struct.pack("<Q", base))
+
+
 def file_note(notes):
     for n in notes:
         if n[1] == NT_FILE and n[0].rstrip(b"\0") == b"CORE":
@@ -156,6 +203,8 @@ def main():
                     batch = bytearray()
             yield bytes(batch)
         write(src, dst, body, more())
+    elif cmd == "gc-list":
+        gc_list(src, dst, int(args[2], 0), int(args[3], 0), int(args[4]))
     else:
         sys.exit("unknown command " + cmd)
 

@@ -408,8 +408,12 @@ static int read_header(struct walker *w, uint64_t obj, uint64_t *next,
 }
 
 struct walk_out {
-	uint64_t *threads;	/* thread objects, in list order */
+	struct lc_lua_ctx *ctx;
+	uint64_t g;		/* the VM walked */
+	uint64_t *threads;	/* thread objects that validate, in list order */
 	size_t n, cap;
+	size_t nbad;		/* thread objects that do not */
+	size_t over;		/* past LC_VM_MAX_THREADS */
 	size_t objects;		/* objects visited, all lists */
 	size_t max;
 	bool stop;		/* the bound was reached */
@@ -469,9 +473,20 @@ static int walk_list(struct walker *w, uint64_t g, uint64_t mainthread,
 		}
 		o->objects++;
 		here++;
-		if ((tt & 0x3f) == TAG_THREAD && obj != mainthread &&
-		    push_u64(&o->threads, &o->n, &o->cap, obj) < 0)
-			return -1;
+		/* Only the threads that validate are kept: a list can claim
+		 * any number of thread objects, and what is kept must stay
+		 * within the core's size. */
+		if ((tt & 0x3f) == TAG_THREAD && obj != mainthread) {
+			struct lc_lstate ts;
+
+			if (lc_lua_state_read(o->ctx, obj, &ts) < 0 ||
+			    ts.g != o->g)
+				o->nbad++;
+			else if (o->n == LC_VM_MAX_THREADS)
+				o->over++;
+			else if (push_u64(&o->threads, &o->n, &o->cap, obj) < 0)
+				return -1;
+		}
 		obj = next;
 		if (obj && obj == saved) {
 			o->partial = true;
@@ -673,7 +688,7 @@ static struct lc_error *decode_impl(struct lc_lua_ctx *ctx, uint64_t g,
 {
 	const struct lc_layout *l = lc_lua_layout(ctx);
 	struct lc_memory *t = lc_lua_mem(ctx);
-	struct walk_out o = { .max = max_objects };
+	struct walk_out o = { .ctx = ctx, .g = g, .max = max_objects };
 	/* A core's headers are read through its mapping; what a callback
 	 * serves, through reads. */
 	struct walker w = { .t = t, .mapped = !lc_memory_has_space(t) };
@@ -801,6 +816,12 @@ static struct lc_error *decode_impl(struct lc_lua_ctx *ctx, uint64_t g,
 	if (vm->nthreads > 2)
 		qsort(vm->threads + 1, vm->nthreads - 1, sizeof(*vm->threads),
 		      cmp_luathread);
+	nbad += o.nbad;
+	if (o.over) {
+		o.partial = true;
+		note_add(&o, "%zu more thread objects than the %d listed",
+			 o.over, LC_VM_MAX_THREADS);
+	}
 	if (nbad) {
 		o.partial = true;
 		note_add(&o, "%zu thread object%s %s do%s not validate as lua_State of this VM",
