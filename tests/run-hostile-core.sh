@@ -6,6 +6,9 @@
 #  - NT_FILE names the executable as a FIFO (no executable given): not
 #    opened, noted, exit 1, within 10 s; a debug link that leads to a
 #    FIFO: the same;
+#  - an absurd note size, a damaged NT_FILE count, a PT_NOTE past the end
+#    of an intact core: each said for what it is (not "truncated"), and
+#    the executable no file stands for asked for; exit 1;
 #  - 64k mappings in a live process: luacore-inspect -p prints its first
 #    line within 2 s, and the report matches the script's truth; its core
 #    (64k PT_LOADs) is read within 5 s;
@@ -45,7 +48,7 @@ run() {
 	secs=$(since "$t0")
 }
 # said NAME PATTERN: a line of NAME's output or errors matches.
-said() { cat "$tmp/$1.out" "$tmp/$1.err" | grep -q -- "$2"; }
+said() { grep -q -- "$2" "$tmp/$1.out" "$tmp/$1.err"; }
 
 # ---- 1. files the core names that are not regular files ----
 
@@ -97,6 +100,47 @@ if [ "$rc" = 2 ] && said exe-fifo "the executable '$tmp/fifo' is a FIFO, not a r
 	ok "a FIFO given as the executable: exit 2 in $secs s, said"
 else
 	bad "a FIFO given as the executable: exit $rc in $secs s"; head -3 "$tmp/exe-fifo.err"
+fi
+
+# ---- messages: what is damaged, what is missing ----
+
+# An intact core whose NT_FILE note claims 2 GiB: not "truncated".
+$edit note-size "$c54/core" "$tmp/ns.core"
+run ns 10 "$tmp/ns.core"
+if [ "$rc" = 1 ] && ! said ns truncated &&
+	said ns "note 6 of the core (type 0x46494c45) claims 5 bytes of name and 2147483648 of data, more than the [0-9]* left in its PT_NOTE: it and the notes after it are not read" &&
+	said ns "warning: the executable lchost named in the core cannot be used (the core names no file for it.*give the executable the core ran as the second argument"; then
+	ok "an absurd note size: exit 1, the note named, not called truncated, the executable asked for"
+else
+	bad "an absurd note size: exit $rc"; cat "$tmp/ns.err"
+fi
+# The same with the executable given: read in full, the damage still said.
+run ns-exe 10 --json "$tmp/ns.core" "$exe54"
+if [ "$rc" = 1 ] && said ns-exe "claims 5 bytes of name and 2147483648 of data" &&
+	python3 "$src/tests/matrix/compare.py" "$c54/truth.tsv" "$tmp/ns-exe.out" >"$tmp/cmp" 2>&1; then
+	ok "an absurd note size, the executable given: the frames equal the truth, exit 1"
+else
+	bad "an absurd note size, the executable given: exit $rc; $(tail -1 "$tmp/cmp")"
+fi
+# A damaged NT_FILE count: no "??" frames with exit 0.
+$edit file-count "$c54/core" "$tmp/fc.core" 99999
+run fc 10 "$tmp/fc.core"
+if [ "$rc" = 1 ] && said fc "the core's NT_FILE note counts 99999 files, and its [0-9]* bytes hold at most [0-9]*: it is damaged" &&
+	said fc "warning: the executable lchost named in the core cannot be used (the core names no file for it (its NT_FILE note is damaged or missing), and no file has its build-id; the core's build-id for it is [0-9a-f]*).*second argument"; then
+	ok "a damaged NT_FILE count: exit 1, the damage and the missing executable said"
+else
+	bad "a damaged NT_FILE count: exit $rc"; cat "$tmp/fc.err"
+fi
+# A PT_NOTE that claims to reach past the end of an intact core, a whole
+# segment after it (a kernel's core has its notes first): damaged, not
+# truncated.
+$edit note-past-end "$c54/core" "$tmp/pn.core"
+run pn 10 "$tmp/pn.core" "$exe54"
+if [ "$rc" = 1 ] && ! said pn truncated &&
+	said pn "program header [0-9]* (PT_NOTE) claims 1099511627776 bytes at offset [0-9]*, past the end of the core ([0-9]* bytes), though the segments after it in the file are whole: its size is damaged, not the file cut short"; then
+	ok "a PT_NOTE size past the end of an intact core: exit 1, called damaged, not truncated"
+else
+	bad "a PT_NOTE size past the end of an intact core: exit $rc"; cat "$tmp/pn.err"
 fi
 
 # ---- 2. 64k mappings in a live process ----
@@ -190,7 +234,7 @@ if [ "$rc" = 1 ] && [ "$kb" -le "$corekb" ] &&
 	ok "a fake GC list of $nobj thread objects: peak RSS $kb KB of a $corekb KB core, $secs s; noted, the real threads equal the truth"
 else
 	bad "a fake GC list of $nobj thread objects: exit $rc, peak RSS $kb KB (core $corekb KB), $secs s; $(tail -1 "$tmp/cmp")"
-	grep -m2 note "$tmp/gc.out"
+	grep -o "\"note\":\"[^\"]*\"" "$tmp/gc.out" | head -2
 fi
 rm -f "$tmp/gc.core"
 

@@ -10,6 +10,10 @@
                                               next at 0, tag 8 at 8) in a new PT_LOAD,
                                               linked in front of the GC list whose head
                                               is at G + OFF
+    core-edit.py note-past-end CORE OUT       one more PT_LOAD after the rest of the
+                                              file (as in a kernel's core, where the
+                                              notes come first), and the PT_NOTE's
+                                              p_filesz 2^40
     core-edit.py list CORE                    the notes: type, size, what they say
 
 gc-list writes the program headers anew after the end of the copy, one
@@ -104,10 +108,6 @@ def gc_list(src, dst, g, off, count):
     base = 0x100000000000
     with open(src, "rb") as f:
         ph = phdrs(f)
-        f.seek(0, 2)
-        size = f.tell()
-        f.seek(0)
-        eh = bytearray(f.read(64))
         head_at = None
         for at, p in ph:
             if p[0] == 1 and p[3] <= g + off < p[3] + p[5]:
@@ -120,22 +120,43 @@ def gc_list(src, dst, g, off, count):
     words[0::2] = array.array("Q", range(base + 16, base + 16 * count + 1, 16))
     words[2 * (count - 1)] = old_head
     words[1::2] = array.array("Q", [8]) * count
+    append_load(src, dst, base, words, patch=(head_at, struct.pack("<Q", base)))
+
+
+def append_load(src, dst, vaddr, data, patch=None, note_size=None):
+    """Copy src to dst with one more PT_LOAD (RW, at vaddr, holding data:
+    bytes or an array) after the rest of the file, the program headers
+    written anew after it; patch (offset, bytes) is written over the copy;
+    note_size replaces the PT_NOTE's p_filesz."""
+    with open(src, "rb") as f:
+        ph = phdrs(f)
+        f.seek(0, 2)
+        size = f.tell()
+        f.seek(0)
+        eh = bytearray(f.read(64))
     data_off = size + (-size % 4096)
-    seg_len = 16 * count
+    seg_len = len(data) * getattr(data, "itemsize", 1)
     ph_off = data_off + seg_len
     with open(src, "rb") as f, open(dst, "wb") as o:
         shutil.copyfileobj(f, o, 1 << 20)
         o.write(b"\0" * (data_off - size))
-        words.tofile(o)
+        if hasattr(data, "tofile"):
+            data.tofile(o)
+        else:
+            o.write(data)
         for at, p in ph:
+            p = list(p)
+            if p[0] == 4 and note_size is not None:
+                p[5] = note_size
             o.write(struct.pack("<IIQQQQQQ", *p))
-        o.write(struct.pack("<IIQQQQQQ", 1, 6, data_off, base, 0, seg_len, seg_len, 4096))
+        o.write(struct.pack("<IIQQQQQQ", 1, 6, data_off, vaddr, 0, seg_len, seg_len, 4096))
         struct.pack_into("<Q", eh, 32, ph_off)
         struct.pack_into("<H", eh, 56, len(ph) + 1)
         o.seek(0)
         o.write(eh)
-        o.seek(head_at)
-        o.write(struct.pack("<Q", base))
+        if patch:
+            o.seek(patch[0])
+            o.write(patch[1])
 
 
 def file_note(notes):
@@ -203,6 +224,8 @@ def main():
                     batch = bytearray()
             yield bytes(batch)
         write(src, dst, body, more())
+    elif cmd == "note-past-end":
+        append_load(src, dst, 0x100000000000, b"\0" * 4096, note_size=1 << 40)
     elif cmd == "gc-list":
         gc_list(src, dst, int(args[2], 0), int(args[3], 0), int(args[4]))
     else:

@@ -413,6 +413,8 @@ struct walk_out {
 	uint64_t *threads;	/* thread objects that validate, in list order */
 	size_t n, cap;
 	size_t nbad;		/* thread objects that do not */
+	uint64_t *bad;		/* the first LC_VM_LISTED_DAMAGED of them */
+	size_t nb, bcap;
 	size_t over;		/* past LC_VM_MAX_THREADS */
 	size_t objects;		/* objects visited, all lists */
 	size_t max;
@@ -480,8 +482,12 @@ static int walk_list(struct walker *w, uint64_t g, uint64_t mainthread,
 			struct lc_lstate ts;
 
 			if (lc_lua_state_read(o->ctx, obj, &ts) < 0 ||
-			    ts.g != o->g)
-				o->nbad++;
+			    ts.g != o->g) {
+				/* The first few are listed as damaged. */
+				if (o->nbad++ < LC_VM_LISTED_DAMAGED &&
+				    push_u64(&o->bad, &o->nb, &o->bcap, obj) < 0)
+					return -1;
+			}
 			else if (o->n == LC_VM_MAX_THREADS)
 				o->over++;
 			else if (push_u64(&o->threads, &o->n, &o->cap, obj) < 0)
@@ -668,6 +674,19 @@ static struct lc_error *decode_impl(struct lc_lua_ctx *ctx, uint64_t g,
 static void th_note(struct lc_luathread *th, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* A thread object of the VM at g that does not validate as a lua_State:
+ * listed as damaged. */
+static void damaged_thread(struct lc_luathread *bt, uint64_t a, uint64_t g)
+{
+	bt->addr = a;
+	bt->g = g;
+	bt->status = "damaged";
+	bt->raw_status = -1;
+	bt->errorjmp_status = -1;
+	bt->topslot = -1;
+	th_note(bt, "a thread object of this VM that does not validate as a lua_State (its stack, CallInfo or state fields are damaged)");
+}
+
 struct lc_error *lc_vm_decode_max(struct lc_lua_ctx *ctx, uint64_t g,
 				  size_t max_objects, struct lc_vm *vm)
 {
@@ -770,7 +789,7 @@ static struct lc_error *decode_impl(struct lc_lua_ctx *ctx, uint64_t g,
 	}
 
 	/* Main thread first, then the others each once. */
-	vm->threads = calloc(o.n + 1, sizeof(*vm->threads));
+	vm->threads = calloc(o.n + o.nb + 1, sizeof(*vm->threads));
 	sorted = malloc((o.n + 1) * sizeof(*sorted));
 	seen = calloc(o.n + 1, sizeof(*seen));
 	if (!vm->threads || !sorted || !seen)
@@ -797,19 +816,20 @@ static struct lc_error *decode_impl(struct lc_lua_ctx *ctx, uint64_t g,
 		}
 		seen[k] = true;
 		if (lc_lua_state_read(ctx, a, &ts) < 0 || ts.g != g) {
-			struct lc_luathread *bt = &vm->threads[vm->nthreads++];
-
 			nbad++;
-			bt->addr = a;
-			bt->g = g;
-			bt->status = "damaged";
-			bt->raw_status = -1;
-			bt->errorjmp_status = -1;
-			bt->topslot = -1;
-			th_note(bt, "a thread object of this VM that does not validate as a lua_State (its stack, CallInfo or state fields are damaged)");
+			damaged_thread(&vm->threads[vm->nthreads++], a, g);
 			continue;
 		}
 		lc_luathread_decode(ctx, &ts, &vm->threads[vm->nthreads++]);
+	}
+	/* The GC lists' thread objects that did not validate, each once. */
+	for (size_t i = 0; i < o.nb; i++) {
+		bool again = false;
+
+		for (size_t j = 0; j < i && !again; j++)
+			again = o.bad[j] == o.bad[i];
+		if (!again)
+			damaged_thread(&vm->threads[vm->nthreads++], o.bad[i], g);
 	}
 	/* Whatever found them (GC lists, memory scan), list them in one
 	 * order: by address. */
@@ -841,6 +861,7 @@ static struct lc_error *decode_impl(struct lc_lua_ctx *ctx, uint64_t g,
 	vm->note = o.note.len ? lc_strbuf_steal(&o.note) : NULL;
 	free(o.note.buf);
 	free(o.threads);
+	free(o.bad);
 	free(sorted);
 	free(seen);
 	return NULL;
@@ -848,6 +869,7 @@ static struct lc_error *decode_impl(struct lc_lua_ctx *ctx, uint64_t g,
 nomem:
 	free(o.note.buf);
 	free(o.threads);
+	free(o.bad);
 	free(sorted);
 	free(seen);
 	lc_vm_clear(vm);
