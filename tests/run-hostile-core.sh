@@ -4,8 +4,9 @@
 # live Lua program with 64k mappings.  Each must end in bounded time, with
 # bounded memory, and say what is wrong:
 #  - NT_FILE names the executable as a FIFO (no executable given): not
-#    opened, noted, exit 1, within 10 s; a debug link that leads to a
-#    FIFO: the same;
+#    opened, noted, exit 1, within 10 s; the dynamic linker's list (in the
+#    process's memory) names libc as one, a debug link leads to one: the
+#    same;
 #  - an absurd note size, a damaged NT_FILE count, a PT_NOTE past the end
 #    of an intact core: each said for what it is (not "truncated"), and
 #    the executable no file stands for asked for; exit 1;
@@ -29,7 +30,7 @@ tmp=$(mktemp -d)
 pids=
 cleanup() {
 	for p in $pids; do kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-	rm -rf "$tmp"
+	rm -rf "$tmp" ${lmdir:+"$lmdir"}
 }
 trap cleanup EXIT
 fail=0 pass=0
@@ -70,6 +71,23 @@ if [ "$rc" = 0 ] && python3 "$src/tests/matrix/compare.py" "$c54/truth.tsv" "$tm
 else
 	bad "the FIFO core with its executable given: exit $rc; $(tail -2 "$tmp/cmp")"
 fi
+
+# The dynamic linker's list names libc as a FIFO (its l_name, in the
+# process's memory): libdwfl follows that list and opens each name.
+lmdir=$(mktemp -d /tmp/lm.XXXXXX)
+libc=/lib/x86_64-linux-gnu/libc.so.6
+lmfifo=$lmdir/$(printf "%$((${#libc} - ${#lmdir} - 1))s" | tr ' ' f)
+mkfifo "$lmfifo"
+$edit mem-string "$c54/core" "$tmp/lm.core" "$libc" "$lmfifo"
+run lm 10 "$tmp/lm.core"
+if [ "$rc" = 1 ] && said lm "warning: the file $lmfifo named in the core cannot be used (it is a FIFO, not a regular file: not opened)" &&
+	said lm "in pause () .*\[libc.so.6\]"; then
+	ok "the link map names libc as a FIFO: exit 1 in $secs s, noted, libc's frames still named"
+else
+	bad "the link map names libc as a FIFO: exit $rc in $secs s (124: it hung), wanted 1 and the note"
+	head -5 "$tmp/lm.err"
+fi
+rm -rf "$lmdir"
 
 # A debug link that leads to a FIFO: the executable stripped of its
 # DWARF, with a .gnu_debuglink whose file (in .debug/ beside it) is one.

@@ -497,6 +497,10 @@ static struct lc_error *read_notes(struct lc_program *t, const GElf_Phdr *ph,
 				memcpy(kv, desc + k, 16);
 				if (kv[0] == AT_ENTRY)
 					t->entry = kv[1];
+				if (kv[0] == AT_PHDR)
+					t->at_phdr = kv[1];
+				if (kv[0] == AT_PHNUM)
+					t->at_phnum = kv[1];
 				if (kv[0] == AT_NULL)
 					break;
 			}
@@ -730,9 +734,102 @@ static size_t merge_loads(uint8_t *view, size_t size, uint64_t phoff,
 	return w;
 }
 
-#ifndef LC_MERGE_LOADS
 #define LC_MERGE_LOADS	1024	/* PT_LOADs from which libdwfl's view merges */
-#endif
+#define LC_LINK_MAP_MAX	4096	/* link map entries followed */
+
+/* The file offset in the core of the byte at addr, or -1. */
+static int64_t core_offset(Elf *elf, size_t phnum, uint64_t addr)
+{
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr mem, *ph = gelf_getphdr(elf, i, &mem);
+
+		if (ph && ph->p_type == PT_LOAD && addr >= ph->p_vaddr &&
+		    addr - ph->p_vaddr < ph->p_filesz)
+			return (int64_t)(ph->p_offset + (addr - ph->p_vaddr));
+	}
+	return -1;
+}
+
+/* The link map's names that must not be opened.  libdwfl follows the
+ * dynamic linker's list (link_map.c: AT_PHDR, PT_DYNAMIC, DT_DEBUG,
+ * r_debug.r_map) and opens every l_name; those that are not regular
+ * files are noted, and the file offsets of their first bytes go to offs
+ * (at most max), to be emptied in libdwfl's view.  Their number, or -1. */
+static long screen_link_map(struct lc_program *t, size_t phnum,
+			    int64_t *offs, size_t max)
+{
+	struct lc_memory *m = t->mem;
+	uint64_t bias = 0, dyn = 0, ndyn = 0, rdebug = 0, lm;
+	long bad = 0;
+
+	if (!t->at_phdr || !t->at_phnum || t->at_phnum > 256)
+		return 0;
+	for (uint64_t i = 0; i < t->at_phnum; i++) {
+		Elf64_Phdr ph;
+
+		if (lc_read(m, t->at_phdr + i * sizeof(ph), &ph, sizeof(ph)) < 0)
+			return 0;
+		if (ph.p_type == PT_PHDR)
+			bias = t->at_phdr - ph.p_vaddr;
+		if (ph.p_type == PT_DYNAMIC) {
+			dyn = ph.p_vaddr;
+			ndyn = ph.p_memsz / 16;
+		}
+	}
+	for (uint64_t i = 0; dyn && i < ndyn && i < 1024; i++) {
+		uint64_t d[2];
+
+		if (lc_read(m, dyn + bias + 16 * i, d, 16) < 0 || d[0] == DT_NULL)
+			break;
+		if (d[0] == DT_DEBUG)
+			rdebug = d[1];
+	}
+	if (!rdebug || lc_read_u64(m, rdebug + 8, &lm) < 0)	/* r_map */
+		return 0;
+	for (size_t n = 0; lm && n < LC_LINK_MAP_MAX; n++) {
+		uint64_t name_at;
+		char name[4096];
+		const char *kind;
+		size_t len = 0;
+
+		if (lc_read_u64(m, lm + 8, &name_at) < 0)	/* l_name */
+			break;
+		/* The name, a piece at a time up to its NUL. */
+		while (name_at && len < sizeof(name) - 1) {
+			size_t k = sizeof(name) - 1 - len < 64 ?
+				   sizeof(name) - 1 - len : 64;
+
+			if (lc_read(m, name_at + len, name + len, k) < 0) {
+				k = 1;
+				if (lc_read(m, name_at + len, name + len, 1) < 0)
+					break;
+			}
+			if (memchr(name + len, '\0', k)) {
+				len += k;
+				break;
+			}
+			len += k;
+		}
+		name[len] = '\0';
+		if (name[0] && (kind = lc_file_unsafe(name))) {
+			char *what;
+			int64_t off = core_offset(t->core_elf, phnum, name_at);
+
+			if (asprintf(&what, "it is %s", kind) < 0)
+				return -1;
+			if (note_unsafe(t, name, what, false) < 0) {
+				free(what);
+				return -1;
+			}
+			free(what);
+			if (off >= 0 && (size_t)bad < max)
+				offs[bad++] = off;
+		}
+		if (lc_read_u64(m, lm + 24, &lm) < 0)		/* l_next */
+			break;
+	}
+	return bad;
+}
 
 /* The core as libdwfl is to read it: t->core_elf, or a private mapping
  * of the core (copy-on-write: the file is not changed, nor the image the
@@ -749,6 +846,8 @@ static struct lc_error *dwfl_view(struct lc_program *t, const uint8_t *raw,
 	long bad = 0;
 	GElf_Ehdr eh;
 	bool cut_notes = false;
+	int64_t lm_offs[64];
+	long nlm;
 
 	/* Read-only here: the image is mapped without write access. */
 	if (desc && (bad = screen_file_note(t, desc, descsz, false)) < 0)
@@ -758,13 +857,15 @@ static struct lc_error *dwfl_view(struct lc_program *t, const uint8_t *raw,
 
 		nload += ph && ph->p_type == PT_LOAD;
 	}
+	if ((nlm = screen_link_map(t, phnum, lm_offs, LC_ARRAY_SIZE(lm_offs))) < 0)
+		return &lc_error_nomem;
 	/* libdwfl reads NT_AUXV and NT_FILE of the notes (and walks them
 	 * all to find those): its PT_NOTE may end after them. */
 	if (note && need_end > note->p_offset &&
 	    need_end - note->p_offset <= note->p_filesz &&
 	    note->p_filesz - (need_end - note->p_offset) >= LC_NOTES_RELEASE)
 		cut_notes = true;
-	if (bad == 0 && nload < LC_MERGE_LOADS && !cut_notes)
+	if (bad == 0 && nlm == 0 && nload < LC_MERGE_LOADS && !cut_notes)
 		return NULL;
 	if (!gelf_getehdr(t->core_elf, &eh))
 		return NULL;
@@ -775,6 +876,10 @@ static struct lc_error *dwfl_view(struct lc_program *t, const uint8_t *raw,
 				       t->core_path, strerror(errno));
 	t->dwfl_map = view;
 	t->dwfl_map_size = size;
+	/* An empty name is no name to libdwfl: it opens nothing. */
+	for (long i = 0; i < nlm; i++)
+		if ((uint64_t)lm_offs[i] < size)
+			view[lm_offs[i]] = '\0';
 	if (bad) {
 		desc = raw_file_note(t->core_elf, view, size, phnum, &descsz);
 		if (!desc || screen_file_note(t, desc, descsz, true) != bad)

@@ -122,6 +122,7 @@ struct lc_program {
 				   first found), or NULL */
 	char fname[17];		/* NT_PRPSINFO pr_fname */
 	uint64_t entry;		/* NT_AUXV AT_ENTRY: in the executable */
+	uint64_t at_phdr, at_phnum;	/* NT_AUXV: its program headers */
 	char *exe_build_id;	/* of the executable given, hex */
 	char *core_build_id;	/* of the main program in the core, hex */
 	char *core_exe_path;	/* the main program's path per the core */

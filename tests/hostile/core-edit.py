@@ -14,6 +14,9 @@
                                               file (as in a kernel's core, where the
                                               notes come first), and the PT_NOTE's
                                               p_filesz 2^40
+    core-edit.py mem-string CORE OUT OLD NEW  the first NUL-terminated OLD in the
+                                              process's memory (a PT_LOAD) becomes
+                                              NEW, of the same length
     core-edit.py list CORE                    the notes: type, size, what they say
 
 gc-list writes the program headers anew after the end of the copy, one
@@ -226,6 +229,21 @@ def main():
         write(src, dst, body, more())
     elif cmd == "note-past-end":
         append_load(src, dst, 0x100000000000, b"\0" * 4096, note_size=1 << 40)
+    elif cmd == "mem-string":
+        old, new = args[2].encode() + b"\0", args[3].encode() + b"\0"
+        if len(old) != len(new):
+            sys.exit("%s and %s differ in length" % (args[2], args[3]))
+        shutil.copyfile(src, dst)
+        with open(dst, "r+b") as f:
+            loads = [p for at, p in phdrs(f) if p[0] == 1 and p[5]]
+            for p in loads:
+                f.seek(p[2])
+                i = f.read(p[5]).find(old)
+                if i >= 0:
+                    f.seek(p[2] + i)
+                    f.write(new)
+                    return
+        sys.exit("no %s in the memory of the core" % args[2])
     elif cmd == "gc-list":
         gc_list(src, dst, int(args[2], 0), int(args[3], 0), int(args[4]))
     else:
