@@ -6,8 +6,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <gelf.h>
 
@@ -22,6 +26,71 @@ static const Dwfl_Callbacks offline_callbacks = {
 	.debuginfo_path = &debuginfo_path,
 };
 
+
+void lc_program_damage(struct lc_program *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (p->damage)
+		return;
+	va_start(ap, fmt);
+	if (vasprintf(&p->damage, fmt, ap) < 0)
+		p->damage = NULL;
+	va_end(ap);
+}
+
+static const char *file_kind(mode_t mode)
+{
+	if (S_ISFIFO(mode))
+		return "a FIFO";
+	if (S_ISCHR(mode))
+		return "a character device";
+	if (S_ISBLK(mode))
+		return "a block device";
+	if (S_ISDIR(mode))
+		return "a directory";
+	if (S_ISSOCK(mode))
+		return "a socket";
+	return "not a regular file";
+}
+
+const char *lc_file_unsafe(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0 || S_ISREG(st.st_mode))
+		return NULL;
+	return file_kind(st.st_mode);
+}
+
+int lc_open_regular(const char *path, const char **why)
+{
+	struct stat st;
+	const char *kind = lc_file_unsafe(path);
+	int fd, fl;
+
+	if (kind) {
+		*why = kind;
+		return -1;
+	}
+	/* Something else may be there by now: O_NONBLOCK keeps a FIFO's
+	 * open from waiting, fstat tells. */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
+		*why = strerror(errno);
+		return -1;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		*why = fstat(fd, &st) != 0 ? strerror(errno) :
+		       file_kind(st.st_mode);
+		close(fd);
+		return -1;
+	}
+	fl = fcntl(fd, F_GETFL);
+	if (fl >= 0)
+		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	return fd;
+}
 
 struct lc_error *lc_program_new(enum lc_program_kind kind,
 				struct lc_program **ret)
@@ -98,7 +167,12 @@ struct lc_error *lc_program_add_module(struct lc_program *t, const char *path,
 {
 	Dwfl_Module *mod;
 	char *real;
+	const char *kind = lc_file_unsafe(path);
 
+	if (kind)	/* libdwfl would open it and wait */
+		return lc_error_create(LC_ERR_FORMAT,
+				       "'%s' is %s, not a regular file: not opened",
+				       path, kind);
 	if (!t->dwfl) {
 		t->dwfl = dwfl_begin(&offline_callbacks);
 		if (!t->dwfl)
@@ -128,7 +202,8 @@ struct lc_error *lc_program_add_module_section(struct lc_program *t,
 					       const char *section,
 					       uint64_t addr)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	const char *why;
+	int fd = lc_open_regular(path, &why);
 	Elf *elf;
 	size_t shstrndx;
 	Elf_Scn *scn = NULL;
@@ -138,7 +213,7 @@ struct lc_error *lc_program_add_module_section(struct lc_program *t,
 
 	if (fd < 0)
 		return lc_error_create(LC_ERR_OS, "cannot open '%s': %s", path,
-				       strerror(errno));
+				       why);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0) {
 		err = lc_error_create(LC_ERR_FORMAT, "'%s' is not an ELF file: %s",
@@ -283,10 +358,16 @@ void lc_program_destroy(struct lc_program *t)
 		dwfl_end(t->dwfl);
 	if (t->core_elf)
 		elf_end(t->core_elf);
+	if (t->dwfl_elf)
+		elf_end(t->dwfl_elf);
+	if (t->dwfl_map)
+		munmap(t->dwfl_map, t->dwfl_map_size);
 	if (t->core_fd >= 0)
 		close(t->core_fd);
 	free(t->threads);
+	free(t->tid_index);
 	free(t->core_path);
+	free(t->damage);
 	free(t->exe_path);
 	free(t->exe_build_id);
 	free(t->core_build_id);

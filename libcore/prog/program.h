@@ -85,6 +85,12 @@ struct lc_program {
 	Dwfl *dwfl;		/* NULL: no module known */
 	bool dwfl_attached;	/* libdwfl can unwind the threads itself */
 	Elf *core_elf;
+	Elf *dwfl_elf;		/* the core as libdwfl reads it, when not
+				   core_elf (core.c): dwfl_map, */
+	void *dwfl_map;		/* a private mapping of the core with its
+				   unsafe file names left out, its runs of
+				   PT_LOADs merged */
+	size_t dwfl_map_size;
 	int core_fd;
 	size_t core_size;
 	char *core_path;
@@ -112,7 +118,11 @@ struct lc_program {
 	bool have_siginfo;
 	bool truncated;		/* the file ends before its segments do */
 	bool notes_missing;	/* ... before its notes (gdb writes them last) */
+	char *damage;		/* what of its headers or notes is damaged (the
+				   first found), or NULL */
 	char fname[17];		/* NT_PRPSINFO pr_fname */
+	uint64_t entry;		/* NT_AUXV AT_ENTRY: in the executable */
+	uint64_t at_phdr, at_phnum;	/* NT_AUXV: its program headers */
 	char *exe_build_id;	/* of the executable given, hex */
 	char *core_build_id;	/* of the main program in the core, hex */
 	char *core_exe_path;	/* the main program's path per the core */
@@ -124,6 +134,10 @@ struct lc_program {
 
 	struct lc_program_thread *threads;
 	size_t nthreads;
+	/* Cores: thread notes left out, as copies of another thread (its
+	 * tid or stack pointer) or past the first LC_CORE_THREADS. */
+	size_t thread_copies, threads_over;
+	int *tid_index;		/* (tid, index) by tid, for libdwfl (core.c) */
 	bool threads_listed;	/* lc_program_list_threads asked libdwfl */
 
 	struct lc_mapped_file *files;	/* cores: NT_FILE, in its order */
@@ -180,6 +194,23 @@ void lc_program_destroy(struct lc_program *p);
 /* List the modules' file-backed segments as fallback memory again, after
  * the modules changed (core.c). */
 void lc_program_file_segments(struct lc_program *p);
+
+/* Note what of a core's headers or notes is damaged (the first one
+ * found is kept). */
+void lc_program_damage(struct lc_program *p, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* ---- files (program.c) ---- */
+
+/* What is at path if it must not be opened -- a FIFO ("a FIFO"), a
+ * device, a socket, a directory -- or NULL: a regular file, or nothing
+ * there.  Asks stat only: opening a FIFO blocks until a writer comes,
+ * and opening a device may act on it. */
+const char *lc_file_unsafe(const char *path);
+/* Open path read-only if it is a regular file, without ever blocking:
+ * open(O_NONBLOCK | O_NOCTTY), then fstat.  The fd, or -1 with *why
+ * saying what was there instead ("a FIFO", strerror) -- static. */
+int lc_open_regular(const char *path, const char **why);
 
 /* ---- use ---- */
 

@@ -395,6 +395,10 @@ struct lc_error *lc_report_create(struct lc_target *t,
 	if (!r)
 		return &lc_error_nomem;
 	lc_target_invalidate(t);
+	/* The interpreter's DWARF is looked for first: the search may find
+	 * files that cannot be used (prog/core.c), which the notes below
+	 * list. */
+	(void)lc_target_interp(t, NULL);
 	r->core = lc_strdup_or_null(p->core_path);
 	r->executable = lc_strdup_or_null(p->exe_path);
 	r->pid = p->pid;
@@ -409,6 +413,27 @@ struct lc_error *lc_report_create(struct lc_target *t,
 		if (asprintf(&msg, "the core %s is truncated (%zu bytes): memory past its end is missing%s",
 			     p->core_path ? p->core_path : "", p->core_size,
 			     p->notes_missing ? ", and so are its notes: threads, registers, signal and the list of mapped files" : "") >= 0) {
+			add_warning(r, msg);
+			free(msg);
+		}
+		r->partial = true;
+	}
+	if (p->damage) {
+		add_warning(r, p->damage);
+		r->partial = true;
+	}
+	if (p->thread_copies || p->threads_over) {
+		char *msg;
+
+		if (p->thread_copies &&
+		    asprintf(&msg, "%zu thread notes (NT_PRSTATUS) of the core repeat the tid or the stack pointer of another: copies, not threads of the process; left out",
+			     p->thread_copies) >= 0) {
+			add_warning(r, msg);
+			free(msg);
+		}
+		if (p->threads_over &&
+		    asprintf(&msg, "the core has %zu more thread notes than the %zu listed: left out",
+			     p->threads_over, p->nthreads) >= 0) {
 			add_warning(r, msg);
 			free(msg);
 		}

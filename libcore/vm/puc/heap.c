@@ -409,8 +409,14 @@ static int read_header(struct walker *w, uint64_t obj, uint64_t *next,
 }
 
 struct walk_out {
-	uint64_t *threads;	/* thread objects, in list order */
+	struct lc_lua_ctx *ctx;
+	uint64_t g;		/* the VM walked */
+	uint64_t *threads;	/* thread objects that validate, in list order */
 	size_t n, cap;
+	size_t nbad;		/* thread objects that do not */
+	uint64_t *bad;		/* the first LC_VM_LISTED_DAMAGED of them */
+	size_t nb, bcap;
+	size_t over;		/* past LC_VM_MAX_THREADS */
 	size_t objects;		/* objects visited, all lists */
 	size_t max;
 	bool stop;		/* the bound was reached */
@@ -485,9 +491,24 @@ static int walk_list(struct walker *w, uint64_t g, uint64_t mainthread,
 		here++;
 		if (obj == mainthread)
 			seen_main = true;
-		if ((tt & 0x3f) == TAG_THREAD && obj != mainthread &&
-		    push_u64(&o->threads, &o->n, &o->cap, obj) < 0)
-			return -1;
+		/* Only the threads that validate are kept: a list can claim
+		 * any number of thread objects, and what is kept must stay
+		 * within the core's size. */
+		if ((tt & 0x3f) == TAG_THREAD && obj != mainthread) {
+			struct lc_lstate ts;
+
+			if (lc_lua_state_read(o->ctx, obj, &ts) < 0 ||
+			    ts.g != o->g) {
+				/* The first few are listed as damaged. */
+				if (o->nbad++ < LC_VM_LISTED_DAMAGED &&
+				    push_u64(&o->bad, &o->nb, &o->bcap, obj) < 0)
+					return -1;
+			}
+			else if (o->n == LC_VM_MAX_THREADS)
+				o->over++;
+			else if (push_u64(&o->threads, &o->n, &o->cap, obj) < 0)
+				return -1;
+		}
 		obj = next;
 		if (obj && obj == saved) {
 			o->partial = true;
@@ -657,6 +678,19 @@ static struct lc_error *decode_impl(struct lc_lua_ctx *ctx, uint64_t g,
 static void th_note(struct lc_luathread *th, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* A thread object of the VM at g that does not validate as a lua_State:
+ * listed as damaged. */
+static void damaged_thread(struct lc_luathread *bt, uint64_t a, uint64_t g)
+{
+	bt->addr = a;
+	bt->g = g;
+	bt->status = "damaged";
+	bt->raw_status = -1;
+	bt->errorjmp_status = -1;
+	bt->topslot = -1;
+	th_note(bt, "a thread object of this VM that does not validate as a lua_State (its stack, CallInfo or state fields are damaged)");
+}
+
 struct lc_error *lc_vm_decode_max(struct lc_lua_ctx *ctx, uint64_t g,
 				  size_t max_objects, struct lc_vm *vm)
 {
@@ -677,7 +711,7 @@ static struct lc_error *decode_impl(struct lc_lua_ctx *ctx, uint64_t g,
 {
 	const struct lc_layout *l = lc_lua_layout(ctx);
 	struct lc_memory *t = lc_lua_mem(ctx);
-	struct walk_out o = { .max = max_objects };
+	struct walk_out o = { .ctx = ctx, .g = g, .max = max_objects };
 	/* A core's headers are read through its mapping; what a callback
 	 * serves, through reads. */
 	struct walker w = { .t = t, .mapped = !lc_memory_has_space(t),
@@ -756,14 +790,23 @@ static struct lc_error *decode_impl(struct lc_lua_ctx *ctx, uint64_t g,
 		 * still on its list, and a damaged link shows there.  The
 		 * scan saw every object, so the walk's cap is no loss. */
 		{
-			struct walk_out lo = { .max = max_objects };
+			struct walk_out lo = { .ctx = ctx, .g = g,
+					       .max = max_objects };
 
 			if (walk_list(&w, g, mainthread, l->Gx.rootgc, "rootgc", &lo) < 0 ||
 			    walk_list(&w, g, mainthread, l->Gx.allgc, "allgc", &lo) < 0) {
 				free(lo.threads);
+				free(lo.bad);
 				free(lo.note.buf);
 				goto nomem;
 			}
+			/* Its damaged threads are this VM's. */
+			free(o.bad);
+			o.bad = lo.bad;
+			o.nb = lo.nb;
+			o.bcap = lo.bcap;
+			o.nbad = lo.nbad;
+			lo.bad = NULL;
 			size_t nscan = o.n;
 
 			if (w.mapped)
@@ -799,7 +842,7 @@ static struct lc_error *decode_impl(struct lc_lua_ctx *ctx, uint64_t g,
 	}
 
 	/* Main thread first, then the others each once. */
-	vm->threads = calloc(o.n + 1, sizeof(*vm->threads));
+	vm->threads = calloc(o.n + o.nb + 1, sizeof(*vm->threads));
 	sorted = malloc((o.n + 1) * sizeof(*sorted));
 	seen = calloc(o.n + 1, sizeof(*seen));
 	if (!vm->threads || !sorted || !seen)
@@ -826,25 +869,32 @@ static struct lc_error *decode_impl(struct lc_lua_ctx *ctx, uint64_t g,
 		}
 		seen[k] = true;
 		if (lc_lua_state_read(ctx, a, &ts) < 0 || ts.g != g) {
-			struct lc_luathread *bt = &vm->threads[vm->nthreads++];
-
 			nbad++;
-			bt->addr = a;
-			bt->g = g;
-			bt->status = "damaged";
-			bt->raw_status = -1;
-			bt->errorjmp_status = -1;
-			bt->topslot = -1;
-			th_note(bt, "a thread object of this VM that does not validate as a lua_State (its stack, CallInfo or state fields are damaged)");
+			damaged_thread(&vm->threads[vm->nthreads++], a, g);
 			continue;
 		}
 		lc_luathread_decode(ctx, &ts, &vm->threads[vm->nthreads++]);
+	}
+	/* The GC lists' thread objects that did not validate, each once. */
+	for (size_t i = 0; i < o.nb; i++) {
+		bool again = false;
+
+		for (size_t j = 0; j < i && !again; j++)
+			again = o.bad[j] == o.bad[i];
+		if (!again)
+			damaged_thread(&vm->threads[vm->nthreads++], o.bad[i], g);
 	}
 	/* Whatever found them (GC lists, memory scan), list them in one
 	 * order: by address. */
 	if (vm->nthreads > 2)
 		qsort(vm->threads + 1, vm->nthreads - 1, sizeof(*vm->threads),
 		      cmp_luathread);
+	nbad += o.nbad;
+	if (o.over) {
+		o.partial = true;
+		note_add(&o, "%zu more thread objects than the %d listed",
+			 o.over, LC_VM_MAX_THREADS);
+	}
 	if (nbad) {
 		o.partial = true;
 		note_add(&o, "%zu thread object%s %s do%s not validate as lua_State of this VM",
@@ -864,6 +914,7 @@ static struct lc_error *decode_impl(struct lc_lua_ctx *ctx, uint64_t g,
 	vm->note = o.note.len ? lc_strbuf_steal(&o.note) : NULL;
 	free(o.note.buf);
 	free(o.threads);
+	free(o.bad);
 	free(sorted);
 	free(seen);
 	return NULL;
@@ -871,6 +922,7 @@ static struct lc_error *decode_impl(struct lc_lua_ctx *ctx, uint64_t g,
 nomem:
 	free(o.note.buf);
 	free(o.threads);
+	free(o.bad);
 	free(sorted);
 	free(seen);
 	lc_vm_clear(vm);

@@ -86,6 +86,12 @@
 
 /* GC objects walked per VM, over all its lists. */
 #define LC_VM_MAX_OBJECTS	50000000
+/* Thread objects of one VM listed, at most: each costs the report a few
+ * hundred bytes, and a core of a million coroutines is a gigabyte. */
+#define LC_VM_MAX_THREADS	1000000
+/* Thread objects of the GC lists that do not validate: listed as
+ * damaged, the first of them; the rest are counted. */
+#define LC_VM_LISTED_DAMAGED	1000
 /* Open upvalues counted per thread. */
 #define LC_VM_MAX_OPENUPVAL	1000000
 
