@@ -771,8 +771,18 @@ static int read_ci(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 			&ci->savedpc) < 0)
 		return -1;
 	if (LC_HAS(l->ci.callstatus) &&
-	    lc_lua_read_field(ctx, addr, l->ci.callstatus, &v) == 0)
+	    lc_lua_read_field(ctx, addr, l->ci.callstatus, &v) == 0) {
+		/* The bits each release defines (lstate.h CIST_*; 5.2's
+		 * byte uses all eight): any other is damage. */
+		uint32_t known = l->major == 503 ? 0x1ff :
+				 l->major == 504 ? (l->release < 50402 ? 0x1ff :
+						    l->release < 50403 ? 0x3ff : 0x3fff) :
+				 l->major == 505 ? 0x1ffffff : 0xffffffff;
+
 		ci->callstatus = (uint32_t)v;
+		if (ci->callstatus & ~known)
+			ci->kind_mismatch = true;
+	}
 	/* 5.2/5.3 lua_yieldk (and a hook's yield, ldebug.c luaG_traceexec)
 	 * move the top CallInfo's func below the yielded values and keep
 	 * the real one's stack offset in ci->extra; resume moves it back.
@@ -988,7 +998,7 @@ static bool proto_load_names(struct lc_lua_ctx *ctx, struct proto *p)
 	 * taken from it is marked (names_damaged). */
 	if (rd_int(ctx, p->addr, l->p.sizek, &sizek) < 0 ||
 	    lc_read_u64(ctx->mem, p->addr + (uint64_t)l->p.k.off, &kaddr) < 0 ||
-	    sizek < 0 || sizek > LC_MAX_K || (sizek > 0 && !kaddr))
+	    sizek < 0 || sizek > LC_MAX_K || (sizek > 0 && (!kaddr || (kaddr & 7))))
 		p->names_damaged = true;
 	if (sizek > 0 && sizek <= LC_MAX_K && kaddr) {
 		p->k = calloc((size_t)sizek, sizeof(*p->k));
@@ -1005,6 +1015,10 @@ static bool proto_load_names(struct lc_lua_ctx *ctx, struct proto *p)
 					continue;
 				}
 				base = l->major == 501 ? tv.tag : (tv.tag & 0x0f);
+				/* Constants are nil, booleans, numbers and
+				 * strings (lcode.c addk). */
+				if (base != 0 && base != 1 && base != 3 && base != 4)
+					p->names_damaged = true;
 				if (base != 4)	/* LUA_TSTRING */
 					continue;
 				p->kstr[i] = lc_lua_read_string(ctx, tv.value, NULL, NULL);
@@ -1093,8 +1107,18 @@ static bool proto_load_names(struct lc_lua_ctx *ctx, struct proto *p)
 	rd_int(ctx, p->addr, l->p.maxstacksize, &maxs);
 	/* lcode.c luaK_checkstack: at most MAXREGS (255; 5.1 MAXSTACK,
 	 * 250) registers, the parameters among them. */
-	if (maxs < 0 || maxs > 255 || np < 0 || np > maxs)
+	if (maxs < 2 || maxs > 255 || np < 0 || np > maxs)
 		p->names_damaged = true;
+	/* lparser.c open_func starts every function at 2 registers, and
+	 * its parameters are its first locals: a function with line info
+	 * (not stripped) has at least that many. */
+	{
+		uint64_t li = 0;
+
+		if (lc_read_u64(ctx->mem, p->addr + (uint64_t)l->p.lineinfo.off, &li) == 0 &&
+		    li && nloc < np)
+			p->names_damaged = true;
+	}
 	p->view = (struct lc_proto_view){
 		.release = l->release,
 		.code = p->codev, .ncode = p->sizecode,
@@ -1190,6 +1214,18 @@ static int line_of(struct lc_lua_ctx *ctx, const struct proto *p, int pc,
 		 * MAX_INT of them. */
 		if (line < 1 || line == INT32_MAX)
 			*partial = true;
+		/* The last instruction, the RETURN close_func adds, is at
+		 * the function's last line ('end', or the chunk's end): no
+		 * instruction is after it. */
+		{
+			int32_t last;
+
+			if (lc_read(ctx->mem, li + (uint64_t)(sizeli - 1) * 4,
+				    &last, 4) < 0 ||
+			    (p->linedefined > 0 && last != p->lastlinedefined) ||
+			    line > last)
+				*partial = true;
+		}
 		return line;
 	}
 	{
@@ -1219,6 +1255,7 @@ static int line_of(struct lc_lua_ctx *ctx, const struct proto *p, int pc,
 		}
 		if (lo > 0) {
 			uint64_t a = abs + (uint64_t)(lo - 1) * l->sz_abslineinfo;
+			int8_t mark = 0;
 
 			if (rd_int(ctx, a, l->ali.pc, &basepc) < 0 ||
 			    rd_int(ctx, a, l->ali.line, &line) < 0 ||
@@ -1226,6 +1263,11 @@ static int line_of(struct lc_lua_ctx *ctx, const struct proto *p, int pc,
 				*partial = true;
 				return -1;
 			}
+			/* An anchor's instruction says so in lineinfo
+			 * (lcode.c savelineinfo: ABSLINEINFO). */
+			if (lc_read(ctx->mem, li + (uint64_t)basepc, &mark, 1) < 0 ||
+			    mark != -0x80)
+				*partial = true;
 		}
 		if (pc - basepc > 0) {
 			int n = pc - basepc;

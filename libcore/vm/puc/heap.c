@@ -600,10 +600,13 @@ static void decode_gc(struct lc_lua_ctx *ctx, uint64_t g, struct lc_vm *vm,
 	/* lstate.h gettotalbytes: 5.2-5.4 totalbytes + GCdebt, 5.5
 	 * GCtotalbytes - GCdebt (the debt is counted but not allocated);
 	 * 5.1 counts totalbytes itself. */
+	/* (In unsigned arithmetic: damaged counts may overflow.) */
 	if (LC_HAS(l->Gx.GCtotalbytes))
-		vm->memory = vm->totalbytes - vm->gcdebt;
+		vm->memory = (int64_t)((uint64_t)vm->totalbytes -
+				       (uint64_t)vm->gcdebt);
 	else
-		vm->memory = vm->totalbytes + (l->major >= 502 ? vm->gcdebt : 0);
+		vm->memory = (int64_t)((uint64_t)vm->totalbytes +
+				       (l->major >= 502 ? (uint64_t)vm->gcdebt : 0));
 
 	vm->gcstate = rd_int_or(ctx, g, l->G.gcstate, -1);
 	vm->gcstate_name = lc_vm_gcstate_name(l->major, vm->gcstate);

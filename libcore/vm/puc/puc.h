@@ -49,7 +49,8 @@ struct lc_ci {
 	bool hook_yield;	/* the top frame of a thread a hook yielded */
 	bool continues;		/* 5.2+: a C function with a continuation */
 	bool slot_lua;		/* 5.2+: the slot holds a Lua closure */
-	bool kind_mismatch;	/* 5.2+: status bits and slot disagree */
+	bool kind_mismatch;	/* 5.2+: status bits and slot disagree, or
+				   bits no release defines are set */
 };
 
 struct lc_lua_ctx;
