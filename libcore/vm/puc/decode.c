@@ -982,6 +982,7 @@ static bool proto_load_names(struct lc_lua_ctx *ctx, struct proto *p)
 	const struct lc_layout *l = ctx->l;
 	int sizek = 0, nloc = 0, nup = 0, np = 0, isva = 0, maxs = 0;
 	uint64_t kaddr = 0, locaddr = 0, upaddr = 0;
+	bool unnamed = false;	/* an upvalue without a name */
 
 	if (p->names_tried)
 		return p->names_ok;
@@ -1071,8 +1072,7 @@ static bool proto_load_names(struct lc_lua_ctx *ctx, struct proto *p)
 	 * Upvaldesc per upvalue, named or not (a stripped dump). */
 	if (rd_int(ctx, p->addr, l->p.sizeupvalues, &nup) < 0 ||
 	    lc_read_u64(ctx->mem, p->addr + (uint64_t)l->p.upvalues.off, &upaddr) < 0 ||
-	    nup < 0 || nup > LC_MAX_UPVALS ||
-	    (nup > 0 && !upaddr && l->major != 501))
+	    nup < 0 || nup > LC_MAX_UPVALS || (nup > 0 && !upaddr))
 		p->names_damaged = true;
 	if (nup > 0 && nup <= LC_MAX_UPVALS && upaddr) {
 		p->upvalnames = calloc((size_t)nup, sizeof(*p->upvalnames));
@@ -1092,6 +1092,8 @@ static bool proto_load_names(struct lc_lua_ctx *ctx, struct proto *p)
 				p->upvalnames[i] = lc_lua_read_string(ctx, name, NULL, NULL);
 				if (name && !p->upvalnames[i])
 					p->names_damaged = true;
+				if (!name)
+					unnamed = true;
 			}
 		}
 	}
@@ -1115,8 +1117,10 @@ static bool proto_load_names(struct lc_lua_ctx *ctx, struct proto *p)
 	{
 		uint64_t li = 0;
 
+		/* (Nor are its upvalues unnamed: a stripped dump drops
+		 * line info and names together.) */
 		if (lc_read_u64(ctx->mem, p->addr + (uint64_t)l->p.lineinfo.off, &li) == 0 &&
-		    li && nloc < np)
+		    li && (nloc < np || unnamed))
 			p->names_damaged = true;
 	}
 	p->view = (struct lc_proto_view){

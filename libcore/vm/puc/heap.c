@@ -326,6 +326,7 @@ struct walker {
 	struct lc_memory *t;
 	bool mapped;		/* read headers through lc_memory_map */
 	int major;		/* the layout's Lua version */
+	uint64_t registry;	/* the VM's registry table, or 0 */
 	uint32_t next_off, tt_off, hdr_len;
 	/* RSS control (cores whose image is a file mapping): the distinct
 	 * windows of the mapping touched since the last release. */
@@ -454,6 +455,13 @@ static int walk_list(struct walker *w, uint64_t g, uint64_t mainthread,
 	bool want_main = (major == 501 && strcmp(name, "rootgc") == 0) ||
 			 (major >= 504 && strcmp(name, "allgc") == 0);
 	bool seen_main = false;
+	/* 5.2's and 5.3's allgc ends with the registry instead, the first
+	 * object lua_newstate makes (lstate.c init_registry): the strings
+	 * made before it are fixed, off the list (5.3 luaC_fix; 5.2 keeps
+	 * them on its own fixed list too). */
+	bool want_reg = (major == 502 || major == 503) && w->registry &&
+			strcmp(name, "allgc") == 0;
+	uint64_t last = 0;
 
 	if (!LC_HAS(head) || o->stop)
 		return 0;
@@ -491,6 +499,7 @@ static int walk_list(struct walker *w, uint64_t g, uint64_t mainthread,
 		here++;
 		if (obj == mainthread)
 			seen_main = true;
+		last = obj;
 		/* Only the threads that validate are kept: a list can claim
 		 * any number of thread objects, and what is kept must stay
 		 * within the core's size. */
@@ -521,6 +530,11 @@ static int walk_list(struct walker *w, uint64_t g, uint64_t mainthread,
 			power *= 2;
 			lam = 0;
 		}
+	}
+	if (want_reg && last != w->registry) {
+		o->partial = true;
+		note_add(o, "GC list '%s' ends after %zu objects, not with the registry, which ends it: a link is damaged and the objects after it are missing",
+			 name, here);
 	}
 	if (want_main && !seen_main) {
 		o->partial = true;
@@ -748,6 +762,7 @@ static struct lc_error *decode_impl(struct lc_lua_ctx *ctx, uint64_t g,
 			       &reg) == 0 && (reg.tag & 0x0f) == TAG_TABLE)
 		vm->registry = reg.value;
 	decode_gc(ctx, g, vm, &o);
+	w.registry = vm->registry;
 
 	/* Every thread object on the GC lists.  Threads are only ever linked
 	 * into rootgc (5.1) / allgc (5.2+): lua_setmetatable gives only
