@@ -961,6 +961,7 @@ static struct proto *proto_get(struct lc_lua_ctx *ctx, uint64_t addr)
 	    rd_int(ctx, addr, l->p.linedefined, &p->linedefined) < 0 ||
 	    rd_int(ctx, addr, l->p.lastlinedefined, &p->lastlinedefined) < 0 ||
 	    lc_read_u64(ctx->mem, addr + (uint64_t)l->p.code.off, &p->code) < 0 ||
+	    (p->code & 3) ||	/* an array of 4-byte Instructions */
 	    rd_int(ctx, addr, l->p.sizecode, &p->sizecode) < 0 ||
 	    p->sizecode < 0 || p->sizecode > LC_MAX_CODE)
 		return p;
