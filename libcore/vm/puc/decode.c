@@ -1181,58 +1181,13 @@ static int current_pc(const struct proto *p, const struct lc_ci *ci)
 /* Line of pc.  5.1-5.3: lineinfo[pc] is absolute (ldebug.c:getfuncline /
  * 5.1 getline).  5.4: deltas from the nearest absolute anchor at or below
  * pc (ldebug.c:luaG_getfuncline, getbaseline, 5.4.0-5.4.7). */
-static int line_of(struct lc_lua_ctx *ctx, const struct proto *p, int pc,
-		   bool *partial)
+/* 5.4+: the line of pc, from the nearest absolute anchor at or below
+ * it and the deltas after (ldebug.c luaG_getfuncline, getbaseline). */
+static int line54(struct lc_lua_ctx *ctx, const struct proto *p, uint64_t li,
+		  int pc, bool *partial)
 {
 	const struct lc_layout *l = ctx->l;
-	uint64_t li = 0;
-	int sizeli = 0;
 
-	if (lc_read_u64(ctx->mem, p->addr + (uint64_t)l->p.lineinfo.off, &li) < 0 ||
-	    rd_int(ctx, p->addr, l->p.sizelineinfo, &sizeli) < 0) {
-		*partial = true;
-		return -1;
-	}
-	/* Lua keeps a line per instruction (lcode.c savelineinfo, the
-	 * vector shrunk to the code at close_func), or none at all when
-	 * the chunk was stripped (lundump.c: NULL and 0). */
-	if (!li && sizeli == 0)
-		return l->major == 501 ? 0 : -1;	/* stripped */
-	if (!li || sizeli != p->sizecode) {
-		*partial = true;
-		return -1;
-	}
-	if (pc == -1)
-		pc = 0;
-	if (pc < 0 || pc >= sizeli) {
-		*partial = true;
-		return -1;
-	}
-	if (l->major < 504) {
-		int32_t line;
-
-		if (lc_read(ctx->mem, li + (uint64_t)pc * 4, &line, 4) < 0) {
-			*partial = true;
-			return -1;
-		}
-		/* llex.c counts lines from 1 and stops a chunk before
-		 * MAX_INT of them. */
-		if (line < 1 || line == INT32_MAX)
-			*partial = true;
-		/* The last instruction, the RETURN close_func adds, is at
-		 * the function's last line ('end', or the chunk's end): no
-		 * instruction is after it. */
-		{
-			int32_t last;
-
-			if (lc_read(ctx->mem, li + (uint64_t)(sizeli - 1) * 4,
-				    &last, 4) < 0 ||
-			    (p->linedefined > 0 && last != p->lastlinedefined) ||
-			    line > last)
-				*partial = true;
-		}
-		return line;
-	}
 	{
 		uint64_t abs = 0;
 		int nabs = 0, basepc = -1, line = p->linedefined;
@@ -1302,6 +1257,72 @@ static int line_of(struct lc_lua_ctx *ctx, const struct proto *p, int pc,
 			}
 			line = (int)sum;
 		}
+		return line;
+	}
+}
+
+static int line_of(struct lc_lua_ctx *ctx, const struct proto *p, int pc,
+		   bool *partial)
+{
+	const struct lc_layout *l = ctx->l;
+	uint64_t li = 0;
+	int sizeli = 0;
+
+	if (lc_read_u64(ctx->mem, p->addr + (uint64_t)l->p.lineinfo.off, &li) < 0 ||
+	    rd_int(ctx, p->addr, l->p.sizelineinfo, &sizeli) < 0) {
+		*partial = true;
+		return -1;
+	}
+	/* Lua keeps a line per instruction (lcode.c savelineinfo, the
+	 * vector shrunk to the code at close_func), or none at all when
+	 * the chunk was stripped (lundump.c: NULL and 0). */
+	if (!li && sizeli == 0)
+		return l->major == 501 ? 0 : -1;	/* stripped */
+	if (!li || sizeli != p->sizecode) {
+		*partial = true;
+		return -1;
+	}
+	if (pc == -1)
+		pc = 0;
+	if (pc < 0 || pc >= sizeli) {
+		*partial = true;
+		return -1;
+	}
+	if (l->major < 504) {
+		int32_t line;
+
+		if (lc_read(ctx->mem, li + (uint64_t)pc * 4, &line, 4) < 0) {
+			*partial = true;
+			return -1;
+		}
+		/* llex.c counts lines from 1 and stops a chunk before
+		 * MAX_INT of them. */
+		if (line < 1 || line == INT32_MAX)
+			*partial = true;
+		/* The last instruction, the RETURN close_func adds, is at
+		 * the function's last line ('end', or the chunk's end): no
+		 * instruction is after it. */
+		{
+			int32_t last;
+
+			if (lc_read(ctx->mem, li + (uint64_t)(sizeli - 1) * 4,
+				    &last, 4) < 0 ||
+			    (p->linedefined > 0 && last != p->lastlinedefined) ||
+			    line > last)
+				*partial = true;
+		}
+		return line;
+	}
+	{
+		int line = line54(ctx, p, li, pc, partial);
+		int last = line54(ctx, p, li, sizeli - 1, partial);
+
+		/* As above: nothing is after the last instruction's line,
+		 * the function's last. */
+		if (line != -1 && last != -1 &&
+		    ((p->linedefined > 0 && last != p->lastlinedefined) ||
+		     line > last))
+			*partial = true;
 		return line;
 	}
 }
