@@ -1,4 +1,4 @@
--- Writes its own frames ($LC_TRUTH: the thread's id, then "source:line" per
+-- Writes its own frames ($LC_TRUTH: the thread's id, then "short_src:line" per
 -- Lua frame, innermost first, as debug.getinfo sees them at the call of
 -- park), then parks.
 local function truth()
@@ -8,7 +8,7 @@ local function truth()
 		local ar = debug.getinfo(level, "Sl")
 		if not ar then break end
 		if ar.what ~= "C" then
-			f:write((ar.source:gsub("^@", "")), ":", ar.currentline, "\n")
+			f:write(ar.short_src, ":", ar.currentline, "\n")
 		end
 	end
 	f:close()

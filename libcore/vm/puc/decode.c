@@ -1451,7 +1451,7 @@ static const char *func_name(struct lc_lua_ctx *ctx, const struct lc_ci *cis,
 		return NULL;
 	}
 	*damaged = p->names_damaged;
-	return lc_names_from_call(&p->view, pc, name);
+	return lc_names_from_call_checked(&p->view, pc, name, damaged);
 }
 
 /* Lua 5.1 and 5.4+ run a function with its pc in a local of luaV_execute

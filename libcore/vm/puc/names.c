@@ -487,6 +487,9 @@ struct ctx {
 	int ncode, nk, nlocvars;
 	long budget;		/* instruction steps left */
 	bool bad;		/* nonsense or a limit was hit: answer NULL */
+	bool out_of_range;	/* the code names a constant or upvalue
+				 * past the Proto's arrays: they are
+				 * damaged, or the code is */
 };
 
 static void mark_bad(struct ctx *c)
@@ -599,6 +602,7 @@ static int kstring(struct ctx *c, int idx, const char **s)
 
 	if (idx < 0 || idx >= c->nk) {
 		mark_bad(c);
+		c->out_of_range = true;
 		return -1;
 	}
 	kv = &c->p->k[idx];
@@ -641,6 +645,8 @@ static const char *upvalname(struct ctx *c, int uv)
 
 	if (uv < 0 || uv >= c->p->nupvalnames) {
 		mark_bad(c);
+		/* (Stripped names leave nupvalnames 0: no evidence.) */
+		c->out_of_range = c->p->nupvalnames > 0;
 		return NULL;
 	}
 	s = c->p->upvalnames ? c->p->upvalnames[uv] : NULL;
@@ -1575,6 +1581,12 @@ static bool ctx_init(struct ctx *c, const struct lc_proto_view *p)
 const char *lc_names_from_call(const struct lc_proto_view *p, int pc,
 			       const char **name)
 {
+	return lc_names_from_call_checked(p, pc, name, NULL);
+}
+
+const char *lc_names_from_call_checked(const struct lc_proto_view *p, int pc,
+				       const char **name, bool *damaged)
+{
 	struct ctx c;
 	const char *dummy = NULL;
 	const char *what = NULL;
@@ -1597,6 +1609,8 @@ const char *lc_names_from_call(const struct lc_proto_view *p, int pc,
 		what = funcname54(&c, pc, name);
 		break;
 	}
+	if (damaged && c.out_of_range)
+		*damaged = true;
 	if (!what || c.bad || !*name) {
 		*name = NULL;
 		return NULL;

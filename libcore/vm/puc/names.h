@@ -45,6 +45,7 @@
 #define LC_LUA_NAMES_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 /* A constant of the proto: only strings matter for naming.  A string
@@ -114,6 +115,10 @@ struct lc_proto_view {
  * constant key. */
 const char *lc_names_from_call(const struct lc_proto_view *p, int pc,
 			       const char **name);
+/* The same, and *damaged set (never cleared) when the code names a
+ * constant or upvalue past p's arrays: a name lost to damage. */
+const char *lc_names_from_call_checked(const struct lc_proto_view *p, int pc,
+				       const char **name, bool *damaged);
 
 /* Name of the n-th (1-based) active local variable at pc, or NULL.
  * Mirrors luaF_getlocalname (the same in 5.1-5.4).  The result borrows
