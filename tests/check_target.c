@@ -189,22 +189,32 @@ static void build_54(struct image *im, const struct lc_layout *l)
 		/* savedpc points past the executing instruction. */
 		put(im, cis[i], l->ci.savedpc, CODE + (uint64_t)(i * 100 + 1) * 4);
 	}
+	/* GC headers: LUA_VLCL, LUA_VPROTO (CommonHeader's tt sits at the
+	 * same offset in every collectable object). */
+	put(im, CL, l->L.tt, 0x06);
 	put(im, CL, l->cl.p, P);
+	put(im, P, l->L.tt, 10);
 	/* Proto: 300 instructions; line deltas +1 each from linedefined 10,
-	 * with an absolute anchor at pc 200 (line 500). */
+	 * with absolute anchors where lcode.c savelineinfo puts them: at pc
+	 * 128 (MAXIWTHABS instructions without one; line 139) and at pc 200
+	 * (a jump to line 500, too far for a delta).  The last instruction
+	 * (pc 299, line 599) is at lastlinedefined. */
 	put(im, P, l->p.code, CODE);
 	put(im, P, l->p.sizecode, 300);
+	put(im, P, l->p.maxstacksize, 2);
 	put(im, P, l->p.linedefined, 10);
-	put(im, P, l->p.lastlinedefined, 900);
+	put(im, P, l->p.lastlinedefined, 599);
 	put(im, P, l->p.lineinfo, LI);
 	put(im, P, l->p.sizelineinfo, 300);
 	for (int pc = 0; pc < 300; pc++)
-		im->bytes[LI - BASE + pc] = pc == 200 ? 0x80 : 1;
+		im->bytes[LI - BASE + pc] = pc == 128 || pc == 200 ? 0x80 : 1;
 	uint64_t ABS = LI + 0x400;
 	put(im, P, l->p.abslineinfo, ABS);
-	put(im, P, l->p.sizeabslineinfo, 1);
-	put(im, ABS, l->ali.pc, 200);
-	put(im, ABS, l->ali.line, 500);
+	put(im, P, l->p.sizeabslineinfo, 2);
+	put(im, ABS, l->ali.pc, 128);
+	put(im, ABS, l->ali.line, 139);
+	put(im, ABS + l->sz_abslineinfo, l->ali.pc, 200);
+	put(im, ABS + l->sz_abslineinfo, l->ali.line, 500);
 	put(im, P, l->p.source, SRC);
 	put(im, SRC, l->ts.tt, 0x04);		/* short string */
 	put(im, SRC, l->ts.shrlen, 6);
@@ -380,13 +390,19 @@ static void build_old(struct image *im, const struct lc_layout *l)
 
 		put(im, cis[i], l->ci.savedpc, CODE + (uint64_t)(pc + 1) * 4);
 	}
+	/* GC headers: 5.1 LUA_TFUNCTION, 5.2.1+/5.3 LUA_TLCL (both 6);
+	 * LUA_TPROTO 9. */
+	put(im, CL, l->L.tt, 6);
 	if (l->major == 501)
 		put(im, CL, l->cl.isC, 0);
 	put(im, CL, l->cl.p, P);
+	put(im, P, l->L.tt, 9);
 	put(im, P, l->p.code, CODE);
 	put(im, P, l->p.sizecode, 300);
+	put(im, P, l->p.maxstacksize, 2);
+	/* The last instruction (pc 299) is at lastlinedefined. */
 	put(im, P, l->p.linedefined, 10);
-	put(im, P, l->p.lastlinedefined, 900);
+	put(im, P, l->p.lastlinedefined, 1000 + 299 * 2);
 	put(im, P, l->p.lineinfo, LI);
 	put(im, P, l->p.sizelineinfo, 300);
 	for (int pc = 0; pc < 300; pc++) {
@@ -396,6 +412,8 @@ static void build_old(struct image *im, const struct lc_layout *l)
 	}
 	put(im, P, l->p.source, SRC);
 	if (l->major <= 502) {
+		/* 5.1 LUA_TSTRING, 5.2 LUA_TSHRSTR: 4. */
+		put(im, SRC, l->L.tt, 0x04);
 		put(im, SRC, l->ts.len, 6);
 	} else {
 		put(im, SRC, l->ts.tt, 0x04);
@@ -623,12 +641,19 @@ START_TEST(test_walk_and_lines_55)
 	ck_assert(lc_lua_ci_starts_run(ctx, cis, n, 1));
 	ck_assert(!lc_lua_ci_starts_run(ctx, cis, n, 0));
 	free(cis);
-	/* CIST_C makes a frame C; a string without its NUL is none; a
-	 * thread whose l_G is not a global_State with it inside is no
-	 * state. */
+	/* CIST_C marks a C frame: a light C function (LUA_VLCF) in the
+	 * slot, the bit agreeing with it; a Lua closure with CIST_C is a
+	 * frame whose bits and function disagree.  A string without its
+	 * NUL is none; a thread whose l_G is not a global_State with it
+	 * inside is no state. */
 	put(im, CI2, l->ci.callstatus, CIST55_C);
 	ck_assert_ptr_null(lc_lua_walk(ctx, &st, 100, &cis, &n, &partial));
-	ck_assert(!cis[0].is_lua);
+	ck_assert(cis[0].is_lua && cis[0].kind_mismatch);
+	free(cis);
+	put64(im, STK + 2 * 3 * 16, 0x7f0000001000ull);
+	put(im, STK + 2 * 3 * 16, l->tv.tt, 0x16);
+	ck_assert_ptr_null(lc_lua_walk(ctx, &st, 100, &cis, &n, &partial));
+	ck_assert(!cis[0].is_lua && !cis[0].bad && !cis[0].kind_mismatch);
 	free(cis);
 	im->bytes[LSRC - BASE + 6] = 'x';
 	ck_assert_ptr_null(lc_lua_read_string(ctx, SRC, NULL, NULL));

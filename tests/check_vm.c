@@ -159,8 +159,52 @@ static int pause_state(const struct lc_layout *l)
 	}
 }
 
+static void link_list(struct image *im, const struct lc_layout *l, uint64_t g,
+		      struct lc_field head, const uint64_t *objs, size_t n);
+
+static struct lc_field list_head(const struct lc_layout *l)
+{
+	return l->major == 501 ? l->Gx.rootgc : l->Gx.allgc;
+}
+
+/* The objects lua_newstate leaves at the end of rootgc (5.1) / allgc
+ * (5.2+), oldest last: the registry table, made after the main thread
+ * was linked (5.1 f_luaopen, 5.4+ init_registry), then the main thread
+ * itself; 5.2 and 5.3 never link the main thread, and the registry is
+ * their first object.  Returns how many (at most 2). */
+static size_t vm_tail(struct image *im, const struct lc_layout *l, uint64_t g,
+		      uint64_t out[2])
+{
+	uint64_t reg;
+	size_t n = 0;
+
+	memcpy(&reg, im->bytes + (g - im->base) + l->G.l_registry.off +
+	       l->tv.value.off, 8);
+	out[n++] = reg;
+	if (l->major == 501 || l->major >= 504)
+		out[n++] = g - (uint64_t)l->lg_g_minus_l;
+	return n;
+}
+
+/* Link objs[0..n-1], newest first, into g's rootgc/allgc, followed by
+ * what lua_newstate put there (vm_tail).  Returns the list's length. */
+static size_t link_allgc(struct image *im, const struct lc_layout *l,
+			 uint64_t g, const uint64_t *objs, size_t n)
+{
+	uint64_t all[256];
+	size_t nt;
+
+	ck_assert_uint_le(n, LC_ARRAY_SIZE(all) - 2);
+	if (n)
+		memcpy(all, objs, n * sizeof(*objs));
+	nt = vm_tail(im, l, g, all + n);
+	link_list(im, l, g, list_head(l), all, n + nt);
+	return n + nt;
+}
+
 /* A VM as lua_newstate makes it: the main thread right below the
- * global_State (struct LG), a registry table.  Returns g. */
+ * global_State (struct LG), a registry table, both on the GC list.
+ * Returns g. */
 static uint64_t build_vm(struct image *im, const struct lc_layout *l)
 {
 	uint64_t lg = obj(im, (uint64_t)l->lg_g_minus_l + 4096);
@@ -176,6 +220,7 @@ static uint64_t build_vm(struct image *im, const struct lc_layout *l)
 	put(im, g + (uint64_t)l->G.l_registry.off, l->tv.tt,
 	    l->major == 501 ? 5 : 0x45);
 	put(im, reg, l->L.tt, 5);
+	link_allgc(im, l, g, NULL, 0);
 	return g;
 }
 
@@ -227,11 +272,6 @@ static uint64_t gc_table(struct image *im, const struct lc_layout *l)
 
 	put(im, o, l->L.tt, 5);
 	return o;
-}
-
-static struct lc_field list_head(const struct lc_layout *l)
-{
-	return l->major == 501 ? l->Gx.rootgc : l->Gx.allgc;
 }
 
 /* ---- DWARF read here, apart from layout.c ---- */
@@ -849,19 +889,20 @@ START_TEST(test_gc_list_threads)
 	uint64_t other = build_vm(im, l);
 	uint64_t stranger = build_thread(im, l, other, 0);
 	uint64_t bogus = obj(im, l->sz_lstate);
-	/* Newest first, as luaC_newobj links them; 5.1 and 5.4 keep the
-	 * main thread at the end of rootgc/allgc. */
+	/* Newest first, as luaC_newobj links them, before what
+	 * lua_newstate linked (link_allgc). */
 	uint64_t list[] = { gc_table(im, l), c2, gc_table(im, l), stranger,
-			    bogus, c1, gc_table(im, l), mt };
+			    bogus, c1, gc_table(im, l) };
 	struct lc_vm vm;
 
 	put(im, bogus, l->L.tt, 8);	/* a thread tag, nothing else */
-	link_list(im, l, g, list_head(l), list, LC_ARRAY_SIZE(list));
+	link_allgc(im, l, g, list, LC_ARRAY_SIZE(list));
 	ck_assert_ptr_null(lc_test_ctx(t, &ctx));
 	ck_assert_ptr_null(lc_vm_decode(ctx, g, &vm));
-	/* Main first, then oldest first; the other VM's thread and the
-	 * bogus one left out, and said so. */
-	ck_assert_uint_eq(vm.nthreads, 3);
+	/* Main first, then by address; the other VM's thread and the
+	 * bogus one, damage on this VM's list, listed as damaged, and
+	 * said so. */
+	ck_assert_uint_eq(vm.nthreads, 5);
 	ck_assert_uint_eq(vm.threads[0].addr, mt);
 	ck_assert(vm.threads[0].is_main);
 	ck_assert_uint_eq(vm.threads[1].addr, c1);
@@ -870,14 +911,22 @@ START_TEST(test_gc_list_threads)
 	ck_assert_str_eq(vm.threads[1].status, "dead");
 	ck_assert_str_eq(vm.threads[2].status, "suspended");
 	ck_assert_uint_eq(vm.threads[2].g, g);
+	ck_assert_uint_lt(stranger, bogus);
+	ck_assert_uint_eq(vm.threads[3].addr, stranger);
+	ck_assert_uint_eq(vm.threads[4].addr, bogus);
+	for (int i = 3; i < 5; i++) {
+		ck_assert_str_eq(vm.threads[i].status, "damaged");
+		ck_assert(!vm.threads[i].is_main);
+		ck_assert_uint_eq(vm.threads[i].g, g);
+	}
 	ck_assert(vm.partial);
-	ck_assert_ptr_nonnull(strstr(vm.note, "do not validate"));
+	ck_assert_ptr_nonnull(strstr(vm.note, "2 thread objects on the GC lists do not validate"));
 	lc_vm_clear(&vm);
 	ck_assert_ptr_null(vm.threads);
 	/* Without the bogus one and the stranger, nothing to report. */
 	list[3] = gc_table(im, l);
 	list[4] = gc_table(im, l);
-	link_list(im, l, g, list_head(l), list, LC_ARRAY_SIZE(list));
+	link_allgc(im, l, g, list, LC_ARRAY_SIZE(list));
 	ck_assert_ptr_null(lc_vm_decode(ctx, g, &vm));
 	ck_assert_uint_eq(vm.nthreads, 3);
 	ck_assert(!vm.partial);
@@ -904,7 +953,7 @@ START_TEST(test_gc_lists_53_54)
 	struct lc_vm vm;
 
 	/* Every list is walked, whatever it should hold. */
-	link_list(im, l, g, l->Gx.allgc, a, 2);
+	link_allgc(im, l, g, a, 2);
 	link_list(im, l, g, l->Gx.finobj, b, 2);
 	link_list(im, l, g, l->Gx.tobefnz, c, 1);
 	link_list(im, l, g, l->Gx.fixedgc, d, 2);
@@ -985,15 +1034,17 @@ START_TEST(test_gc_list_bounds)
 	uint64_t g = build_vm(im, l);
 	uint64_t c1 = build_thread(im, l, g, 0), c2 = build_thread(im, l, g, 0);
 	uint64_t list[100];
+	size_t total;
 	struct lc_vm vm;
 
 	for (size_t i = 0; i < LC_ARRAY_SIZE(list); i++)
 		list[i] = gc_table(im, l);
 	list[5] = c1;
 	list[50] = c2;
-	link_list(im, l, g, l->Gx.allgc, list, LC_ARRAY_SIZE(list));
+	total = link_allgc(im, l, g, list, LC_ARRAY_SIZE(list));
 	ck_assert_ptr_null(lc_test_ctx(t, &ctx));
-	ck_assert_ptr_null(lc_vm_decode_max(ctx, g, 100, &vm));
+	/* A bound of exactly the list's length is no cut. */
+	ck_assert_ptr_null(lc_vm_decode_max(ctx, g, total, &vm));
 	ck_assert(!vm.partial);
 	ck_assert_uint_eq(vm.nthreads, 3);
 	lc_vm_clear(&vm);
