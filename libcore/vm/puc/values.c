@@ -509,7 +509,11 @@ static void dec_function(struct lc_lua_ctx *ctx, const struct lc_tvalue *tv,
 		dec_lclosure(ctx, cl, v);
 		return;
 	case VK_CCL:
-		if (!gc_check(ctx, cl, 0x26) ||
+		/* 5.2.0 tags every closure's header LUA_TFUNCTION (lfunc.c
+		 * luaF_newCclosure); any 5.2 may be 5.2.0 when guessed. */
+		if (!(gc_check(ctx, cl, 0x26) ||
+		      (l->major == 502 && (l->release == 50200 || l->version_guessed) &&
+		       gc_check(ctx, cl, 6))) ||
 		    rd_ptr(ctx, cl, l->cl.f.off, &f) < 0)
 			break;
 		dec_cfunc(ctx, f, v);
