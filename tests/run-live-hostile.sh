@@ -174,6 +174,8 @@ fi
 # ---- the leader a zombie, Lua on another thread ----
 section "a zombie leader"
 if start -x "$scripts/park.lua"; then
+	# The leader exits once the Lua thread runs: it may not have yet.
+	for _ in $(seq 100); do [ "$(state "$pid")" = Z ] && break; sleep 0.05; done
 	check "pthread_exit of the main thread: the leader is a zombie" [ "$(state "$pid")" = Z ]
 	rc=0; "$inspect" -p "$pid" >"$tmp/out" 2>"$tmp/err" || rc=$?
 	cat "$tmp/err"
