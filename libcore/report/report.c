@@ -241,8 +241,7 @@ static void build_vms(struct lc_target *t, const struct lc_interp *in,
 	struct running {
 		size_t thread;
 		uint64_t addr, g;
-		bool runnable;	/* or dying of an error, as it may */
-		bool dying;
+		bool runnable, dying;	/* as the VM seam says */
 	} *run = NULL;
 	size_t nrun = 0;
 
@@ -260,8 +259,7 @@ static void build_vms(struct lc_target *t, const struct lc_interp *in,
 				break;
 			run = p;
 			run[nrun++] = (struct running){ i, st.addr, st.vm,
-							st.runnable || st.dying,
-							st.dying };
+							st.runnable, st.dying };
 		}
 	}
 
@@ -297,8 +295,9 @@ static void build_vms(struct lc_target *t, const struct lc_interp *in,
 			/* (One dying of an error keeps "error".) */
 			if (!run[a].dying)
 				lt->status = last ? "running" : "normal";
-			/* Its status says it runs nowhere (stack.c). */
-			if (!run[a].runnable) {
+			/* Its status says it runs nowhere (stack.c); one
+			 * dying of an error may. */
+			if (!run[a].runnable && !run[a].dying) {
 				lt->partial = true;
 				if (!lt->note)
 					asprintf(&lt->note,

@@ -205,13 +205,13 @@ void lc_stack_decode(struct lc_target *t, struct lc_pass *pass, int tid,
 				    !(native_roles(in, &nf[i]) &
 				      (LC_ROLE_RUNS_LUA | LC_ROLE_RESUME)))
 					continue;
-			}
-			if (!st.runnable && !st.dying) {
-				th->partial |= LC_PARTIAL_BAD_STATE;
-				if (!th->note)
-					asprintf(&th->note,
-						 "lua_State 0x%" PRIx64 " runs in frame #%zu but its status says it does not",
-						 a, i);
+				if (!st.dying) {
+					th->partial |= LC_PARTIAL_BAD_STATE;
+					if (!th->note)
+						asprintf(&th->note,
+							 "lua_State 0x%" PRIx64 " runs in frame #%zu but its status says it does not",
+							 a, i);
+				}
 			}
 			void *p = realloc(cs, (ncs + 1) * sizeof(*cs));
 			if (!p)

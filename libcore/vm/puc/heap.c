@@ -425,6 +425,13 @@ struct walk_out {
 	struct lc_strbuf note;
 };
 
+static void walk_out_free(struct walk_out *o)
+{
+	free(o->note.buf);
+	free(o->threads);
+	free(o->bad);
+}
+
 static void note_add(struct walk_out *o, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
@@ -813,9 +820,7 @@ static struct lc_error *decode_impl(struct lc_lua_ctx *ctx, uint64_t g,
 
 			if (walk_list(&w, g, mainthread, l->Gx.rootgc, "rootgc", &lo) < 0 ||
 			    walk_list(&w, g, mainthread, l->Gx.allgc, "allgc", &lo) < 0) {
-				free(lo.threads);
-				free(lo.bad);
-				free(lo.note.buf);
+				walk_out_free(&lo);
 				goto nomem;
 			}
 			/* Its damaged threads are this VM's. */
@@ -836,8 +841,7 @@ static struct lc_error *decode_impl(struct lc_lua_ctx *ctx, uint64_t g,
 				    !(nscan && bsearch(&lo.threads[i], o.threads, nscan,
 						       sizeof(*o.threads), cmp_u64)) &&
 				    push_u64(&o.threads, &o.n, &o.cap, lo.threads[i]) < 0) {
-					free(lo.threads);
-					free(lo.note.buf);
+					walk_out_free(&lo);
 					goto nomem;
 				}
 			if (lo.partial && !lo.stop) {
@@ -845,8 +849,7 @@ static struct lc_error *decode_impl(struct lc_lua_ctx *ctx, uint64_t g,
 				if (lo.note.len)
 					note_add(&o, "%.*s", (int)lo.note.len, lo.note.buf);
 			}
-			free(lo.threads);
-			free(lo.note.buf);
+			walk_out_free(&lo);
 		}
 	} else {
 		if (walk_list(&w, g, mainthread, l->Gx.rootgc, "rootgc", &o) < 0 ||
@@ -915,10 +918,8 @@ static struct lc_error *decode_impl(struct lc_lua_ctx *ctx, uint64_t g,
 	}
 	if (nbad) {
 		o.partial = true;
-		note_add(&o, "%zu thread object%s %s do%s not validate as lua_State of this VM",
-			 nbad, nbad == 1 ? "" : "s",
-			 scanned ? "found in memory" : "on the GC lists",
-			 nbad == 1 ? "es" : "");
+		note_add(&o, "%zu thread object%s on the GC lists do%s not validate as lua_State of this VM",
+			 nbad, nbad == 1 ? "" : "s", nbad == 1 ? "es" : "");
 	}
 	if (ndup) {
 		o.partial = true;
@@ -930,17 +931,13 @@ static struct lc_error *decode_impl(struct lc_lua_ctx *ctx, uint64_t g,
 			o.partial = true;
 	vm->partial = o.partial;
 	vm->note = o.note.len ? lc_strbuf_steal(&o.note) : NULL;
-	free(o.note.buf);
-	free(o.threads);
-	free(o.bad);
+	walk_out_free(&o);
 	free(sorted);
 	free(seen);
 	return NULL;
 
 nomem:
-	free(o.note.buf);
-	free(o.threads);
-	free(o.bad);
+	walk_out_free(&o);
 	free(sorted);
 	free(seen);
 	lc_vm_clear(vm);
