@@ -377,8 +377,11 @@ START_TEST(test_51_upvalue)
 	expect(t, 1, "upvalue", "up");
 	t->up[0] = NULL;		/* unreadable name */
 	expect(t, 1, "upvalue", "?");
-	t->v.nupvalnames = 0;		/* luac -s drops 5.1 names */
+	t->v.nupvalnames = 0;		/* luac -s drops 5.1 names ... */
+	t->v.stripped = true;		/* ... with the line info */
 	expect(t, 1, "upvalue", "?");
+	t->v.stripped = false;		/* no names, yet line info: damage */
+	expect(t, 1, NULL, NULL);
 	free(t);
 }
 END_TEST

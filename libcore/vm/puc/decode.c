@@ -982,7 +982,7 @@ static bool proto_load_names(struct lc_lua_ctx *ctx, struct proto *p)
 {
 	const struct lc_layout *l = ctx->l;
 	int sizek = 0, nloc = 0, nup = 0, np = 0, isva = 0, maxs = 0;
-	uint64_t kaddr = 0, locaddr = 0, upaddr = 0;
+	uint64_t kaddr = 0, locaddr = 0, upaddr = 0, li = 0;
 	bool unnamed = false;	/* an upvalue without a name */
 
 	if (p->names_tried)
@@ -1115,15 +1115,11 @@ static bool proto_load_names(struct lc_lua_ctx *ctx, struct proto *p)
 	/* lparser.c open_func starts every function at 2 registers, and
 	 * its parameters are its first locals: a function with line info
 	 * (not stripped) has at least that many. */
-	{
-		uint64_t li = 0;
-
-		/* (Nor are its upvalues unnamed: a stripped dump drops
-		 * line info and names together.) */
-		if (lc_read_u64(ctx->mem, p->addr + (uint64_t)l->p.lineinfo.off, &li) == 0 &&
-		    li && (nloc < np || unnamed))
-			p->names_damaged = true;
-	}
+	/* (Nor are its upvalues unnamed: a stripped dump drops line info
+	 * and names together.) */
+	if (lc_read_u64(ctx->mem, p->addr + (uint64_t)l->p.lineinfo.off, &li) == 0 &&
+	    li && (nloc < np || unnamed))
+		p->names_damaged = true;
 	p->view = (struct lc_proto_view){
 		.release = l->release,
 		.code = p->codev, .ncode = p->sizecode,
@@ -1132,6 +1128,7 @@ static bool proto_load_names(struct lc_lua_ctx *ctx, struct proto *p)
 		.upvalnames = (const char *const *)p->upvalnames,
 		.nupvalnames = p->nupvals,
 		.numparams = np, .is_vararg = isva, .maxstacksize = maxs,
+		.stripped = li == 0,
 	};
 	p->names_ok = true;
 	return true;

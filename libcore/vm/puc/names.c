@@ -645,8 +645,10 @@ static const char *upvalname(struct ctx *c, int uv)
 
 	if (uv < 0 || uv >= c->p->nupvalnames) {
 		mark_bad(c);
-		/* (Stripped names leave nupvalnames 0: no evidence.) */
-		c->out_of_range = c->p->nupvalnames > 0;
+		/* 5.2+ keeps an Upvaldesc per upvalue even when stripped;
+		 * 5.1 drops the names only with the line info. */
+		c->out_of_range = c->fam != FAM_51 || c->p->nupvalnames > 0 ||
+				  !c->p->stripped;
 		return NULL;
 	}
 	s = c->p->upvalnames ? c->p->upvalnames[uv] : NULL;
@@ -842,8 +844,10 @@ static int symbexec51(struct ctx *c, int lastpc, int reg)
 		case COP_SETUPVAL:
 			/* 5.1 checks b < nups; sizeupvalues is nups or 0
 			 * (stripped), so check only when names exist. */
-			if (nups > 0 && b >= nups)
+			if ((nups > 0 || !p->stripped) && b >= nups) {
+				c->out_of_range = true;
 				return -1;
+			}
 			break;
 		case COP_GETGLOBAL:
 		case COP_SETGLOBAL:
@@ -985,7 +989,7 @@ static const char *getobjname51(struct ctx *c, int pc, int reg,
 		case COP_GETUPVAL: {
 			int u = arg_b(c, i);
 
-			if (c->p->nupvalnames == 0 || !c->p->upvalnames) {
+			if (c->p->nupvalnames == 0 && c->p->stripped) {
 				*name = "?";	/* names stripped */
 			} else {
 				*name = upvalname(c, u);

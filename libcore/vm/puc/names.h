@@ -88,6 +88,8 @@ struct lc_proto_view {
 	int numparams;
 	int is_vararg;
 	int maxstacksize;
+	bool stripped;		/* no line info: a stripped dump (5.1 then
+				 * keeps no upvalue names either) */
 };
 
 /* Name of the function being called by the instruction at "pc" of the
