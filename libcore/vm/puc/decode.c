@@ -1294,7 +1294,7 @@ static int line_of(struct lc_lua_ctx *ctx, const struct proto *p, int pc,
 		}
 		/* llex.c counts lines from 1 and stops a chunk before
 		 * MAX_INT of them. */
-		if (line < 1 || line == INT32_MAX)
+		if (line < 1 || line == INT32_MAX || line < p->linedefined)
 			*partial = true;
 		/* The last instruction, the RETURN close_func adds, is at
 		 * the function's last line ('end', or the chunk's end): no
@@ -1319,6 +1319,10 @@ static int line_of(struct lc_lua_ctx *ctx, const struct proto *p, int pc,
 		if (line != -1 && last != -1 &&
 		    ((p->linedefined > 0 && last != p->lastlinedefined) ||
 		     line > last))
+			*partial = true;
+		/* Lines count from 1, and a function's code is on or after
+		 * the line that defines it. */
+		if (line < 1 || line == INT_MAX || line < p->linedefined)
 			*partial = true;
 		return line;
 	}

@@ -728,6 +728,88 @@ struct lc_error *lc_vm_decode_scanned(struct lc_lua_ctx *ctx, uint64_t g,
 	return decode_impl(ctx, g, LC_VM_MAX_OBJECTS, true, cands, ncands, vm);
 }
 
+/* Every thread value on a listed thread's stack is a live thread of
+ * this VM, so it is on the GC lists too: one that is not was lost to a
+ * damaged link (a list that skips objects still ends where it should).
+ * Slots are read in bulk, at most REF_BUDGET of them in all. */
+#define REF_BUDGET	(1u << 22)
+#define REF_CHUNK	4096
+
+static int cmp_addr(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int check_stack_refs(struct lc_lua_ctx *ctx, struct lc_vm *vm,
+			    struct walk_out *o)
+{
+	const struct lc_layout *l = lc_lua_layout(ctx);
+	struct lc_memory *t = lc_lua_mem(ctx);
+	uint32_t sz = l->sz_stack_slot;
+	uint8_t want = l->major == 501 ? 8 : 0x48;	/* LUA_TTHREAD, ctb'd */
+	uint64_t *known, first = 0, from = 0;
+	uint8_t *buf;
+	size_t budget = REF_BUDGET, nmiss = 0;
+
+	if (!sz || sz > 64 || l->tv.tt.off < 0 || l->tv.value.off < 0 ||
+	    (uint32_t)l->tv.tt.off >= sz || (uint32_t)l->tv.value.off + 8 > sz)
+		return 0;
+	known = malloc((vm->nthreads + 1) * sizeof(*known));
+	buf = malloc((size_t)REF_CHUNK * sz);
+	if (!known || !buf) {
+		free(known);
+		free(buf);
+		return -1;
+	}
+	for (size_t i = 0; i < vm->nthreads; i++)
+		known[i] = vm->threads[i].addr;
+	qsort(known, vm->nthreads, sizeof(*known), cmp_addr);
+	for (size_t i = 0; i < vm->nthreads && budget; i++) {
+		const struct lc_luathread *th = &vm->threads[i];
+		uint64_t n;
+
+		if (!th->stack || th->top < th->stack ||
+		    (th->top - th->stack) % sz)
+			continue;
+		n = (th->top - th->stack) / sz;
+		if (n > budget)
+			n = budget;
+		budget -= n;
+		for (uint64_t at = 0; at < n; at += REF_CHUNK) {
+			size_t k = n - at < REF_CHUNK ? (size_t)(n - at) : REF_CHUNK;
+
+			if (lc_read(t, th->stack + at * sz, buf, k * sz) < 0)
+				break;
+			for (size_t j = 0; j < k; j++) {
+				const uint8_t *s = buf + j * sz;
+				uint64_t v;
+
+				if (s[l->tv.tt.off] != want)
+					continue;
+				memcpy(&v, s + l->tv.value.off, 8);
+				if (!v || bsearch(&v, known, vm->nthreads,
+						  sizeof(*known), cmp_addr))
+					continue;
+				if (!nmiss++) {
+					first = v;
+					from = th->addr;
+				}
+			}
+		}
+	}
+	if (nmiss && vm->nthreads < LC_VM_MAX_THREADS) {
+		o->partial = true;
+		note_add(o, "%zu thread value%s on the stacks name%s a thread that is not on the GC lists (0x%" PRIx64 ", on the stack of 0x%" PRIx64 "): a list link is damaged and objects are missing",
+			 nmiss, nmiss == 1 ? "" : "s", nmiss == 1 ? "s" : "",
+			 first, from);
+	}
+	free(known);
+	free(buf);
+	return 0;
+}
+
 static struct lc_error *decode_impl(struct lc_lua_ctx *ctx, uint64_t g,
 				    size_t max_objects, bool scanned,
 				    const uint64_t *cands, size_t ncands,
@@ -926,6 +1008,8 @@ static struct lc_error *decode_impl(struct lc_lua_ctx *ctx, uint64_t g,
 		note_add(&o, "%zu thread object%s linked more than once", ndup,
 			 ndup == 1 ? "" : "s");
 	}
+	if (check_stack_refs(ctx, vm, &o) < 0)
+		goto nomem;
 	for (size_t i = 0; i < vm->nthreads; i++)
 		if (vm->threads[i].partial)
 			o.partial = true;
