@@ -913,6 +913,14 @@ struct lc_error *lc_unwind_thread(struct lc_unwinder *u,
 			if (asprintf(why, "native unwinding stopped: %s",
 				     dwfl_errmsg(-1)) < 0)
 				*why = NULL;
+		} else if (r != 0) {
+			/* A stack unwinds to a frame whose CFI says it has no
+			 * caller (_start, clone); failing before that means
+			 * a word it was unwound through is damaged. */
+			*partial = LC_NATIVE_BROKEN;
+			if (asprintf(why, "native unwinding stopped after frame #%zu: %s",
+				     c.n - 1, dwfl_errmsg(-1)) < 0)
+				*why = NULL;
 		}
 	}
 	/* Unwound from the caller of clone's wrapper (live.c): the wrapper's

@@ -206,6 +206,7 @@ void lc_stack_decode(struct lc_target *t, struct lc_pass *pass, int tid,
 				      (LC_ROLE_RUNS_LUA | LC_ROLE_RESUME)))
 					continue;
 				if (!st.dying) {
+					st.status_damaged = true;
 					th->partial |= LC_PARTIAL_BAD_STATE;
 					if (!th->note)
 						asprintf(&th->note,

@@ -62,6 +62,9 @@ struct lc_vstate {
 				   panic, still on the thread's stack */
 	unsigned resume_depth;	/* orders a resume chain: higher was
 				   resumed later */
+	bool status_damaged;	/* set by the caller: a native frame runs
+				   it though its status says it does not;
+				   walk it as a running state */
 	uint64_t priv[24];	/* the family's own (PUC: struct lc_lstate) */
 };
 

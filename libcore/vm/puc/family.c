@@ -142,8 +142,15 @@ static struct lc_error *puc_walk(struct lc_pass *pass,
 	bool partial = false;
 	struct lc_error *err;
 
+	struct lc_lstate run = *lstate(st);
+
 	memset(ret, 0, sizeof(*ret));
-	err = lc_lua_walk(pass->ctx, lstate(st), max, &cis, &n, &partial);
+	/* A status the native stack contradicts is damage: the CallInfos
+	 * are read as a running state's (a yield's moved func is not
+	 * looked for). */
+	if (st->status_damaged)
+		run.status = 0;
+	err = lc_lua_walk(pass->ctx, &run, max, &cis, &n, &partial);
 	ret->partial = partial;
 	if (err)
 		return err;
