@@ -488,8 +488,9 @@ struct ctx {
 	long budget;		/* instruction steps left */
 	bool bad;		/* nonsense or a limit was hit: answer NULL */
 	bool out_of_range;	/* the code names a constant or upvalue
-				 * past the Proto's arrays: they are
-				 * damaged, or the code is */
+				 * past the Proto's arrays, or fails 5.1's
+				 * checks: they are damaged, or the code
+				 * is */
 };
 
 static void mark_bad(struct ctx *c)
@@ -746,6 +747,14 @@ static bool precheck51(const struct ctx *c)
 	return true;
 }
 
+/* Code that 5.1's checks reject was not made by its compiler (nor
+ * loaded: lundump.c runs the same checks): it is damage. */
+static int bad51(struct ctx *c)
+{
+	c->out_of_range = true;
+	return -1;
+}
+
 /* Mirrors ldebug.c:symbexec of 5.1.5 in tracing mode (reg given):
  * verifies the code up to lastpc as 5.1 does and returns the index of
  * the last instruction that changed reg, or -1 when a check fails (5.1
@@ -758,7 +767,7 @@ static int symbexec51(struct ctx *c, int lastpc, int reg)
 	int last, pc;
 
 	if (!precheck51(c))
-		return -1;
+		return bad51(c);
 	if (!charge(c, lastpc))
 		return -1;
 	last = c->ncode - 1;	/* final RETURN: names nothing */
@@ -768,24 +777,24 @@ static int symbexec51(struct ctx *c, int lastpc, int reg)
 		int op, a, b = 0, cc = 0;
 
 		if (raw_op(c, i) >= c->nops)
-			return -1;
+			return bad51(c);
 		oi = opinfo_of(c, i);
 		op = oi->op;
 		a = arg_a(c, i);
 		if (a >= maxstack)
-			return -1;
+			return bad51(c);
 		switch (oi->fmt) {
 		case FMT_ABC:
 			b = arg_b(c, i);
 			cc = arg_c(c, i);
 			if (!argmode_ok51(c, b, oi->bmode) ||
 			    !argmode_ok51(c, cc, oi->cmode))
-				return -1;
+				return bad51(c);
 			break;
 		case FMT_ABX:
 			b = arg_bx(c, i);
 			if (oi->bmode == ARG_K && b >= c->nk)
-				return -1;
+				return bad51(c);
 			break;
 		case FMT_ASBX: {
 			int64_t dest;
@@ -795,7 +804,7 @@ static int symbexec51(struct ctx *c, int lastpc, int reg)
 				break;
 			dest = (int64_t)pc + 1 + b;
 			if (dest < 0 || dest >= c->ncode)
-				return -1;
+				return bad51(c);
 			if (dest > 0) {
 				/* A jump must not land on the count word
 				 * of a SETLIST with C == 0; count back
@@ -810,8 +819,10 @@ static int symbexec51(struct ctx *c, int lastpc, int reg)
 					      arg_c(c, d) == 0))
 						break;
 				}
-				if (!charge(c, j) || (j & 1))
+				if (!charge(c, j))
 					return -1;
+				if (j & 1)
+					return bad51(c);
 			}
 			break;
 		}
@@ -821,7 +832,7 @@ static int symbexec51(struct ctx *c, int lastpc, int reg)
 		if (oi->flags & F_TEST) {
 			if (pc + 2 >= c->ncode ||
 			    op_of(c, code_at(c, pc + 1)) != COP_JMP)
-				return -1;
+				return bad51(c);
 		}
 		switch (op) {
 		case COP_LOADBOOL:
@@ -829,11 +840,11 @@ static int symbexec51(struct ctx *c, int lastpc, int reg)
 				uint32_t n;
 
 				if (pc + 2 >= c->ncode)
-					return -1;
+					return bad51(c);
 				n = code_at(c, pc + 1);
 				if (op_of(c, n) == COP_SETLIST &&
 				    arg_c(c, n) == 0)
-					return -1;
+					return bad51(c);
 			}
 			break;
 		case COP_LOADNIL:
@@ -846,34 +857,34 @@ static int symbexec51(struct ctx *c, int lastpc, int reg)
 			 * (stripped), so check only when names exist. */
 			if ((nups > 0 || !p->stripped) && b >= nups) {
 				c->out_of_range = true;
-				return -1;
+				return bad51(c);
 			}
 			break;
 		case COP_GETGLOBAL:
 		case COP_SETGLOBAL:
 			if (!c->p->k[b].is_string)
-				return -1;
+				return bad51(c);
 			break;
 		case COP_SELF:
 			if (a + 1 >= maxstack)
-				return -1;
+				return bad51(c);
 			if (reg == a + 1)
 				last = pc;
 			break;
 		case COP_CONCAT:
 			if (b >= cc)
-				return -1;
+				return bad51(c);
 			break;
 		case COP_TFORLOOP:
 			if (cc < 1 || a + 2 + cc >= maxstack)
-				return -1;
+				return bad51(c);
 			if (reg >= a + 2)
 				last = pc;
 			break;
 		case COP_FORLOOP:
 		case COP_FORPREP:
 			if (a + 3 >= maxstack)
-				return -1;
+				return bad51(c);
 			/* fall through */
 		case COP_JMP: {
 			int64_t dest = (int64_t)pc + 1 + b;
@@ -886,13 +897,13 @@ static int symbexec51(struct ctx *c, int lastpc, int reg)
 		case COP_CALL:
 		case COP_TAILCALL:
 			if (b != 0 && a + b - 1 >= maxstack)
-				return -1;
+				return bad51(c);
 			cc--;	/* number of results */
 			if (cc == -1) {
 				if (!openop_ok51(c, pc))
-					return -1;
+					return bad51(c);
 			} else if (cc != 0 && a + cc - 1 >= maxstack) {
-				return -1;
+				return bad51(c);
 			}
 			if (reg >= a)
 				last = pc;
@@ -900,15 +911,15 @@ static int symbexec51(struct ctx *c, int lastpc, int reg)
 		case COP_RETURN:
 			b--;
 			if (b > 0 && a + b - 1 >= maxstack)
-				return -1;
+				return bad51(c);
 			break;
 		case COP_SETLIST:
 			if (b > 0 && a + b >= maxstack)
-				return -1;
+				return bad51(c);
 			if (cc == 0) {
 				pc++;	/* skip the count word */
 				if (pc >= c->ncode - 1)
-					return -1;
+					return bad51(c);
 			}
 			break;
 		case COP_CLOSURE: {
@@ -923,12 +934,12 @@ static int symbexec51(struct ctx *c, int lastpc, int reg)
 		case COP_VARARG:
 			if (!(p->is_vararg & VARARG_ISVARARG) ||
 			    (p->is_vararg & VARARG_NEEDSARG))
-				return -1;
+				return bad51(c);
 			b--;
 			if (b == -1 && !openop_ok51(c, pc))
-				return -1;
+				return bad51(c);
 			if (a + b - 1 >= maxstack)
-				return -1;
+				return bad51(c);
 			break;
 		default:
 			break;
