@@ -842,6 +842,23 @@ void lc_unwinder_destroy(struct lc_unwinder *u)
 
 static void frame_deinit(struct lc_native_frame *f);
 
+/* Where a thread's stack begins: glibc's _start, clone and clone3
+ * (their CFI ends the unwind), and what other libcs and runtimes call
+ * theirs. */
+static bool is_thread_entry(const char *fn)
+{
+	static const char *const entries[] = {
+		"_start", "__clone3", "__clone", "clone", "clone3",
+		"start_thread", "__libc_start_main", "__libc_start_call_main",
+		"_start_c", "__start", "thread_start", "__thread_start",
+	};
+
+	for (size_t i = 0; i < LC_ARRAY_SIZE(entries); i++)
+		if (strcmp(fn, entries[i]) == 0)
+			return true;
+	return false;
+}
+
 /* Whether what the unwinder found would be marked broken: it stopped at
  * the first frame, or the first caller is in no module and no
  * executable mapping. */
@@ -994,6 +1011,20 @@ struct lc_error *lc_unwind_thread(struct lc_unwinder *u,
 		if (mod && probe->var_func && probe->var_names)
 			named_vars(u, probe, f, caller_sp, mod, pc_adj);
 		scan_states(u, probe, f, sp, caller_sp ? caller_sp : sp + 512);
+	}
+	/* The outermost frame of a whole stack is a thread's entry, whose
+	 * CFI says it has no caller.  One that ends in another function
+	 * (its return address or saved frame pointer damaged, read as
+	 * the end) lost its callers. */
+	if (t->kind != LC_PROGRAM_CALLBACK && t->dwfl && !*partial && c.n > 1 &&
+	    c.frames[c.n - 1].function &&
+	    !is_thread_entry(c.frames[c.n - 1].function) &&
+	    !(t->kind == LC_PROGRAM_LIVE && lc_program_thread_born(t, tid))) {
+		*partial = LC_NATIVE_BROKEN;
+		free(*why);
+		if (asprintf(why, "native unwinding ended at frame #%zu (%s), not at a thread's entry: the frames that called it are lost",
+			     c.n - 1, c.frames[c.n - 1].function) < 0)
+			*why = NULL;
 	}
 	*ret = c.frames;
 	*nret = c.n;

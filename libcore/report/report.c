@@ -314,6 +314,23 @@ static void build_vms(struct lc_target *t, const struct lc_interp *in,
 			lt->errorjmp_on_stack = lt->errorjmp &&
 				lt->errorjmp >= lo && lt->errorjmp < hi;
 		}
+		/* A state running, or resuming another, is on the stack
+		 * of the OS thread that runs it: one found on none (a
+		 * native frame's word that named it is damaged, or its
+		 * status is) is marked. */
+		for (size_t k = 0; k < vm->nthreads && r->nthreads; k++) {
+			struct lc_luathread *lt = &vm->threads[k];
+
+			if (lt->os_tid || !lt->status ||
+			    (strcmp(lt->status, "running") != 0 &&
+			     strcmp(lt->status, "normal") != 0))
+				continue;
+			lt->partial = true;
+			if (!lt->note)
+				asprintf(&lt->note,
+					 "its status says it %s, but no thread's stack runs it",
+					 lt->status[0] == 'r' ? "runs" : "resumed another");
+		}
 		for (size_t k = 0; k < vm->nthreads; k++) {
 			luathread_frames(in, pass, opts, max, &vm->threads[k]);
 			if (vm->threads[k].partial)
