@@ -10,7 +10,8 @@ WHAT is what tests/corrupt/corrupt printed.  Checks, for every scenario:
     frames differ (kind, what, line, name, in order) is marked partial.
 and per scenario what must be marked: the damaged frame (by its
 CallInfo) for the frame scenarios, the thread whose state's status lies
-for status-flip, a damaged coroutine for co-header, a loop note for every
+for status-flip, the VM whose list lost a coroutine for gc-skip, a
+damaged coroutine for co-header, a loop note for every
 changed coroutine for ci-loops.  Prints what is wrong; exit 1 if any."""
 import json
 import re
@@ -72,6 +73,10 @@ elif sc == "status-flip":
         bad.append("%d Lua frames on the threads, the unmodified core has %d" % (n_m, n_o))
     if not any(th["partial"] for th in mut["threads"]):
         bad.append("no thread is marked")
+elif sc == "gc-skip":
+    if not any(vm["partial"] and "not on the GC lists" in (vm.get("note") or "")
+               for vm in mut["vms"]):
+        bad.append("no VM is marked for the coroutine its list lost")
 elif sc == "co-header":
     if not any(lt.get("status") == "damaged" for vm in mut["vms"] for lt in vm["threads"]):
         bad.append("no coroutine listed as damaged")

@@ -20,6 +20,8 @@
  *   proto-sizes    the innermost Lua function's Proto has absurd sizes
  *   string-len     its source string claims 2^40 bytes
  *   gc-cycle       the VM's list of all objects loops back on itself
+ *   gc-skip        a link of that list steps over a coroutine: the list
+ *                  still ends where it should, one thread short
  *   mainthread     the global_State's mainthread is not its main thread
  *                  (5.5: its embedded main thread's l_G points elsewhere)
  *   longjmp        the state's errorJmp chain leads into unmapped memory
@@ -287,6 +289,32 @@ int main(int argc, char **argv)
 		if (!second)
 			die("the VM has one object");
 		put(second, l->Lx.next, first);
+	} else if (strcmp(sc, "gc-skip") == 0) {
+		struct lc_field head = LC_HAS(l->Gx.allgc) ? l->Gx.allgc :
+				       l->Gx.rootgc;
+		uint64_t at = g + (uint64_t)head.off, obj = rd(g, head);
+		struct lc_field link = head;
+		uint64_t base = g;
+		size_t n = 0;
+
+		/* The first coroutine on the list: the link to it is made
+		 * to point past it. */
+		for (; obj && n < 1000000; n++) {
+			uint64_t tt = 0;
+
+			if (lc_read_uint(t->prog->mem, obj + (uint64_t)l->L.tt.off,
+					 1, &tt) < 0)
+				die("cannot read a field of the unmodified core");
+			if ((tt & 0x0f) == 8 && obj != st.mainthread)
+				break;
+			base = obj;
+			link = l->Lx.next;
+			obj = rd(obj, l->Lx.next);
+		}
+		if (!obj || n == 1000000)
+			skip("no coroutine on the VM's list of all objects");
+		(void)at;
+		put(base, link, rd(obj, l->Lx.next));
 	} else if (strcmp(sc, "mainthread") == 0) {
 		/* 5.5 has no pointer: its embedded main thread's l_G is
 		 * made to point elsewhere. */

@@ -801,9 +801,12 @@ static int check_stack_refs(struct lc_lua_ctx *ctx, struct lc_vm *vm,
 	}
 	if (nmiss && vm->nthreads < LC_VM_MAX_THREADS) {
 		o->partial = true;
-		note_add(o, "%zu thread value%s on the stacks name%s a thread that is not on the GC lists (0x%" PRIx64 ", on the stack of 0x%" PRIx64 "): a list link is damaged and objects are missing",
-			 nmiss, nmiss == 1 ? "" : "s", nmiss == 1 ? "s" : "",
-			 first, from);
+		if (nmiss == 1)
+			note_add(o, "a thread value on the stack of 0x%" PRIx64 " names 0x%" PRIx64 ", a thread not on the GC lists: a list link is damaged and objects are missing",
+				 from, first);
+		else
+			note_add(o, "%zu thread values on the stacks name threads not on the GC lists (the first, on the stack of 0x%" PRIx64 ", names 0x%" PRIx64 "): a list link is damaged and objects are missing",
+				 nmiss, from, first);
 	}
 	free(known);
 	free(buf);
