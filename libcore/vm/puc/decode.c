@@ -817,6 +817,12 @@ static int read_ci(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 			ci->kind_mismatch = true;
 			ci->is_lua = ci->slot_lua;
 		}
+		/* Only a Lua function is tail called (OP_TAILCALL, callhook,
+		 * luaD_pretailcall) or runs in a fresh or reentered
+		 * luaV_execute; a C function's status starts from 0 (or
+		 * CIST_C) at each call. */
+		if (!ci->is_lua && (ci->callstatus & (b->tail | b->fresh | b->reentry)))
+			ci->kind_mismatch = true;
 	}
 	if (ci->is_lua && !ci->proto)
 		ci->bad = true;
