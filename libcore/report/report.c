@@ -317,8 +317,10 @@ static void build_vms(struct lc_target *t, const struct lc_interp *in,
 		/* A state running, or resuming another, is on the stack
 		 * of the OS thread that runs it: one found on none (a
 		 * native frame's word that named it is damaged, or its
-		 * status is) is marked. */
-		for (size_t k = 0; k < vm->nthreads && r->nthreads; k++) {
+		 * status is) is marked.  (With --thread the other threads'
+		 * stacks were not read.) */
+		for (size_t k = 0; k < vm->nthreads && r->nthreads &&
+				   !(opts && opts->tid); k++) {
 			struct lc_luathread *lt = &vm->threads[k];
 
 			if (lt->os_tid || !lt->status ||
