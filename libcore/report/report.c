@@ -318,9 +318,14 @@ static void build_vms(struct lc_target *t, const struct lc_interp *in,
 		 * of the OS thread that runs it: one found on none (a
 		 * native frame's word that named it is damaged, or its
 		 * status is) is marked.  (With --thread the other threads'
-		 * stacks were not read.) */
-		for (size_t k = 0; k < vm->nthreads && r->nthreads &&
-				   !(opts && opts->tid); k++) {
+		 * stacks were not read, and a stack cut at the frame limit
+		 * was not read whole.) */
+		bool whole = r->nthreads && !(opts && opts->tid);
+
+		for (size_t i = 0; i < r->nthreads; i++)
+			if (r->threads[i].partial & LC_PARTIAL_TRUNCATED)
+				whole = false;
+		for (size_t k = 0; k < vm->nthreads && whole; k++) {
 			struct lc_luathread *lt = &vm->threads[k];
 
 			if (lt->os_tid || !lt->status ||
