@@ -266,6 +266,13 @@ static void build_vms(struct lc_target *t, const struct lc_interp *in,
 	/* Per VM: its resume chain on each OS thread (the innermost state
 	 * there runs, the others resumed it: "normal"), where errorJmp
 	 * buffers lie, and every lua_State's frames. */
+	/* Whether every thread's stack was read whole: not with --thread
+	 * (the others were not read), nor with one cut at the frame limit. */
+	bool whole = r->nthreads && !(opts && opts->tid);
+
+	for (size_t i = 0; i < r->nthreads; i++)
+		if (r->threads[i].partial & LC_PARTIAL_TRUNCATED)
+			whole = false;
 	for (size_t v = 0; v < r->nvms; v++) {
 		struct lc_vm *vm = &r->vms[v];
 
@@ -317,14 +324,7 @@ static void build_vms(struct lc_target *t, const struct lc_interp *in,
 		/* A state running, or resuming another, is on the stack
 		 * of the OS thread that runs it: one found on none (a
 		 * native frame's word that named it is damaged, or its
-		 * status is) is marked.  (With --thread the other threads'
-		 * stacks were not read, and a stack cut at the frame limit
-		 * was not read whole.) */
-		bool whole = r->nthreads && !(opts && opts->tid);
-
-		for (size_t i = 0; i < r->nthreads; i++)
-			if (r->threads[i].partial & LC_PARTIAL_TRUNCATED)
-				whole = false;
+		 * status is) is marked, where every stack was read whole. */
 		for (size_t k = 0; k < vm->nthreads && whole; k++) {
 			struct lc_luathread *lt = &vm->threads[k];
 

@@ -1181,9 +1181,6 @@ static int current_pc(const struct proto *p, const struct lc_ci *ci)
 	return (int)d - 1;
 }
 
-/* Line of pc.  5.1-5.3: lineinfo[pc] is absolute (ldebug.c:getfuncline /
- * 5.1 getline).  5.4: deltas from the nearest absolute anchor at or below
- * pc (ldebug.c:luaG_getfuncline, getbaseline, 5.4.0-5.4.7). */
 /* 5.4+: the line of pc, from the nearest absolute anchor at or below
  * it and the deltas after (ldebug.c luaG_getfuncline, getbaseline). */
 static int line54(struct lc_lua_ctx *ctx, const struct proto *p, uint64_t li,
@@ -1264,6 +1261,9 @@ static int line54(struct lc_lua_ctx *ctx, const struct proto *p, uint64_t li,
 	}
 }
 
+/* Line of pc.  5.1-5.3: lineinfo[pc] is absolute (ldebug.c:getfuncline /
+ * 5.1 getline).  5.4: deltas from the nearest absolute anchor at or below
+ * pc (line54). */
 static int line_of(struct lc_lua_ctx *ctx, const struct proto *p, int pc,
 		   bool *partial)
 {

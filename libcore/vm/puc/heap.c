@@ -735,13 +735,6 @@ struct lc_error *lc_vm_decode_scanned(struct lc_lua_ctx *ctx, uint64_t g,
 #define REF_BUDGET	(1u << 22)
 #define REF_CHUNK	4096
 
-static int cmp_addr(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static int check_stack_refs(struct lc_lua_ctx *ctx, struct lc_vm *vm,
 			    struct walk_out *o)
 {
@@ -765,7 +758,7 @@ static int check_stack_refs(struct lc_lua_ctx *ctx, struct lc_vm *vm,
 	}
 	for (size_t i = 0; i < vm->nthreads; i++)
 		known[i] = vm->threads[i].addr;
-	qsort(known, vm->nthreads, sizeof(*known), cmp_addr);
+	qsort(known, vm->nthreads, sizeof(*known), cmp_u64);
 	for (size_t i = 0; i < vm->nthreads && budget; i++) {
 		const struct lc_luathread *th = &vm->threads[i];
 		uint64_t n;
@@ -790,7 +783,7 @@ static int check_stack_refs(struct lc_lua_ctx *ctx, struct lc_vm *vm,
 					continue;
 				memcpy(&v, s + l->tv.value.off, 8);
 				if (!v || bsearch(&v, known, vm->nthreads,
-						  sizeof(*known), cmp_addr))
+						  sizeof(*known), cmp_u64))
 					continue;
 				if (!nmiss++) {
 					first = v;
