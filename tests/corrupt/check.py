@@ -9,7 +9,7 @@ WHAT is what tests/corrupt/corrupt printed.  Checks, for every scenario:
   - nothing differs from the unmodified core unmarked: a thread whose
     frames differ (kind, what, line, name, in order) is marked partial.
 and per scenario what must be marked: the damaged frame (by its
-CallInfo) for the frame scenarios, the thread whose state's status lies
+CallInfo) for the frame scenarios, the frame it calls for hook-bit, the thread whose state's status lies
 for status-flip, the VM whose list lost a coroutine for gc-skip, a
 damaged coroutine for co-header, a loop note for every
 changed coroutine for ci-loops.  Prints what is wrong; exit 1 if any."""
@@ -55,8 +55,23 @@ for th in mut["threads"]:
         bad.append("thread %s: Lua frames differ from the unmodified core's, unmarked" % th["tid"])
 
 m = re.search(r"CallInfo (0x[0-9a-f]+), Proto", what)
-if sc in ("savedpc-null", "savedpc-below", "savedpc-odd", "lineinfo",
-          "linedefined", "kind-bits"):
+if sc == "hook-bit":
+    # The frame named from the damaged one: the next Lua frame inward.
+    ci = m.group(1) if m else None
+    callee = None
+    for th in mut["threads"]:
+        fs = th["frames"]
+        for i, f in enumerate(fs):
+            if f.get("ci") == ci:
+                inner = [g for g in fs[:i] if g["kind"] == "lua"]
+                callee = inner[-1] if inner else None
+    if callee is None:
+        bad.append("no frame called from CallInfo %s in the report" % ci)
+    elif not callee.get("partial"):
+        bad.append("the frame CallInfo %s calls (%s) is not marked partial"
+                   % (ci, callee.get("name")))
+elif sc in ("savedpc-null", "savedpc-below", "savedpc-odd", "lineinfo",
+          "linedefined", "kind-bits", "k-self", "line-later"):
     ci = m.group(1) if m else None
     hit = [f for th in mut["threads"] for f in th["frames"] if f.get("ci") == ci]
     if not hit:

@@ -37,6 +37,16 @@
  *   linedefined    its Proto's linedefined is INT32_MAX
  *   kind-bits      its CallInfo's status bits say C (5.1: its closure's
  *                  isC says C)
+ *   line-later     the line info of an instruction after the current
+ *                  one is out of its function (5.1-5.3: the first
+ *                  instruction's line; 5.4+: the next delta +120 or
+ *                  more, moving the lines after it up to an anchor, or
+ *                  the first delta up and the second down by as
+ *                  much): the current line itself still looks right
+ *   k-self         its Proto's constants pointer points at the Proto
+ *   hook-bit       its CallInfo says it runs a hook (CIST_HOOKED, 5.3+:
+ *                  the frame it calls is then named "hook" "?") while
+ *                  the state allows hooks
  * and on states:
  *   status-flip    the running lua_State's status says yielded
  *   co-header      a suspended coroutine's stack pointer moved 1 MiB
@@ -165,7 +175,9 @@ int main(int argc, char **argv)
 		}
 
 	if (strncmp(sc, "savedpc-", 8) == 0 || strcmp(sc, "lineinfo") == 0 ||
-	    strcmp(sc, "linedefined") == 0 || strcmp(sc, "kind-bits") == 0) {
+	    strcmp(sc, "linedefined") == 0 || strcmp(sc, "kind-bits") == 0 ||
+	    strcmp(sc, "k-self") == 0 || strcmp(sc, "hook-bit") == 0 ||
+	    strcmp(sc, "line-later") == 0) {
 		uint64_t func, cl, p, code, pc;
 
 		if (!lf2)
@@ -185,6 +197,64 @@ int main(int argc, char **argv)
 			put(lf2->ci, l->ci.savedpc, pc + 2);
 		else if (strcmp(sc, "linedefined") == 0)
 			put(p, l->p.linedefined, 0x7fffffff);
+		else if (strcmp(sc, "line-later") == 0) {
+			uint64_t li = rd(p, l->p.lineinfo);
+			uint64_t k = (pc - code) / 4 - 1;
+			uint64_t n = rd(p, l->p.sizecode);
+			uint64_t last = rd(p, l->p.lastlinedefined);
+
+			if (!li)
+				skip("the frame's function has no line info");
+			if (l->major < 504) {
+				uint32_t v = (uint32_t)last + 1000;
+
+				if (k == 0)
+					skip("the frame runs its first instruction");
+				put_bytes(li, &v, 4);
+			} else {
+				uint64_t d = 0, d1 = 0;
+
+				if (k + 2 < n) {
+					if (lc_read_uint(t->prog->mem, li + k + 1, 1, &d) < 0)
+						die("cannot read the line info");
+					if ((int8_t)d == -0x80 || (int8_t)d > 7)
+						skip("the next instruction's line is absolute");
+					d = 120;
+					put_bytes(li + k + 1, &d, 1);
+				} else {
+					/* The first two deltas, one up and one
+					 * down by as much: the lines between
+					 * move, the current one does not. */
+					int8_t a, b;
+
+					if (k < 2 ||
+					    lc_read_uint(t->prog->mem, li, 1, &d) < 0 ||
+					    lc_read_uint(t->prog->mem, li + 1, 1, &d1) < 0)
+						skip("the frame runs its first instructions");
+					a = (int8_t)d;
+					b = (int8_t)d1;
+					if (a == -0x80 || b == -0x80 || a > 7 ||
+					    b - (120 - a) < -127)
+						skip("the first instructions' lines are absolute");
+					b = (int8_t)(b - (120 - a));
+					a = 120;
+					put_bytes(li, &a, 1);
+					put_bytes(li + 1, &b, 1);
+				}
+			}
+		} else if (strcmp(sc, "k-self") == 0)
+			put(p, l->p.k, p);
+		else if (strcmp(sc, "hook-bit") == 0) {
+			/* lstate.h CIST_HOOKED of each release; 5.1 has no
+			 * status bits, 5.2 names no frame from this one. */
+			unsigned bit = l->major == 505 ? 1u << 20 :
+				       l->release >= 50402 ? 1u << 3 : 1u << 2;
+
+			if (l->major < 503)
+				skip("5.1 and 5.2 name no frame \"hook\"");
+			put(lf2->ci, l->ci.callstatus,
+			    rd(lf2->ci, l->ci.callstatus) | bit);
+		}
 		else if (strcmp(sc, "lineinfo") == 0) {
 			uint64_t li = rd(p, l->p.lineinfo);
 			uint64_t k = (pc - code) / 4 - 1;

@@ -76,6 +76,9 @@ struct proto {
 	bool bad_source;	/* points to something that is no string */
 	int linedefined, lastlinedefined;
 	bool bad_lines;		/* linedefined/lastlinedefined impossible */
+	bool bad_arrays;	/* its arrays overlap (arrays_overlap) */
+	bool lines_tried;	/* every line checked (lines_hold) */
+	bool lines_ok;
 	uint64_t code;
 	int sizecode;
 	bool names_tried;
@@ -942,6 +945,64 @@ struct lc_error *lc_lua_walk(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 
 /* ---- Protos ---- */
 
+/* Whether the arrays Proto p points to overlap one another or the Proto
+ * itself.  Each is an allocation of its own (lfunc.c luaF_newproto,
+ * lparser.c close_func, lundump.c), so any overlap is damage: an array
+ * pointer that was written over with the Proto's address or a sibling
+ * array's.  The Proto's extent is taken as far as its last known field
+ * reaches; an array whose pointer or size is unreadable, 0 or out of
+ * Lua's bounds is left to the checks that read it. */
+static bool arrays_overlap(struct lc_lua_ctx *ctx, const struct proto *p)
+{
+	const struct lc_layout *l = ctx->l;
+	const struct lc_field fs[] = {
+		l->p.source, l->p.linedefined, l->p.lastlinedefined, l->p.code,
+		l->p.sizecode, l->p.lineinfo, l->p.sizelineinfo,
+		l->p.abslineinfo, l->p.sizeabslineinfo, l->p.k, l->p.sizek,
+		l->p.locvars, l->p.sizelocvars, l->p.upvalues,
+		l->p.sizeupvalues, l->p.numparams, l->p.is_vararg,
+		l->p.maxstacksize, l->p.flag,
+	};
+	struct {
+		struct lc_field ptr, size;
+		uint64_t elem;
+	} arr[] = {
+		{ l->p.code, l->p.sizecode, 4 },
+		{ l->p.k, l->p.sizek, l->sz_tvalue },
+		{ l->p.locvars, l->p.sizelocvars, l->sz_locvar },
+		{ l->p.upvalues, l->p.sizeupvalues,
+		  l->major == 501 ? 8 : l->sz_upvaldesc },
+		{ l->p.lineinfo, l->p.sizelineinfo, l->major >= 504 ? 1 : 4 },
+		{ l->p.abslineinfo, l->p.sizeabslineinfo, l->sz_abslineinfo },
+	};
+	uint64_t lo[7], hi[7], end = 0;
+	size_t n = 0;
+
+	for (size_t i = 0; i < sizeof(fs) / sizeof(*fs); i++)
+		if (LC_HAS(fs[i]) && (uint64_t)fs[i].off + fs[i].size > end)
+			end = (uint64_t)fs[i].off + fs[i].size;
+	lo[n] = p->addr;
+	hi[n++] = p->addr + end;
+	for (size_t i = 0; i < sizeof(arr) / sizeof(*arr); i++) {
+		uint64_t a;
+		int size;
+
+		if (!LC_HAS(arr[i].ptr) || !LC_HAS(arr[i].size) || !arr[i].elem ||
+		    lc_read_u64(ctx->mem, p->addr + (uint64_t)arr[i].ptr.off, &a) < 0 ||
+		    rd_int(ctx, p->addr, arr[i].size, &size) < 0 ||
+		    !a || size <= 0 || size > LC_MAX_CODE ||
+		    a > UINT64_MAX - (uint64_t)size * arr[i].elem)
+			continue;
+		lo[n] = a;
+		hi[n++] = a + (uint64_t)size * arr[i].elem;
+	}
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = i + 1; j < n; j++)
+			if (lo[i] < hi[j] && lo[j] < hi[i])
+				return true;
+	return false;
+}
+
 static struct proto *proto_get(struct lc_lua_ctx *ctx, uint64_t addr)
 {
 	const struct lc_layout *l = ctx->l;
@@ -978,8 +1039,32 @@ static struct proto *proto_get(struct lc_lua_ctx *ctx, uint64_t addr)
 	p->bad_lines = p->linedefined < 0 ||
 		       (p->linedefined == 0 && p->lastlinedefined != 0) ||
 		       (p->linedefined > 0 && p->lastlinedefined < p->linedefined);
+	p->bad_arrays = arrays_overlap(ctx, p);
 	p->ok = true;
 	return p;
+}
+
+/* Whether tag is one a constant of release l can carry (lcode.c addk:
+ * nil, a boolean, a number, a string; lobject.h makes the tags: 5.2+
+ * marks strings collectable (0x40), 5.2.1+ tells short from long
+ * strings, 5.3+ integers from floats, 5.4+ false from true by variant
+ * bits). */
+static bool k_tag_ok(const struct lc_layout *l, unsigned tag)
+{
+	switch (tag) {
+	case 0x00: case 0x01: case 0x03:
+		return true;
+	case 0x04:
+		return l->major == 501;
+	case 0x44: case 0x54:
+		return l->major >= 502;
+	case 0x13:
+		return l->major >= 503;
+	case 0x11:
+		return l->major >= 504;
+	default:
+		return false;
+	}
 }
 
 /* Load what naming needs: code, string constants, locals, upvalue names.
@@ -994,6 +1079,8 @@ static bool proto_load_names(struct lc_lua_ctx *ctx, struct proto *p)
 	if (p->names_tried)
 		return p->names_ok;
 	p->names_tried = true;
+	if (p->bad_arrays)
+		p->names_damaged = true;
 	if (!p->ok || p->sizecode <= 0)
 		return false;
 	p->codev = malloc((size_t)p->sizecode * 4);
@@ -1024,8 +1111,9 @@ static bool proto_load_names(struct lc_lua_ctx *ctx, struct proto *p)
 				}
 				base = l->major == 501 ? tv.tag : (tv.tag & 0x0f);
 				/* Constants are nil, booleans, numbers and
-				 * strings (lcode.c addk). */
-				if (base != 0 && base != 1 && base != 3 && base != 4)
+				 * strings (lcode.c addk), each with the tag
+				 * its release gives it. */
+				if (!k_tag_ok(l, tv.tag))
 					p->names_damaged = true;
 				if (base != 4)	/* LUA_TSTRING */
 					continue;
@@ -1261,10 +1349,102 @@ static int line54(struct lc_lua_ctx *ctx, const struct proto *p, uint64_t li,
 	}
 }
 
+/* Whether every instruction's line in p's line info lies where Lua
+ * puts it: a function's inside linedefined..lastlinedefined, a main
+ * chunk's inside 1 up to the line of its last instruction (the RETURN
+ * close_func adds at the chunk's last token).  5.4+ line info is read as
+ * luaG_getfuncline reads it, deltas from the anchors in abslineinfo:
+ * each absolute mark must meet the next anchor, at its pc.  One damaged
+ * byte moves every line after it up to the next anchor; this finds the
+ * move where the current line alone looks plausible.  Read once per
+ * Proto, in blocks. */
+static bool lines_hold(struct lc_lua_ctx *ctx, struct proto *p, uint64_t li,
+		       int n)
+{
+	const struct lc_layout *l = ctx->l;
+	uint64_t abs = 0;
+	int nabs = 0, next = 0, lo = 1, hi = INT_MAX - 1;
+	int64_t line = p->linedefined;
+	int32_t *all;
+	bool ok = true;
+
+	if (p->lines_tried)
+		return p->lines_ok;
+	p->lines_tried = true;
+	if (n <= 0 || n > LC_MAX_CODE)
+		return p->lines_ok = false;
+	if (p->linedefined > 0) {
+		lo = p->linedefined;
+		hi = p->lastlinedefined;
+	}
+	if (l->major >= 504) {
+		lc_read_u64(ctx->mem, p->addr + (uint64_t)l->p.abslineinfo.off, &abs);
+		rd_int(ctx, p->addr, l->p.sizeabslineinfo, &nabs);
+		if (nabs < 0 || nabs > n || !l->sz_abslineinfo)
+			return p->lines_ok = false;
+	}
+	all = malloc((size_t)n * sizeof(*all));
+	if (!all)
+		return p->lines_ok = true;	/* not known: not marked */
+	for (int at = 0; at < n && ok; ) {
+		int8_t d8[4096];
+		int32_t d32[1024];
+		int m = l->major >= 504 ? (int)sizeof(d8) : (int)(sizeof(d32) / 4);
+
+		if (m > n - at)
+			m = n - at;
+		if (l->major < 504) {
+			if (lc_read(ctx->mem, li + (uint64_t)at * 4, d32,
+				    (size_t)m * 4) < 0) {
+				ok = false;
+				break;
+			}
+			for (int i = 0; i < m; i++)
+				all[at + i] = d32[i];
+		} else {
+			if (lc_read(ctx->mem, li + (uint64_t)at, d8, (size_t)m) < 0) {
+				ok = false;
+				break;
+			}
+			for (int i = 0; i < m && ok; i++) {
+				if (d8[i] == -0x80) {
+					int apc, aline;
+					uint64_t a = abs + (uint64_t)next * l->sz_abslineinfo;
+
+					if (next >= nabs ||
+					    rd_int(ctx, a, l->ali.pc, &apc) < 0 ||
+					    rd_int(ctx, a, l->ali.line, &aline) < 0 ||
+					    apc != at + i) {
+						ok = false;
+						break;
+					}
+					next++;
+					line = aline;
+				} else {
+					line += d8[i];
+				}
+				if (line < INT_MIN || line > INT_MAX) {
+					ok = false;
+					break;
+				}
+				all[at + i] = (int32_t)line;
+			}
+		}
+		at += m;
+	}
+	if (ok && p->linedefined == 0)
+		hi = all[n - 1];
+	for (int i = 0; i < n && ok; i++)
+		if (all[i] < lo || all[i] > hi)
+			ok = false;
+	free(all);
+	return p->lines_ok = ok;
+}
+
 /* Line of pc.  5.1-5.3: lineinfo[pc] is absolute (ldebug.c:getfuncline /
  * 5.1 getline).  5.4: deltas from the nearest absolute anchor at or below
  * pc (line54). */
-static int line_of(struct lc_lua_ctx *ctx, const struct proto *p, int pc,
+static int line_of(struct lc_lua_ctx *ctx, struct proto *p, int pc,
 		   bool *partial)
 {
 	const struct lc_layout *l = ctx->l;
@@ -1291,6 +1471,8 @@ static int line_of(struct lc_lua_ctx *ctx, const struct proto *p, int pc,
 		*partial = true;
 		return -1;
 	}
+	if (!lines_hold(ctx, p, li, sizeli))
+		*partial = true;
 	if (l->major < 504) {
 		int32_t line;
 
@@ -1389,11 +1571,27 @@ static char *chunkid(const char *source, int major)
 	return strdup(out);
 }
 
+/* Whether state st allows hooks (allowhook read and nonzero).  A frame
+ * runs a hook (CIST_HOOKED) or a finalizer (CIST_FIN) only while its
+ * state's allowhook is 0: luaD_hook and GCTM clear it for the call and
+ * set it back after, and an error out of either leaves it 0 until a
+ * pcall below restores it with the frames it drops.  Either bit on a
+ * state that allows hooks is damage, not a name. */
+static bool hooks_allowed(struct lc_lua_ctx *ctx, const struct lc_lstate *st)
+{
+	uint64_t v;
+
+	return LC_HAS(ctx->l->L.allowhook) &&
+	       lc_lua_read_field(ctx, st->addr, ctx->l->L.allowhook, &v) == 0 &&
+	       v != 0;
+}
+
 /* The name Lua gives cis[i], from its caller (ldebug.c: getfuncname and
  * funcnamefromcall per version). */
-static const char *func_name(struct lc_lua_ctx *ctx, const struct lc_ci *cis,
-			     size_t n, size_t i, const char **name,
-			     bool *damaged)
+static const char *func_name(struct lc_lua_ctx *ctx,
+			     const struct lc_lstate *st,
+			     const struct lc_ci *cis, size_t n, size_t i,
+			     const char **name, bool *damaged)
 {
 	const struct lc_layout *l = ctx->l;
 	const struct lc_ci *ci = &cis[i];
@@ -1418,6 +1616,7 @@ static const char *func_name(struct lc_lua_ctx *ctx, const struct lc_ci *cis,
 			 * finalizer flag of the frame itself, then the caller,
 			 * then its hook flag. */
 			if (ci->callstatus & b->fin) {
+				*damaged = hooks_allowed(ctx, st);
 				*name = "__gc";
 				return "metamethod";
 			}
@@ -1425,6 +1624,7 @@ static const char *func_name(struct lc_lua_ctx *ctx, const struct lc_ci *cis,
 			    !caller->is_lua)
 				return NULL;
 			if (caller->callstatus & b->hooked) {
+				*damaged = hooks_allowed(ctx, st);
 				*name = "?";
 				return "hook";
 			}
@@ -1434,10 +1634,12 @@ static const char *func_name(struct lc_lua_ctx *ctx, const struct lc_ci *cis,
 		if ((ci->callstatus & b->tail) || !caller)
 			return NULL;
 		if (caller->callstatus & b->hooked) {
+			*damaged = hooks_allowed(ctx, st);
 			*name = "?";
 			return "hook";
 		}
 		if (caller->callstatus & b->fin) {
+			*damaged = hooks_allowed(ctx, st);
 			*name = "__gc";
 			return "metamethod";
 		}
@@ -1527,7 +1729,7 @@ bool lc_lua_live_pc(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
  * inside the function's lines, [linedefined, lastlinedefined] (a main
  * chunk's from 1).  What fails is marked in *partial; a pc outside the
  * code has no line (-1). */
-static int frame_line(struct lc_lua_ctx *ctx, const struct proto *p,
+static int frame_line(struct lc_lua_ctx *ctx, struct proto *p,
 		      const struct lc_ci *ci, bool *partial)
 {
 	int pc = current_pc(p, ci);
@@ -1602,7 +1804,7 @@ void lc_lua_frame(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 				       ctx->l->major);
 		if (p->bad_source)
 			f->partial = true;	/* a source that is no string */
-		if (p->bad_lines)
+		if (p->bad_lines || p->bad_arrays)
 			f->partial = true;
 		f->currentline = frame_line(ctx, p, ci, &f->partial);
 		f->line_from = ci->livepc ? "pc" : "savedpc";
@@ -1632,7 +1834,7 @@ void lc_lua_frame(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 	{
 		bool damaged = false;
 
-		namewhat = func_name(ctx, cis, n, i, &name, &damaged);
+		namewhat = func_name(ctx, st, cis, n, i, &name, &damaged);
 		/* The caller's code and names name this frame: if they do
 		 * not hold together, neither does the name. */
 		if (damaged)
