@@ -1496,6 +1496,59 @@ START_TEST(test_local_unreadable_name_in_call)
 }
 END_TEST
 
+/* A key constant of a kind the compiler never puts in the instruction:
+ * 5.1 GETGLOBAL and 5.4+ GETTABUP, GETFIELD and SELF with a constant
+ * key take strings only, so a number there is damage; 5.3's GETTABUP
+ * takes any constant (_ENV[1]()), so it is a name of "?". */
+START_TEST(test_key_kind_damage)
+{
+	struct tp *t1 = tp_new(50105), *t4 = tp_new(50404), *t3 = tp_new(50306);
+	const char *name;
+	bool damaged;
+
+	knum(t1);
+	emit(t1, abx5(O51_GETGLOBAL, 0, 0));
+	emit(t1, abc5(O51_CALL, 0, 1, 1));
+	damaged = false;
+	ck_assert_ptr_null(lc_names_from_call_checked(&t1->v, 1, &name, &damaged));
+	ck_assert(damaged);
+
+	upval(t4, "_ENV");
+	knum(t4);
+	emit(t4, abc4(O54_GETTABUP, 0, 0, 0));
+	emit(t4, abc4(O54_CALL, 0, 1, 1));
+	emit(t4, abc4(O54_GETFIELD, 0, 0, 0));
+	emit(t4, abc4(O54_CALL, 0, 1, 1));
+	emit(t4, abck4(O54_SELF, 0, 0, 0, 1));
+	emit(t4, abc4(O54_CALL, 0, 2, 1));
+	for (int pc = 1; pc <= 5; pc += 2) {
+		damaged = false;
+		lc_names_from_call_checked(&t4->v, pc, &name, &damaged);
+		ck_assert_msg(damaged, "5.4 pc %d: a number key is not damage", pc);
+	}
+	kstr(t4, "gfn");
+	t4->code[0] = abc4(O54_GETTABUP, 0, 0, 1);
+	damaged = false;
+	ck_assert_str_eq(lc_names_from_call_checked(&t4->v, 1, &name, &damaged),
+			 "global");
+	ck_assert_str_eq(name, "gfn");
+	ck_assert(!damaged);
+
+	upval(t3, "_ENV");
+	knum(t3);
+	emit(t3, abc5(O53_GETTABUP, 0, 0, RK(0)));
+	emit(t3, abc5(O53_CALL, 0, 1, 1));
+	damaged = false;
+	ck_assert_str_eq(lc_names_from_call_checked(&t3->v, 1, &name, &damaged),
+			 "global");
+	ck_assert_str_eq(name, "?");
+	ck_assert(!damaged);
+	free(t1);
+	free(t3);
+	free(t4);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 
 static Suite *names_suite(void)
@@ -1519,6 +1572,7 @@ static Suite *names_suite(void)
 	tcase_add_test(tc, test_51_move_chain);
 	tcase_add_test(tc, test_51_no_metamethods);
 	tcase_add_test(tc, test_51_verifier);
+	tcase_add_test(tc, test_key_kind_damage);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("lua52_53");	/* loops: 0 = 5.2.4, 1 = 5.3.6 */

@@ -105,6 +105,13 @@ struct gname {
 	char *name;		/* "string.gsub"; "_G." stripped */
 };
 
+/* A VM whose package.loaded was indexed, and whether the index met
+ * damage (gnames_build). */
+struct gn_vm {
+	uint64_t g;
+	bool damaged;
+};
+
 struct lc_lua_ctx {
 	struct lc_program *prog;
 	struct lc_memory *mem;
@@ -113,7 +120,7 @@ struct lc_lua_ctx {
 	size_t nprotos, cap;
 	struct gname *gnames;
 	size_t ngnames;
-	uint64_t *gn_vms;	/* VMs whose package.loaded was scanned */
+	struct gn_vm *gn_vms;	/* VMs whose package.loaded was scanned */
 	size_t ngn_vms;
 	size_t ci_steps;	/* CallInfo steps taken (LC_CI_BUDGET) */
 };
@@ -278,7 +285,9 @@ char *lc_lua_read_string(struct lc_lua_ctx *ctx, uint64_t ts, uint64_t *lenp,
 	uint64_t len = 0, tag = 0, bytes;
 	char *s;
 
-	if (!ts)
+	/* Every collectable object is an allocation of its own, aligned
+	 * for any type (lmem.c, LUAI_MAXALIGN). */
+	if (!ts || (ts & 7))
 		return NULL;
 	if (l->major <= 502) {
 		uint8_t tt;
@@ -359,36 +368,39 @@ static int node_read(struct lc_lua_ctx *ctx, uint64_t node,
 
 /* Visit the hash part of a table in node order (lua_next's order for
  * string keys).  Stops when fn returns false or *budget runs out. */
-void lc_lua_table_scan(struct lc_lua_ctx *ctx, uint64_t tbl, lc_node_fn *fn,
-		       void *arg, size_t *budget)
+int lc_lua_table_scan(struct lc_lua_ctx *ctx, uint64_t tbl, lc_node_fn *fn,
+		      void *arg, size_t *budget)
 {
 	const struct lc_layout *l = ctx->l;
 	uint64_t node, lsz;
 
-	if (!l->sz_node || !LC_HAS(l->node.val) || !LC_HAS(l->node.key_val) ||
-	    lc_lua_read_field(ctx, tbl, l->tab.lsizenode, &lsz) < 0 ||
+	if (!l->sz_node || !LC_HAS(l->node.val) || !LC_HAS(l->node.key_val))
+		return 0;	/* the layout cannot say: nothing to visit */
+	if (lc_lua_read_field(ctx, tbl, l->tab.lsizenode, &lsz) < 0 ||
 	    lsz > LC_MAX_LSIZENODE ||
 	    lc_read_u64(ctx->mem, tbl + (uint64_t)l->tab.node.off, &node) < 0)
-		return;
+		return -1;
 	for (uint64_t i = 0; i < (1ull << lsz); i++) {
 		struct lc_tvalue k, v;
 
 		if (*budget == 0)
-			return;
+			return 0;
 		(*budget)--;
 		if (node_read(ctx, node + i * l->sz_node, &k, &v) < 0)
-			return;
+			return -1;
 		if (base_type(l, v.tag) == 0)	/* nil or empty */
 			continue;
 		if (!fn(ctx, &k, &v, arg))
-			return;
+			return 0;
 	}
+	return 0;
 }
 
 struct find_key {
 	const char *key;
 	struct lc_tvalue val;
 	bool found;
+	bool damaged;		/* a key tagged string that is none */
 };
 
 static bool find_key_fn(struct lc_lua_ctx *ctx, const struct lc_tvalue *k,
@@ -400,6 +412,8 @@ static bool find_key_fn(struct lc_lua_ctx *ctx, const struct lc_tvalue *k,
 	if (base_type(ctx->l, k->tag) != 4)
 		return true;
 	s = lc_lua_read_string(ctx, k->value, NULL, NULL);
+	if (!s)
+		fk->damaged = true;
 	if (s && strcmp(s, fk->key) == 0) {
 		fk->val = *v;
 		fk->found = true;
@@ -413,6 +427,8 @@ struct gn_scan {
 	const char *mod;
 	size_t *budget;
 	bool keep_G;		/* 5.2: "_G.x" is a name of its own */
+	bool *damaged;		/* set where what the index reads does not
+				   read as what its tags say */
 };
 
 static void gname_add(struct lc_lua_ctx *ctx, uint64_t g, const struct lc_tvalue *v,
@@ -447,6 +463,8 @@ static bool gn_field_fn(struct lc_lua_ctx *ctx, const struct lc_tvalue *k,
 	if (base_type(ctx->l, k->tag) != 4 || base_type(ctx->l, v->tag) != 6)
 		return true;
 	key = lc_lua_read_string(ctx, k->value, NULL, NULL);
+	if (!key)
+		*sc->damaged = true;
 	if (key) {
 		if (sc->keep_G && strcmp(sc->mod, "_G") == 0) {
 			char *n = NULL;
@@ -473,8 +491,10 @@ static bool gn_module_fn(struct lc_lua_ctx *ctx, const struct lc_tvalue *k,
 	    (base_type(ctx->l, v->tag) != 5 && base_type(ctx->l, v->tag) != 6))
 		return true;
 	mod = lc_lua_read_string(ctx, k->value, NULL, NULL);
-	if (!mod)
+	if (!mod) {
+		*sc->damaged = true;
 		return true;
+	}
 	/* findfield: a function stored as package.loaded[mod] itself is
 	 * named mod. */
 	if (base_type(ctx->l, v->tag) == 6) {
@@ -483,7 +503,8 @@ static bool gn_module_fn(struct lc_lua_ctx *ctx, const struct lc_tvalue *k,
 		return true;
 	}
 	sub.mod = mod;
-	lc_lua_table_scan(ctx, v->value, gn_field_fn, &sub, sc->budget);
+	if (lc_lua_table_scan(ctx, v->value, gn_field_fn, &sub, sc->budget) < 0)
+		*sc->damaged = true;
 	free(mod);
 	return true;
 }
@@ -495,16 +516,18 @@ static void gnames_build(struct lc_lua_ctx *ctx, uint64_t g)
 	struct find_key fk = { .key = "_LOADED" };
 	struct lc_tvalue reg;
 	size_t budget = LC_MAX_NODE_READS;
-	uint64_t *p;
+	struct gn_vm *p;
+	bool *damaged;
 
 	for (size_t i = 0; i < ctx->ngn_vms; i++)
-		if (ctx->gn_vms[i] == g)
+		if (ctx->gn_vms[i].g == g)
 			return;
 	p = realloc(ctx->gn_vms, (ctx->ngn_vms + 1) * sizeof(*p));
 	if (!p)
 		return;
 	ctx->gn_vms = p;
-	ctx->gn_vms[ctx->ngn_vms++] = g;
+	ctx->gn_vms[ctx->ngn_vms] = (struct gn_vm){ .g = g };
+	damaged = &ctx->gn_vms[ctx->ngn_vms++].damaged;
 	if (!LC_HAS(l->G.l_registry) ||
 	    lc_lua_read_tvalue(ctx, g + (uint64_t)l->G.l_registry.off, &reg) < 0 ||
 	    base_type(l, reg.tag) != 5)
@@ -526,13 +549,26 @@ static void gnames_build(struct lc_lua_ctx *ctx, uint64_t g)
 			return;
 		fk.val = gt;
 	} else {
-		lc_lua_table_scan(ctx, reg.value, find_key_fn, &fk, &budget);
+		if (lc_lua_table_scan(ctx, reg.value, find_key_fn, &fk, &budget) < 0 ||
+		    fk.damaged)
+			*damaged = true;
 		if (!fk.found || base_type(l, fk.val.tag) != 5)
 			return;
 	}
 	struct gn_scan sc = { .g = g, .budget = &budget,
-			      .keep_G = l->major == 502 };
-	lc_lua_table_scan(ctx, fk.val.value, gn_module_fn, &sc, &budget);
+			      .keep_G = l->major == 502, .damaged = damaged };
+	if (lc_lua_table_scan(ctx, fk.val.value, gn_module_fn, &sc, &budget) < 0)
+		*damaged = true;
+}
+
+/* Whether VM g's index of package.loaded met memory that does not read
+ * as its tags say: a name not found there may be one lost. */
+static bool gnames_damaged(const struct lc_lua_ctx *ctx, uint64_t g)
+{
+	for (size_t i = 0; i < ctx->ngn_vms; i++)
+		if (ctx->gn_vms[i].g == g)
+			return ctx->gn_vms[i].damaged;
+	return false;
 }
 
 static const char *global_name(struct lc_lua_ctx *ctx, uint64_t g,
@@ -1782,6 +1818,11 @@ void lc_lua_frame(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 		return;
 	}
 	f->global_name = lc_strdup_or_null(global_name(ctx, st->g, ci->func));
+	/* A C function is named only from package.loaded: where its index
+	 * is damaged, a missing name may be a lost one. */
+	if (!f->global_name && !ci->bad && !ci->is_lua &&
+	    gnames_damaged(ctx, st->g))
+		f->partial = true;
 	if (!ci->is_lua) {
 		f->what = "C";
 		f->cfunc = ci->cfunc;

@@ -488,9 +488,10 @@ struct ctx {
 	long budget;		/* instruction steps left */
 	bool bad;		/* nonsense or a limit was hit: answer NULL */
 	bool out_of_range;	/* the code names a constant or upvalue
-				 * past the Proto's arrays, or fails 5.1's
-				 * checks: they are damaged, or the code
-				 * is */
+				 * past the Proto's arrays, or a constant
+				 * of a kind its instruction never has, or
+				 * fails 5.1's checks: they are damaged,
+				 * or the code is */
 };
 
 static void mark_bad(struct ctx *c)
@@ -948,6 +949,19 @@ static int symbexec51(struct ctx *c, int lastpc, int reg)
 	return last;
 }
 
+/* The string constant k[idx] of an operand the compiler only ever gives
+ * a string (5.1 GETGLOBAL; 5.4+ GETTABUP, GETFIELD, SELF's K[C]: lcode.c
+ * luaK_indexed keeps a key in the instruction only where isKstr): as
+ * kstring, and another kind is damage. */
+static int kstring_only(struct ctx *c, int idx, const char **s)
+{
+	int r = kstring(c, idx, s);
+
+	if (r == 0)
+		c->out_of_range = true;
+	return r;
+}
+
 /* Mirrors 5.1's kname: the string constant of an RK operand, or "?". */
 static const char *kname51(struct ctx *c, int rk)
 {
@@ -980,7 +994,7 @@ static const char *getobjname51(struct ctx *c, int pc, int reg,
 		case COP_GETGLOBAL: {
 			const char *s;
 
-			if (kstring(c, arg_bx(c, i), &s) != 1)
+			if (kstring_only(c, arg_bx(c, i), &s) != 1)
 				return NULL;
 			*name = s;
 			return "global";
@@ -1282,6 +1296,13 @@ static const char *kname54(struct ctx *c, int idx, const char **name)
 static const char *getobjname54(struct ctx *c, int lastpc, int reg,
 				const char **name, int depth);
 
+/* kname54 for a K[C] that can only be a string (kstring_only). */
+static void kname54_str(struct ctx *c, int idx, const char **name)
+{
+	if (kname54(c, idx, name) == NULL && idx >= 0 && idx < c->nk)
+		c->out_of_range = true;
+}
+
 /* Mirrors 5.4.7's basicgetobjname: locals, MOVE chains, upvalues and
  * constants; *ppc follows the chain to the instruction that set the
  * value, or -1. */
@@ -1348,7 +1369,7 @@ static void rkname54(struct ctx *c, int pc, uint32_t i, const char **name,
 		     int depth)
 {
 	if (c->self_k || arg_k54(i))
-		kname54(c, arg_c(c, i), name);
+		kname54_str(c, arg_c(c, i), name);
 	else
 		rname54(c, pc, arg_c(c, i), name, depth);
 }
@@ -1425,7 +1446,7 @@ static const char *getobjname54(struct ctx *c, int lastpc, int reg,
 	i = code_at(c, pc);
 	switch (op_of(c, i)) {
 	case COP_GETTABUP:
-		kname54(c, arg_c(c, i), name);
+		kname54_str(c, arg_c(c, i), name);
 		return isenv54(c, pc, i, true, depth);
 	case COP_GETTABLE:
 		rname54(c, pc, arg_c(c, i), name, depth);
@@ -1434,7 +1455,7 @@ static const char *getobjname54(struct ctx *c, int lastpc, int reg,
 		*name = "integer index";
 		return "field";
 	case COP_GETFIELD:
-		kname54(c, arg_c(c, i), name);
+		kname54_str(c, arg_c(c, i), name);
 		return isenv54(c, pc, i, false, depth);
 	case COP_SELF:
 		rkname54(c, pc, i, name, depth);

@@ -118,7 +118,8 @@ struct lc_proto_view {
 const char *lc_names_from_call(const struct lc_proto_view *p, int pc,
 			       const char **name);
 /* The same, and *damaged set (never cleared) when the code names a
- * constant or upvalue past p's arrays: a name lost to damage. */
+ * constant or upvalue past p's arrays, or a constant of a kind its
+ * instruction never has (a key no string): a name lost to damage. */
 const char *lc_names_from_call_checked(const struct lc_proto_view *p, int pc,
 				       const char **name, bool *damaged);
 

@@ -98,11 +98,13 @@ int lc_lua_mainthread(struct lc_lua_ctx *ctx, uint64_t g, uint64_t *ret);
 char *lc_lua_read_string(struct lc_lua_ctx *ctx, uint64_t ts, uint64_t *lenp,
 			 bool *truncated);
 /* Visit the used nodes of a table's hash part in node order; fn returns
- * false to stop.  At most *budget nodes are read (decremented). */
+ * false to stop.  At most *budget nodes are read (decremented).  Returns
+ * -1 if the table or one of its nodes could not be read (the visit then
+ * stops there), 0 otherwise, a spent budget included. */
 typedef bool lc_node_fn(struct lc_lua_ctx *ctx, const struct lc_tvalue *key,
 			const struct lc_tvalue *val, void *arg);
-void lc_lua_table_scan(struct lc_lua_ctx *ctx, uint64_t tbl, lc_node_fn *fn,
-		       void *arg, size_t *budget);
+int lc_lua_table_scan(struct lc_lua_ctx *ctx, uint64_t tbl, lc_node_fn *fn,
+		      void *arg, size_t *budget);
 /* The Proto at proto as a names view (code, constants, locals, upvalue
  * names); owned by ctx, NULL if unreadable. */
 const struct lc_proto_view *lc_lua_proto_view(struct lc_lua_ctx *ctx,

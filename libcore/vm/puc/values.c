@@ -1093,8 +1093,11 @@ static void table_entries(struct lc_lua_ctx *ctx, struct elist *el)
 			e->value = v;
 		}
 	}
-	if (tv->hsize > 0 && !el->nomem)
-		lc_lua_table_scan(ctx, tv->addr, entry_fn, el, &el->budget);
+	/* A hash part that does not read to its end is shown as far as it
+	 * does, marked. */
+	if (tv->hsize > 0 && !el->nomem &&
+	    lc_lua_table_scan(ctx, tv->addr, entry_fn, el, &el->budget) < 0)
+		el->o->value.partial = true;
 	if (!el->budget)
 		el->o->more_bounded = true;
 }
