@@ -56,20 +56,29 @@ for th in mut["threads"]:
 
 m = re.search(r"CallInfo (0x[0-9a-f]+), Proto", what)
 if sc == "hook-bit":
-    # The frame named from the damaged one: the next Lua frame inward.
+    # The damaged frame, and (5.3+, which name it from the damaged one)
+    # the next Lua frame inward.
     ci = m.group(1) if m else None
-    callee = None
+    release = re.search(r"Lua (\d+)\.(\d+)", what)
+    names_from_bit = release and (int(release.group(1)), int(release.group(2))) >= (5, 3)
+    frame = callee = None
     for th in mut["threads"]:
         fs = th["frames"]
         for i, f in enumerate(fs):
             if f.get("ci") == ci:
+                frame = f
                 inner = [g for g in fs[:i] if g["kind"] == "lua"]
                 callee = inner[-1] if inner else None
-    if callee is None:
-        bad.append("no frame called from CallInfo %s in the report" % ci)
-    elif not callee.get("partial"):
-        bad.append("the frame CallInfo %s calls (%s) is not marked partial"
-                   % (ci, callee.get("name")))
+    if frame is None:
+        bad.append("no frame of CallInfo %s in the report" % ci)
+    elif not frame.get("partial"):
+        bad.append("the damaged frame (CallInfo %s) is not marked partial" % ci)
+    if names_from_bit:
+        if callee is None:
+            bad.append("no frame called from CallInfo %s in the report" % ci)
+        elif not callee.get("partial"):
+            bad.append("the frame CallInfo %s calls (%s) is not marked partial"
+                       % (ci, callee.get("name")))
 elif sc in ("savedpc-null", "savedpc-below", "savedpc-odd", "lineinfo",
           "linedefined", "kind-bits", "k-self", "line-later"):
     ci = m.group(1) if m else None

@@ -44,9 +44,9 @@
  *                  the first delta up and the second down by as
  *                  much): the current line itself still looks right
  *   k-self         its Proto's constants pointer points at the Proto
- *   hook-bit       its CallInfo says it runs a hook (CIST_HOOKED, 5.3+:
- *                  the frame it calls is then named "hook" "?") while
- *                  the state allows hooks
+ *   hook-bit       its CallInfo says it runs a hook (CIST_HOOKED; 5.3+
+ *                  then name the frame it calls "hook" "?") while the
+ *                  state allows hooks
  * and on states:
  *   status-flip    the running lua_State's status says yielded
  *   co-header      a suspended coroutine's stack pointer moved 1 MiB
@@ -246,12 +246,13 @@ int main(int argc, char **argv)
 			put(p, l->p.k, p);
 		else if (strcmp(sc, "hook-bit") == 0) {
 			/* lstate.h CIST_HOOKED of each release; 5.1 has no
-			 * status bits, 5.2 names no frame from this one. */
+			 * status bits. */
 			unsigned bit = l->major == 505 ? 1u << 20 :
-				       l->release >= 50402 ? 1u << 3 : 1u << 2;
+				       l->release >= 50402 ? 1u << 3 :
+				       l->major == 502 ? 1u << 1 : 1u << 2;
 
-			if (l->major < 503)
-				skip("5.1 and 5.2 name no frame \"hook\"");
+			if (l->major == 501)
+				skip("5.1 has no status bits");
 			put(lf2->ci, l->ci.callstatus,
 			    rd(lf2->ci, l->ci.callstatus) | bit);
 		}

@@ -1860,6 +1860,10 @@ void lc_lua_frame(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 	}
 	if (ci->kind_mismatch)
 		f->partial = true;
+	/* The frame runs a hook (it is the one luaD_hook was called on)
+	 * while its state allows hooks: a status bit is damaged. */
+	if ((ci->callstatus & cist_of(ctx->l)->hooked) && hooks_allowed(ctx, st))
+		f->partial = true;
 	/* A C function's code lies in no memory the program can write
 	 * (where the memory's regions are known). */
 	{
