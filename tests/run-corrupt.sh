@@ -30,7 +30,7 @@ pass=0 fail=0 na=0
 
 for b in $builds; do
 	for sc in ci-cycle ci-next stack-outside stack-moved proto-sizes string-len gc-cycle gc-skip \
-		mainthread longjmp smashed-stack savedpc-null savedpc-below savedpc-odd \
+		mainthread loaded-table longjmp smashed-stack savedpc-null savedpc-below savedpc-odd \
 		lineinfo line-later linedefined kind-bits k-self hook-bit status-flip co-header ci-loops; do
 		# The coroutine scenarios need suspended coroutines.
 		case $sc in co-header|ci-loops) cell=yield_c ;; *) cell=coroutines3 ;; esac

@@ -10,7 +10,8 @@ WHAT is what tests/corrupt/corrupt printed.  Checks, for every scenario:
     frames differ (kind, what, line, name, in order) is marked partial.
 and per scenario what must be marked: the damaged frame (by its
 CallInfo) for the frame scenarios, the frame it calls for hook-bit, the thread whose state's status lies
-for status-flip, the VM whose list lost a coroutine for gc-skip, a
+for status-flip, the VM whose list lost a coroutine for gc-skip, every C frame
+named from the module whose table is unreadable for loaded-table, a
 damaged coroutine for co-header, a loop note for every
 changed coroutine for ci-loops.  Prints what is wrong; exit 1 if any."""
 import json
@@ -101,6 +102,18 @@ elif sc == "gc-skip":
     if not any(vm["partial"] and "not on the GC lists" in (vm.get("note") or "")
                for vm in mut["vms"]):
         bad.append("no VM is marked for the coroutine its list lost")
+elif sc == "loaded-table":
+    # Every C frame the unmodified core names from that module is either
+    # still named or marked.
+    onamed = {f["ci"] for th in orig["threads"] for f in th["frames"]
+              if f["kind"] == "lua" and f.get("what") == "C" and
+              (f.get("global_name") or "").startswith("coroutine.")}
+    if not onamed:
+        bad.append("the unmodified core names no C function from coroutine")
+    for th in mut["threads"]:
+        for f in th["frames"]:
+            if f.get("ci") in onamed and not f.get("global_name") and not f.get("partial"):
+                bad.append("C frame %s lost its name unmarked" % f["ci"])
 elif sc == "co-header":
     if not any(lt.get("status") == "damaged" for vm in mut["vms"] for lt in vm["threads"]):
         bad.append("no coroutine listed as damaged")

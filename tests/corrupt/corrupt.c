@@ -24,6 +24,9 @@
  *                  still ends where it should, one thread short
  *   mainthread     the global_State's mainthread is not its main thread
  *                  (5.5: its embedded main thread's l_G points elsewhere)
+ *   loaded-table   the table of module "coroutine" that names C functions
+ *                  (package.loaded.coroutine; 5.2: _G.coroutine) has its
+ *                  hash part in unmapped memory
  *   longjmp        the state's errorJmp chain leads into unmapped memory
  *   smashed-stack  the crashed thread's machine stack overwritten with
  *                  0x41 bytes above its stack pointer, like an overflow
@@ -71,6 +74,36 @@ static const struct lc_layout *l;
 static const uint8_t *raw;
 static struct { uint64_t addr; uint8_t bytes[512]; size_t len; } *patch;
 static size_t npatch;
+
+/* The table value stored under string key `key` in table tbl, or 0. */
+struct key_find {
+	const char *key;
+	uint64_t tbl;
+};
+
+static bool key_find_fn(struct lc_lua_ctx *c, const struct lc_tvalue *k,
+			const struct lc_tvalue *v, void *arg)
+{
+	struct key_find *kf = arg;
+	char *s;
+
+	if ((k->tag & 0x0f) != 4 || (v->tag & 0x0f) != 5)
+		return true;
+	s = lc_lua_read_string(c, k->value, NULL, NULL);
+	if (s && strcmp(s, kf->key) == 0)
+		kf->tbl = v->value;
+	free(s);
+	return kf->tbl == 0;
+}
+
+static uint64_t table_at_key(struct lc_lua_ctx *c, uint64_t tbl, const char *key)
+{
+	struct key_find kf = { .key = key };
+	size_t budget = 1000000;
+
+	lc_lua_table_scan(c, tbl, key_find_fn, &kf, &budget);
+	return kf.tbl;
+}
 
 static void die(const char *what)
 {
@@ -393,6 +426,27 @@ int main(int argc, char **argv)
 			put(g, l->G.mainthread, st.mainthread + 64);
 		else
 			put(st.mainthread, l->L.l_G, g + 64);
+	} else if (strcmp(sc, "loaded-table") == 0) {
+		struct lc_tvalue reg;
+		uint64_t mods = 0, co;
+
+		if (lc_lua_read_tvalue(ctx, g + (uint64_t)l->G.l_registry.off, &reg) < 0 ||
+		    (reg.tag & 0x0f) != 5)
+			die("cannot read the registry of the unmodified core");
+		if (l->major == 502) {
+			/* registry[LUA_RIDX_GLOBALS], array slot 2 */
+			struct lc_tvalue gt;
+
+			if (lc_lua_read_tvalue(ctx, rd(reg.value, l->tab.array) +
+						     l->sz_tvalue, &gt) == 0 &&
+			    (gt.tag & 0x0f) == 5)
+				mods = gt.value;
+		} else {
+			mods = table_at_key(ctx, reg.value, "_LOADED");
+		}
+		if (!mods || !(co = table_at_key(ctx, mods, "coroutine")))
+			skip("no coroutine module table");
+		put(co, l->tab.node, 0xdead0000);
 	} else if (strcmp(sc, "longjmp") == 0) {
 		put(L, l->L.errorJmp, 0xdead0000);
 	} else if (strcmp(sc, "smashed-stack") == 0) {
