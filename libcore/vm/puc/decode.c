@@ -1400,8 +1400,7 @@ static bool lines_hold(struct lc_lua_ctx *ctx, struct proto *p, uint64_t li,
 	const struct lc_layout *l = ctx->l;
 	uint64_t abs = 0;
 	int nabs = 0, next = 0, lo = 1, hi = INT_MAX - 1;
-	int64_t line = p->linedefined;
-	int32_t *all;
+	int64_t line = p->linedefined, min = INT64_MAX, max = INT64_MIN;
 	bool ok = true;
 
 	if (p->lines_tried)
@@ -1419,9 +1418,7 @@ static bool lines_hold(struct lc_lua_ctx *ctx, struct proto *p, uint64_t li,
 		if (nabs < 0 || nabs > n || !l->sz_abslineinfo)
 			return p->lines_ok = false;
 	}
-	all = malloc((size_t)n * sizeof(*all));
-	if (!all)
-		return p->lines_ok = true;	/* not known: not marked */
+	/* Only the extremes and the last line are kept. */
 	for (int at = 0; at < n && ok; ) {
 		int8_t d8[4096];
 		int32_t d32[1024];
@@ -1429,52 +1426,45 @@ static bool lines_hold(struct lc_lua_ctx *ctx, struct proto *p, uint64_t li,
 
 		if (m > n - at)
 			m = n - at;
-		if (l->major < 504) {
-			if (lc_read(ctx->mem, li + (uint64_t)at * 4, d32,
-				    (size_t)m * 4) < 0) {
-				ok = false;
-				break;
-			}
-			for (int i = 0; i < m; i++)
-				all[at + i] = d32[i];
-		} else {
-			if (lc_read(ctx->mem, li + (uint64_t)at, d8, (size_t)m) < 0) {
-				ok = false;
-				break;
-			}
-			for (int i = 0; i < m && ok; i++) {
-				if (d8[i] == -0x80) {
-					int apc, aline;
-					uint64_t a = abs + (uint64_t)next * l->sz_abslineinfo;
+		if (l->major < 504 ?
+		    lc_read(ctx->mem, li + (uint64_t)at * 4, d32, (size_t)m * 4) < 0 :
+		    lc_read(ctx->mem, li + (uint64_t)at, d8, (size_t)m) < 0) {
+			ok = false;
+			break;
+		}
+		for (int i = 0; i < m && ok; i++) {
+			if (l->major < 504) {
+				line = d32[i];
+			} else if (d8[i] == -0x80) {
+				int apc, aline;
+				uint64_t a = abs + (uint64_t)next * l->sz_abslineinfo;
 
-					if (next >= nabs ||
-					    rd_int(ctx, a, l->ali.pc, &apc) < 0 ||
-					    rd_int(ctx, a, l->ali.line, &aline) < 0 ||
-					    apc != at + i) {
-						ok = false;
-						break;
-					}
-					next++;
-					line = aline;
-				} else {
-					line += d8[i];
+				if (next >= nabs ||
+				    rd_int(ctx, a, l->ali.pc, &apc) < 0 ||
+				    rd_int(ctx, a, l->ali.line, &aline) < 0 ||
+				    apc != at + i) {
+					ok = false;
+					break;
 				}
+				next++;
+				line = aline;
+			} else {
+				line += d8[i];
 				if (line < INT_MIN || line > INT_MAX) {
 					ok = false;
 					break;
 				}
-				all[at + i] = (int32_t)line;
 			}
+			if (line < min)
+				min = line;
+			if (line > max)
+				max = line;
 		}
 		at += m;
 	}
 	if (ok && p->linedefined == 0)
-		hi = all[n - 1];
-	for (int i = 0; i < n && ok; i++)
-		if (all[i] < lo || all[i] > hi)
-			ok = false;
-	free(all);
-	return p->lines_ok = ok;
+		hi = (int)line;		/* the last instruction's */
+	return p->lines_ok = ok && min >= lo && max <= hi;
 }
 
 /* Line of pc.  5.1-5.3: lineinfo[pc] is absolute (ldebug.c:getfuncline /
