@@ -30,10 +30,17 @@ pass=0 fail=0 na=0
 
 for b in $builds; do
 	for sc in ci-cycle ci-next stack-outside stack-moved proto-sizes string-len gc-cycle gc-skip \
-		mainthread loaded-table longjmp smashed-stack savedpc-null savedpc-below savedpc-odd \
-		lineinfo line-later linedefined kind-bits k-self hook-bit status-flip co-header ci-loops; do
-		# The coroutine scenarios need suspended coroutines.
-		case $sc in co-header|ci-loops) cell=yield_c ;; *) cell=coroutines3 ;; esac
+		mainthread mainthread-other loaded-table longjmp smashed-stack savedpc-null savedpc-below \
+		savedpc-odd lineinfo line-later linedefined kind-bits k-self upval-desc \
+		startpc-order hook-bit ci-lost status-flip co-header ci-loops; do
+		# The coroutine scenarios need suspended coroutines; ci-lost a C
+		# function called from Lua, startpc-order a function with two
+		# locals (crash.lua's visit).
+		case $sc in
+		co-header|ci-loops) cell=yield_c ;;
+		ci-lost|startpc-order) cell=crash ;;
+		*) cell=coroutines3 ;;
+		esac
 		d=$out/$b/$cell
 		[ -f "$tmp/orig-$b-$cell.json" ] ||
 			"$inspect" --json --locals --stack "$d/core" "$d/exe" \

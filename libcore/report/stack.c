@@ -321,6 +321,8 @@ void lc_stack_decode(struct lc_target *t, struct lc_pass *pass, int tid,
 
 	long lost_run = -1;
 	size_t emitted;
+	/* Native frames a C frame of a state was placed at. */
+	bool *placed = calloc(nnf ? nnf : 1, sizeof(*placed));
 
 	for (size_t i = 0; i < nnf && !c.o.nomem; i++) {
 		struct lc_native_frame *n = &nf[i];
@@ -367,6 +369,8 @@ void lc_stack_decode(struct lc_target *t, struct lc_pass *pass, int tid,
 		    n->func_start == cc->w.frames[cc->next].cfunc) {
 			cur = live;
 			emit(&c, cc, false);
+			if (placed)
+				placed[i] = true;
 		} else if (cc && (roles & LC_ROLE_RUNS_LUA)) {
 			cur = live;
 			/* Pending C frames were not matched: show them here
@@ -414,6 +418,32 @@ void lc_stack_decode(struct lc_target *t, struct lc_pass *pass, int tid,
 				lost_run = (long)i;
 		}
 	}
+	/* A C function the interpreter called for Lua (its caller calls C
+	 * functions) has a CallInfo of the state running it.  One whose
+	 * native frame got none, while the CallInfo just past a state's
+	 * current one holds that very function, is a call the state's
+	 * current CallInfo pointer has lost: damage (a finished call's
+	 * frame is gone from the native stack). */
+	for (size_t j = 0; placed && in && j + 1 < nnf; j++) {
+		size_t k;
+
+		if (placed[j] || !nf[j].func_start ||
+		    !(native_roles(in, &nf[j + 1]) & LC_ROLE_CALLS_C))
+			continue;
+		for (k = 0; k < ncs; k++)
+			if (cs[k].w.after_cfunc == nf[j].func_start)
+				break;
+		if (k == ncs)
+			continue;
+		th->partial |= LC_PARTIAL_CHAIN;
+		if (!th->note)
+			asprintf(&th->note,
+				 "frame #%zu (%s) is a C function called for Lua, but the current CallInfo of lua_State 0x%" PRIx64 " is older than its call",
+				 j, nf[j].function ? nf[j].function : "??",
+				 cs[k].st.addr);
+		break;
+	}
+	free(placed);
 	if (lost_run >= 0) {
 		th->partial |= LC_PARTIAL_CHAIN;
 		if (!th->note)

@@ -79,6 +79,10 @@ struct lc_vwalk {
 	struct lc_vframe *frames;	/* innermost first */
 	size_t n;
 	bool partial;		/* the chain was broken, cyclic or too long */
+	uint64_t after_cfunc;	/* the C function in the slot of the call
+				   record just past the current one (a
+				   finished call's, or one a damaged
+				   current pointer lost), or 0 */
 	void *priv;		/* the family's own, freed with the walk */
 };
 

@@ -9,7 +9,9 @@ WHAT is what tests/corrupt/corrupt printed.  Checks, for every scenario:
   - nothing differs from the unmodified core unmarked: a thread whose
     frames differ (kind, what, line, name, in order) is marked partial.
 and per scenario what must be marked: the damaged frame (by its
-CallInfo) for the frame scenarios, the frame it calls for hook-bit, the thread whose state's status lies
+CallInfo) for the frame scenarios, the frame it calls for hook-bit,
+upval-desc and startpc-order, the thread of the C function
+a state lost for ci-lost, the report for mainthread-other, the thread whose state's status lies
 for status-flip, the VM whose list lost a coroutine for gc-skip, every C frame
 named from the module whose table is unreadable for loaded-table, a
 damaged coroutine for co-header, a loop note for every
@@ -56,7 +58,33 @@ for th in mut["threads"]:
         bad.append("thread %s: Lua frames differ from the unmodified core's, unmarked" % th["tid"])
 
 m = re.search(r"CallInfo (0x[0-9a-f]+), Proto", what)
-if sc == "hook-bit":
+if sc in ("upval-desc", "startpc-order"):
+    # Names from the damaged Proto's code: the frame it calls.
+    ci = m.group(1) if m else None
+    callee = None
+    found = False
+    for th in mut["threads"]:
+        fs = th["frames"]
+        for i, f in enumerate(fs):
+            if f.get("ci") == ci:
+                found = True
+                inner = [g for g in fs[:i] if g["kind"] == "lua"]
+                callee = inner[-1] if inner else None
+    if not found:
+        bad.append("no frame of CallInfo %s in the report" % ci)
+    elif callee is None:
+        bad.append("no frame called from CallInfo %s in the report" % ci)
+    elif not callee.get("partial"):
+        bad.append("the frame CallInfo %s calls (%s), named from its code, is not marked partial"
+                   % (ci, callee.get("name")))
+elif sc == "ci-lost":
+    if not any(th["partial"] and "older than its call" in (th.get("note") or "")
+               for th in mut["threads"]):
+        bad.append("no thread is marked for the C function its state's CallInfo lost")
+elif sc == "mainthread-other":
+    if not mut["process"]["partial"]:
+        bad.append("the report is not partial")
+elif sc == "hook-bit":
     # The damaged frame, and (5.3+, which name it from the damaged one)
     # the next Lua frame inward.
     ci = m.group(1) if m else None

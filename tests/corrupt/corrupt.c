@@ -24,6 +24,10 @@
  *                  still ends where it should, one thread short
  *   mainthread     the global_State's mainthread is not its main thread
  *                  (5.5: its embedded main thread's l_G points elsewhere)
+ *   mainthread-other  the global_State's mainthread is another thread of
+ *                  the VM, a coroutine (5.1-5.4)
+ *   ci-lost        the running state's current CallInfo is its caller's:
+ *                  the C function the interpreter called has none
  *   loaded-table   the table of module "coroutine" that names C functions
  *                  (package.loaded.coroutine; 5.2: _G.coroutine) has its
  *                  hash part in unmapped memory
@@ -47,6 +51,10 @@
  *                  the first delta up and the second down by as
  *                  much): the current line itself still looks right
  *   k-self         its Proto's constants pointer points at the Proto
+ *   upval-desc     its Proto's first upvalue description says the
+ *                  upvalue is register-held with 4, not 0 or 1 (5.2+)
+ *   startpc-order  a local of its Proto comes into scope after the
+ *                  next one does (locals are registered in order)
  *   hook-bit       its CallInfo says it runs a hook (CIST_HOOKED; 5.3+
  *                  then name the frame it calls "hook" "?") while the
  *                  state allows hooks
@@ -210,7 +218,8 @@ int main(int argc, char **argv)
 	if (strncmp(sc, "savedpc-", 8) == 0 || strcmp(sc, "lineinfo") == 0 ||
 	    strcmp(sc, "linedefined") == 0 || strcmp(sc, "kind-bits") == 0 ||
 	    strcmp(sc, "k-self") == 0 || strcmp(sc, "hook-bit") == 0 ||
-	    strcmp(sc, "line-later") == 0) {
+	    strcmp(sc, "line-later") == 0 || strcmp(sc, "upval-desc") == 0 ||
+	    strcmp(sc, "startpc-order") == 0) {
 		uint64_t func, cl, p, code, pc;
 
 		if (!lf2)
@@ -277,6 +286,28 @@ int main(int argc, char **argv)
 			}
 		} else if (strcmp(sc, "k-self") == 0)
 			put(p, l->p.k, p);
+		else if (strcmp(sc, "upval-desc") == 0) {
+			if (l->major == 501 || !LC_HAS(l->uvd.instack))
+				skip("5.1 keeps upvalue names only");
+			if (rd(p, l->p.sizeupvalues) == 0)
+				skip("the frame's function has no upvalues");
+			put(rd(p, l->p.upvalues), l->uvd.instack, 4);
+		} else if (strcmp(sc, "startpc-order") == 0) {
+			uint64_t lv = rd(p, l->p.locvars);
+			uint64_t n = rd(p, l->p.sizelocvars), i;
+
+			for (i = 0; i + 1 < n; i++) {
+				uint64_t a = lv + i * l->sz_locvar;
+
+				if (rd(a + l->sz_locvar, l->lv.startpc) + 1 <=
+				    rd(a, l->lv.endpc))
+					break;
+			}
+			if (i + 1 >= n)
+				skip("no two locals of the frame's function to reorder");
+			put(lv + i * l->sz_locvar, l->lv.startpc,
+			    rd(lv + (i + 1) * l->sz_locvar, l->lv.startpc) + 1);
+		}
 		else if (strcmp(sc, "hook-bit") == 0) {
 			/* lstate.h CIST_HOOKED of each release; 5.1 has no
 			 * status bits. */
@@ -419,6 +450,34 @@ int main(int argc, char **argv)
 			skip("no coroutine on the VM's list of all objects");
 		(void)at;
 		put(base, link, rd(obj, l->Lx.next));
+	} else if (strcmp(sc, "mainthread-other") == 0) {
+		uint64_t other = 0;
+
+		if (!LC_HAS(l->G.mainthread))
+			skip("5.5 embeds its main thread: no pointer to it");
+		for (size_t v = 0; v < r->nvms && !other; v++)
+			for (size_t k = 0; k < r->vms[v].nthreads; k++)
+				if (r->vms[v].g == g &&
+				    r->vms[v].threads[k].addr != st.mainthread) {
+					other = r->vms[v].threads[k].addr;
+					break;
+				}
+		if (!other)
+			skip("the VM has no coroutine");
+		put(g, l->G.mainthread, other);
+	} else if (strcmp(sc, "ci-lost") == 0) {
+		uint64_t prev;
+
+		if (l->major == 501) {
+			if (st.ci - st.base_ci < 2 * l->sz_callinfo)
+				skip("the running state has one CallInfo");
+			prev = st.ci - l->sz_callinfo;
+		} else {
+			prev = rd(st.ci, l->ci.previous);
+			if (!prev || prev == st.base_ci)
+				skip("the running state has one CallInfo");
+		}
+		put(L, l->L.ci, prev);
 	} else if (strcmp(sc, "mainthread") == 0) {
 		/* 5.5 has no pointer: its embedded main thread's l_G is
 		 * made to point elsewhere. */

@@ -13,7 +13,9 @@
  * Mutant i (of seed S) picks 1-3 learned fields, a field by picking a
  * field name first (so that every kind of field is edited, not mostly
  * stack slots), and gives each a typed edit: for a pointer, NULL,
- * another object that was read (of the wrong type), the field's own
+ * another object that was read (ptr-other; ptr-same when another field
+ * read by the same source line holds it: an object of the right type),
+ * the field's own
  * address or its containing object's (a self-loop), a sibling field's
  * value (a shared list node), misaligned, a step off, unmapped; for a
  * count or a line, 0, small ints, -1, 0x7fffffff, 0x80000000,
@@ -27,7 +29,15 @@
  * report: every thread's and coroutine's frames (kind, line, name), the
  * coroutines' statuses, which threads and coroutines there are.  A line
  * or name that becomes unknown (-1, 0, "", "?") is "line-lost" or
- * "name-lost", a wrong one "line" or "name".  The
+ * "name-lost", a wrong one "line" or "name"; when every difference is
+ * one a real state gives too, the class says so: "line-inside" (each
+ * line lies in its function's lines, from the unmutated core's Proto,
+ * or for a main chunk from 1 on: Lua stores no end for it),
+ * "line-past-file" (the same, but a main chunk's line is past the end
+ * of its file, which the report does not read), "tail-unnamed" (a
+ * frame became a tail call and lost its name, as Lua names no
+ * tail-called function).
+ * The
  * outcome of a mutant, worst first:
  *   sanitizer  the child died with a sanitizer report (or a signal)
  *   hang       the child ran over the timeout (30 s)
@@ -467,6 +477,43 @@ static uint64_t sibling(uint64_t addr, uint64_t v)
 	return 0;
 }
 
+/* The GC header tag of the object at a (CommonHeader: next, then tt),
+ * when it is one of a string's (5.1-5.5: 4, with 5.2+'s variant and
+ * collectable bits), else -1. */
+static int string_tag(uint64_t a)
+{
+	uint8_t *p = a && !(a & 7) ? fuzz_image_at(a, 16) : NULL;
+
+	if (!p)
+		return -1;
+	switch (p[8]) {
+	case 0x04: case 0x14: case 0x44: case 0x54:
+		return p[8];
+	default:
+		return -1;
+	}
+}
+
+/* Whether w points to an object of the type f's own value points to:
+ * another field read where f is (the same source line: a field of the
+ * same struct type) holds it, or both are strings of the same kind (a
+ * name for a name).  Not by line for TValues, whose pointee's type is
+ * their tag's. */
+static bool same_site(const struct field *f, uint64_t w)
+{
+	const struct site *s = &sites[f->site];
+	int tag = string_tag(orig_value(f));
+
+	if (tag >= 0 && string_tag(w) == tag)
+		return true;
+	if (!strncmp(s->name, "tv.", 3))
+		return false;
+	for (size_t i = 0; i < s->nfields; i++)
+		if (fields[s->fields[i]].ptr && orig_value(&fields[s->fields[i]]) == w)
+			return true;
+	return false;
+}
+
 static void edit_value(struct edit *e, uint64_t v, const char *kind)
 {
 	memcpy(e->bytes, &v, 8);
@@ -505,7 +552,8 @@ static void make_edit(struct edit *e, uint32_t fi)
 		case 1: {
 			uint64_t w = ptrvals[pick(nptrvals)];
 
-			edit_value(e, w != v ? w : v + 64, "ptr-other");
+			edit_value(e, w != v ? w : v + 64,
+				   w != v && same_site(f, w) ? "ptr-same" : "ptr-other");
 			return;
 		}
 		case 2: edit_value(e, f->addr, "ptr-self"); return;
@@ -513,11 +561,20 @@ static void make_edit(struct edit *e, uint32_t fi)
 		case 4: {
 			uint64_t w = sibling(f->addr, v);
 
-			edit_value(e, w ? w : container(f->addr), w ? "ptr-sibling" :
-				   "ptr-container");
+			edit_value(e, w ? w : container(f->addr),
+				   !w ? "ptr-container" :
+				   string_tag(v) >= 0 && string_tag(w) == string_tag(v) ?
+				   "ptr-same" : "ptr-sibling");
 			return;
 		}
-		case 5: edit_value(e, v + 1 + pick(7), "ptr-misalign"); return;
+		case 5: {
+			/* Off every alignment a pointer has (a step of 4 would
+			 * be the next Instruction of a saved pc). */
+			static const uint64_t off[] = { 1, 2, 3, 5, 6, 7 };
+
+			edit_value(e, v + off[pick(6)], "ptr-misalign");
+			return;
+		}
 		case 6: {
 			static const int64_t step[] = { -16, -8, -4, 4, 8, 16, 4096, -4096 };
 
@@ -605,6 +662,9 @@ struct sig {
 	char key[48];		/* "T1234#3", "C0x55..", "C0x55..#2" */
 	char val[160];		/* kind, line, name, status */
 	const char *cls;	/* what a change of val is: "line", ... */
+	int lo, hi;		/* "line" of the unmutated core: the lines
+				   of its function (0, 0: not known) */
+	int file_lines;		/* a main chunk's: its file's, or 0 */
 };
 
 struct outcome {
@@ -616,6 +676,100 @@ struct outcome {
 };
 
 static FILE *devnull;
+static bool ranging;		/* take() of the unmutated core: find the
+				   lines each Lua frame's function spans,
+				   and the threads' machine stacks */
+#define MAX_STACKS	64
+static struct { uint64_t lo, hi; } stacks[MAX_STACKS];
+static size_t nstacks;
+
+/* Whether addr is a word of a thread's machine stack in the unmutated
+ * core: from below its innermost frame's sp (the red zone and what the
+ * unwinder probes) to past its outermost frame's. */
+static bool on_stack(uint64_t addr)
+{
+	for (size_t i = 0; i < nstacks; i++)
+		if (addr >= stacks[i].lo && addr < stacks[i].hi)
+			return true;
+	return false;
+}
+
+/* The name a field is shown under: a word of a machine stack is one
+ * ("stack:" and the field the decoder first read it as), whatever read
+ * it first. */
+static const char *field_name(const struct field *f)
+{
+	static char buf[2][96];
+	static int k;
+
+	if (!on_stack(f->addr))
+		return sites[f->site].name;
+	k ^= 1;
+	snprintf(buf[k], sizeof(buf[k]), "stack:%s", sites[f->site].name);
+	return buf[k];
+}
+
+/* The lines the function of Lua frame f spans, in the unmutated core:
+ * a function's [linedefined, lastlinedefined] (from its Proto); a main
+ * chunk's from 1 on (Lua stores no last line for it, lastlinedefined
+ * 0: only its line info, the edited data, says where it ends), and
+ * *file_lines its file's lines (from the source it names) or 0; 0, 0
+ * when not known.  Its reads are not learned as fields. */
+static void line_range(const struct lc_frame *f, int *lo, int *hi,
+		       int *file_lines)
+{
+	static struct lc_lua_ctx *ctx;
+	const struct lc_layout *l = NULL;
+	void (*hook)(uint64_t, size_t) = lc_read_hook;
+
+	*lo = *hi = *file_lines = 0;
+	if (f->linedefined == 0) {
+		FILE *src = f->source && f->source[0] == '@' ?
+			    fopen(f->source + 1, "r") : NULL;
+		int c, n = 0;
+
+		*lo = 1;
+		*hi = INT32_MAX - 1;
+		if (!src)
+			return;
+		while ((c = getc(src)) != EOF)
+			n += c == '\n';
+		fclose(src);
+		*file_lines = n + 1;
+		return;
+	}
+	if (f->linedefined <= 0 || !f->state || !f->ci)
+		return;
+	lc_read_hook = NULL;
+	if (!ctx) {
+		struct lc_error *e = lc_test_ctx(target, &ctx);
+
+		lc_error_destroy(e);
+	}
+	if (ctx && !lc_layout_get(target, &l)) {
+		struct lc_lstate st;
+		struct lc_ci *cis = NULL;
+		size_t n = 0;
+		bool partial;
+		int64_t last;
+		struct lc_error *e = NULL;
+
+		if (lc_lua_state_read(ctx, f->state, &st) == 0 &&
+		    !(e = lc_lua_walk(ctx, &st, 4096, &cis, &n, &partial)))
+			for (size_t k = 0; k < n; k++)
+				if (cis[k].addr == f->ci && cis[k].is_lua &&
+				    cis[k].proto &&
+				    lc_lua_read_sfield(ctx, cis[k].proto,
+						       l->p.lastlinedefined, &last) == 0 &&
+				    last >= f->linedefined && last < INT32_MAX) {
+					*lo = f->linedefined;
+					*hi = (int)last;
+				}
+		lc_error_destroy(e);
+		free(cis);
+	}
+	lc_read_hook = hook;
+}
 
 static void sig_add(struct outcome *o, const char *cls, const char *key,
 		    const char *fmt, ...)
@@ -651,8 +805,13 @@ static void sig_frames(struct outcome *o, const char *prefix,
 		sig_add(o, "kind", key, "%s", f->what ? f->what : "?");
 		snprintf(key, sizeof(key), "%s#%zu.line", prefix, nl - 1);
 		sig_add(o, "line", key, "%d", f->currentline);
+		if (ranging && o->nsig)
+			line_range(f, &o->sig[o->nsig - 1].lo, &o->sig[o->nsig - 1].hi,
+				   &o->sig[o->nsig - 1].file_lines);
 		snprintf(key, sizeof(key), "%s#%zu.name", prefix, nl - 1);
 		sig_add(o, "name", key, "%s", f->name ? f->name : "");
+		snprintf(key, sizeof(key), "%s#%zu.tail", prefix, nl - 1);
+		sig_add(o, "tail", key, "%d", f->istailcall);
 	}
 }
 
@@ -682,6 +841,22 @@ static void take(bool scan, struct outcome *o, bool print)
 
 		if (t->partial)
 			o->inner_partial = true;
+		if (ranging && nstacks < MAX_STACKS) {
+			uint64_t lo = UINT64_MAX, hi = 0;
+
+			for (size_t k = 0; k < t->nframes; k++)
+				if (t->frames[k].kind == LC_FRAME_NATIVE &&
+				    t->frames[k].sp) {
+					if (t->frames[k].sp < lo)
+						lo = t->frames[k].sp;
+					if (t->frames[k].sp > hi)
+						hi = t->frames[k].sp;
+				}
+			if (hi) {
+				stacks[nstacks].lo = lo - 4096;
+				stacks[nstacks++].hi = hi + 4096;
+			}
+		}
 		snprintf(key, sizeof(key), "T%d", t->tid);
 		sig_add(o, "thread", key, "%zu states", t->nstates);
 		sig_frames(o, key, t->frames, t->nframes);
@@ -716,12 +891,47 @@ static const struct sig *find_sig(const struct outcome *o, const char *key)
 	return NULL;
 }
 
+/* Whether difference s -> t is one a real state gives too: a line the
+ * function spans (its line info is not otherwise constrained), or a
+ * frame that became a tail call and so lost its name (every Lua
+ * function may have been tail called, and Lua names none that was).
+ * *tail is set for the latter, *past for a main chunk's line past the
+ * end of its file (which the report does not read). */
+static bool plausible(const struct outcome *b, const struct sig *s,
+		      const struct sig *t, bool *tail, bool *past)
+{
+	if (!strcmp(s->cls, "line")) {
+		int v = atoi(t->val);
+
+		if (s->file_lines && v > s->file_lines)
+			*past = true;
+		return s->hi > 0 && v >= s->lo && v <= s->hi;
+	}
+	if (!strcmp(s->cls, "tail"))
+		return !strcmp(s->val, "0") && !strcmp(t->val, "1") && (*tail = true);
+	if (!strcmp(s->cls, "name") && !strcmp(t->val, "")) {
+		char key[48];
+		const struct sig *tl;
+		size_t len = strlen(s->key);
+
+		if (len < 5)
+			return false;
+		snprintf(key, sizeof(key), "%.*s.tail", (int)(len - 5), s->key);
+		tl = find_sig(b, key);
+		return tl && !strcmp(tl->val, "1") && (*tail = true);
+	}
+	return false;
+}
+
 /* The differences of b from a: their number; the first's class and
- * text in cls/what; each printed to verbose if set. */
+ * text in cls/what (the class "line-inside", "line-past-file" or
+ * "tail-unnamed" when every difference is plausible()); each printed to
+ * verbose if set. */
 static size_t diff(const struct outcome *a, const struct outcome *b,
 		   char *cls, size_t clsz, char *what, size_t wsz, FILE *verbose)
 {
 	size_t n = 0;
+	bool all = true, tail = false, past = false;
 
 	for (size_t i = 0; i < a->nsig; i++) {
 		const struct sig *s = &a->sig[i], *t = find_sig(b, s->key);
@@ -729,6 +939,8 @@ static size_t diff(const struct outcome *a, const struct outcome *b,
 
 		if (t && strcmp(s->val, t->val) == 0)
 			continue;
+		if (!t || !plausible(b, s, t, &tail, &past))
+			all = false;
 		if (t && (!strcmp(s->cls, "name") || !strcmp(s->cls, "line")) &&
 		    (!strcmp(t->val, "") || !strcmp(t->val, "?") ||
 		     !strcmp(t->val, "-1") || !strcmp(t->val, "0")))
@@ -753,6 +965,7 @@ static size_t diff(const struct outcome *a, const struct outcome *b,
 
 		if (find_sig(a, t->key))
 			continue;
+		all = false;
 		snprintf(w, sizeof(w), "%s: (none) -> %s", t->key, t->val);
 		if (!n++) {
 			snprintf(cls, clsz, "%s-extra", strchr("kln", t->cls[0]) ? "frame" : t->cls);
@@ -761,6 +974,9 @@ static size_t diff(const struct outcome *a, const struct outcome *b,
 		if (verbose)
 			fprintf(verbose, "  differs (extra) %s\n", w);
 	}
+	if (n && all)
+		snprintf(cls, clsz, "%s", tail ? "tail-unnamed" :
+			 past ? "line-past-file" : "line-inside");
 	return n;
 }
 
@@ -935,14 +1151,14 @@ static void run_one(uint64_t idx, const struct mutant *m, int timeout,
 		}
 	}
 	printf("%" PRIu64 "\t%s\t%s\t%s\t%d\t", idx, line,
-	       sites[fields[m->e[culprit].field].site].name, m->e[culprit].kind, m->n);
+	       field_name(&fields[m->e[culprit].field]), m->e[culprit].kind, m->n);
 	describe(stdout, m, ';');
 	printf("\t%.2f\n", secs);
 	fflush(stdout);
 	if (savedir && bad(line)) {
 		snprintf(name, sizeof(name), "%s-%.*s-%s-%s-%" PRIu64, prefix,
 			 (int)strcspn(line, "\t"), line,
-			 sites[fields[m->e[culprit].field].site].name,
+			 field_name(&fields[m->e[culprit].field]),
 			 m->e[culprit].kind, idx);
 		for (char *p = name; *p; p++)
 			if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_", *p))
@@ -1182,8 +1398,10 @@ int main(int argc, char **argv)
 	}
 	/* The baselines, learning every field they read. */
 	lc_read_hook = learn_hook;
+	ranging = true;
 	take(false, &base[0], false);
 	take(true, &base[1], false);
+	ranging = false;
 	lc_read_hook = NULL;
 	if (base[0].failed || base[1].failed) {
 		fprintf(stderr, "mutants: no report of the unmutated core\n");

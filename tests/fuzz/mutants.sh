@@ -71,29 +71,43 @@ fi
 secs=$(( $(date +%s) - t0 ))
 
 # results.tsv: cell idx outcome mode class first-diff field edit nedits
-# edits secs.  A class is (outcome, field, what differs); an edit to a
-# neighbouring value (plus1, minus1-of, small, ptr-step) may give a state
-# the process could really have been in, so such mutants are counted
-# apart ("plausible"): the others' data is absurd and checkable.
+# edits secs.  A class is (outcome, field, what differs).  A mutant that
+# may give a state the process could really have been in is counted
+# apart ("plausible"); the others' data is absurd and checkable:
+#  - an edit to a neighbouring value (plus1, minus1-of, small, ptr-step);
+#  - a pointer to another object of its field's own type (ptr-same: the
+#    value of another field read by the same source line, or a string
+#    of the same kind for a string);
+#  - a local's startpc set to 0 (in scope from the function's start, as
+#    every parameter is);
+#  - a mutant whose every difference is a line inside its function's
+#    lines ("line-inside": line info is not otherwise constrained; a
+#    main chunk's lines run from 1 on, as Lua stores no end for it, and
+#    "line-past-file" counts those past the end of the script's file,
+#    which the report does not read) or a frame that became a tail call
+#    and lost its name ("tail-unnamed": any Lua function may have been
+#    tail called, and Lua names none that was), as the oracle
+#    (mutants.c) judges them.
 awk -F'\t' -v bin="$bin" -v fx="$fixtures" -v seed="$seed" -v secs="$secs" \
 	-v classes="$out/classes.tsv" '
-function plausible(e) { return e == "plus1" || e == "minus1-of" || e == "small" || e == "ptr-step" }
+function edit_plausible(e) { return e == "plus1" || e == "minus1-of" || e == "small" || e == "ptr-step" || e == "ptr-same" }
+function plausible_m() { return edit_plausible($8) || ($7 == "lv.startpc" && $8 == "zero") || $5 == "line-inside" || $5 == "line-past-file" || $5 == "tail-unnamed" }
 # Words of a machine stack the unwinder reads (return addresses, saved
 # registers): another valid return address gives another valid stack,
 # as gdb and eu-stack would show it too.
-function native(f) { return f ~ /^core_memory_read@|unwind\.c/ }
+function native(f) { return f ~ /^core_memory_read@|unwind\.c|^stack:/ }
 { n++; o[$3]++; if ($11 > 30) slow++
   if ($3 == "silent" || $3 == "unmarked" || $3 == "hang" || $3 == "sanitizer") {
 	k = $3 "\t" $7 "\t" $5
 	cnt[k]++
-	if (plausible($8)) { pl[k]++; opl[$3]++ }
+	if (plausible_m()) { pl[k]++; opl[$3]++; if ($5 == "line-past-file") opast[$3]++ }
 	else if (native($7)) onat[$3]++
 	if (!index(" " eds[k] " ", " " $8 " ")) eds[k] = eds[k] (eds[k] ? " " : "") $8
 	split($1, cs, "/")
 	if (!index(" " rel[k] " ", " " cs[1] " ")) rel[k] = rel[k] (rel[k] ? " " : "") cs[1]
-	if (!(k in ex) || (plausible(exe[k]) && !plausible($8))) {
+	if (!(k in ex) || (expl[k] && !plausible_m())) {
 		ex[k] = sprintf("%s/mutants -s %s --only %s %s/%s/core %s/%s/exe", bin, seed, $2, fx, $1, fx, $1)
-		ex_d[k] = $6; exe[k] = $8; excell[k] = $1; exidx[k] = $2
+		ex_d[k] = $6; expl[k] = plausible_m(); excell[k] = $1; exidx[k] = $2
 	}
   }
 }
@@ -101,7 +115,7 @@ END {
 	printf "%d mutants over %d cores in %d s: %d same, %d marked partial, %d nothing shown (error)\n",
 		n, cores, secs, o["same"], o["marked"], o["error"]
 	printf "sanitizer reports: %d\nruns over 30 s: %d (hang %d)\n", o["sanitizer"], slow, o["hang"]
-	printf "silent wrong answers: %d (%d of them from plausible edits, %d from machine-stack words)\n", o["silent"], opl["silent"], onat["silent"]
+	printf "silent wrong answers: %d (%d of them from plausible edits, %d of those a main chunk line past its file; %d from machine-stack words)\n", o["silent"], opl["silent"], opast["silent"], onat["silent"]
 	printf "unmarked partial results: %d (%d of them from plausible edits)\n", o["unmarked"], opl["unmarked"]
 	m = 0
 	for (k in cnt) keys[++m] = k

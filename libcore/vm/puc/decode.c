@@ -270,9 +270,25 @@ int lc_lua_mainthread(struct lc_lua_ctx *ctx, uint64_t g, uint64_t *ret)
 		*ret = g + (uint64_t)l->G.mainth.off;
 		return 0;
 	}
-	if (!LC_HAS(l->G.mainthread))
+	if (!LC_HAS(l->G.mainthread) ||
+	    lc_read_u64(ctx->mem, g + (uint64_t)l->G.mainthread.off, ret) < 0)
 		return -1;
-	return lc_read_u64(ctx->mem, g + (uint64_t)l->G.mainthread.off, ret);
+	/* lstate.c lua_newstate allocates the main thread and the
+	 * global_State together (struct LG): where the DWARF gives LG
+	 * and a thread of this global_State sits there, a main thread
+	 * anywhere else is damage. */
+	if (l->lg_g_minus_l > 0 && !l->lg_derived &&
+	    *ret != g - (uint64_t)l->lg_g_minus_l) {
+		uint64_t at = g - (uint64_t)l->lg_g_minus_l, ag;
+		uint8_t tt;
+
+		if (lc_read_u8(ctx->mem, at + (uint64_t)l->L.tt.off, &tt) == 0 &&
+		    (tt & 0x3f) == TAG_THREAD &&
+		    lc_read_u64(ctx->mem, at + (uint64_t)l->L.l_G.off, &ag) == 0 &&
+		    ag == g)
+			return -1;
+	}
+	return 0;
 }
 
 /* Copy a TString's bytes (at most LC_MAX_STR).  Returns a malloc'd
@@ -889,6 +905,26 @@ static int read_ci(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 	return 0;
 }
 
+uint64_t lc_lua_ci_after(struct lc_lua_ctx *ctx, const struct lc_lstate *st)
+{
+	const struct lc_layout *l = ctx->l;
+	uint64_t next;
+	struct lc_ci c;
+
+	if (l->major == 501) {
+		/* end_ci is the array's last entry (lstate.c stack_init). */
+		next = st->ci + l->sz_callinfo;
+		if (!st->end_ci || st->ci >= st->end_ci || next > st->end_ci)
+			return 0;
+	} else if (lc_read_u64(ctx->mem, st->ci + (uint64_t)l->ci.next.off,
+			       &next) < 0 || !next || (next & 7)) {
+		return 0;
+	}
+	if (read_ci(ctx, st, next, &c) < 0 || c.bad || c.is_lua)
+		return 0;
+	return c.cfunc;
+}
+
 int lc_lua_ci_prev(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 		   struct lc_ci_cursor *c, uint64_t ci, uint64_t *prev)
 {
@@ -1103,6 +1139,54 @@ static bool k_tag_ok(const struct lc_layout *l, unsigned tag)
 	}
 }
 
+/* Whether p's locals hold every register its closures capture: an
+ * upvalue a CLOSURE takes from the stack (instack: lparser.c newupvalue,
+ * a VLOCAL) is the register of a local active there (5.4+ activate a
+ * local function's own name just after its CLOSURE, lparser.c
+ * localfunc).  A child or an upvalue description that cannot be read
+ * proves nothing and is passed over; at most LC_MAX_UPVALS * 16
+ * descriptions are read. */
+static bool captures_hold(struct lc_lua_ctx *ctx, const struct proto *p)
+{
+	const struct lc_layout *l = ctx->l;
+	int sizep, budget = LC_MAX_UPVALS * 16;
+	uint64_t parr;
+
+	if (l->major < 502 || !LC_HAS(l->p.p) || !LC_HAS(l->p.sizep) ||
+	    !LC_HAS(l->uvd.instack) || !LC_HAS(l->uvd.idx) || !l->sz_upvaldesc ||
+	    rd_int(ctx, p->addr, l->p.sizep, &sizep) < 0 || sizep <= 0 ||
+	    lc_read_u64(ctx->mem, p->addr + (uint64_t)l->p.p.off, &parr) < 0 ||
+	    !parr || (parr & 7))
+		return true;
+	for (int pc = 0; pc < p->sizecode && budget > 0; pc++) {
+		int k = lc_names_closure_child(&p->view, pc), nup, nact, next;
+		uint64_t child, ups;
+
+		if (k < 0 || k >= sizep ||
+		    lc_read_u64(ctx->mem, parr + 8 * (uint64_t)k, &child) < 0 ||
+		    !gc_tag_is(ctx, child, proto_tag(l)) ||
+		    rd_int(ctx, child, l->p.sizeupvalues, &nup) < 0 ||
+		    nup <= 0 || nup > LC_MAX_UPVALS ||
+		    lc_read_u64(ctx->mem, child + (uint64_t)l->p.upvalues.off, &ups) < 0 ||
+		    !ups)
+			continue;
+		nact = lc_names_active(&p->view, pc);
+		next = lc_names_active(&p->view, pc + 1);
+		if (next > nact)
+			nact = next;
+		for (int u = 0; u < nup && budget-- > 0; u++) {
+			uint64_t d = ups + (uint64_t)u * l->sz_upvaldesc, instack, idx;
+
+			if (lc_lua_read_field(ctx, d, l->uvd.instack, &instack) < 0 ||
+			    lc_lua_read_field(ctx, d, l->uvd.idx, &idx) < 0)
+				break;
+			if (instack == 1 && idx >= (uint64_t)nact)
+				return false;
+		}
+	}
+	return true;
+}
+
 /* Load what naming needs: code, string constants, locals, upvalue names.
  * Anything unreadable is left empty (names then come out NULL). */
 static bool proto_load_names(struct lc_lua_ctx *ctx, struct proto *p)
@@ -1196,6 +1280,14 @@ static bool proto_load_names(struct lc_lua_ctx *ctx, struct proto *p)
 				    p->locvars[i].startpc > p->locvars[i].endpc ||
 				    p->locvars[i].endpc > p->sizecode)
 					p->names_damaged = true;
+				/* Locals are registered as they come into
+				 * scope (lparser.c adjustlocalvars; 5.1-5.3
+				 * register at the declaration and set startpc
+				 * there, in the same order), so their starts
+				 * never go back. */
+				if (i > 0 && p->locvars[i].startpc <
+					     p->locvars[i - 1].startpc)
+					p->names_damaged = true;
 			}
 		}
 	}
@@ -1211,10 +1303,11 @@ static bool proto_load_names(struct lc_lua_ctx *ctx, struct proto *p)
 			p->nupvals = nup;
 			for (int i = 0; i < nup; i++) {
 				uint64_t name = 0;
+				uint64_t d = upaddr + (uint64_t)i * l->sz_upvaldesc;
 				uint64_t a = l->major == 501 ?
 					upaddr + (uint64_t)i * 8 :
-					upaddr + (uint64_t)i * l->sz_upvaldesc +
-					(uint64_t)l->uvd.name.off;
+					d + (uint64_t)l->uvd.name.off;
+				int instack = 0, kind = 0;
 
 				if (l->major != 501 && !l->sz_upvaldesc)
 					break;
@@ -1222,6 +1315,19 @@ static bool proto_load_names(struct lc_lua_ctx *ctx, struct proto *p)
 					p->names_damaged = true;
 				p->upvalnames[i] = lc_lua_read_string(ctx, name, NULL, NULL);
 				if (name && !p->upvalnames[i])
+					p->names_damaged = true;
+				/* 5.2+: whether the upvalue is a register of
+				 * the enclosing function is a boolean
+				 * (lparser.c newupvalue); 5.4+ its kind is the
+				 * variable's (lparser.h VDKREG..RDKCTC, 5.5 up
+				 * to GDKCONST). */
+				if (l->major != 501 &&
+				    ((LC_HAS(l->uvd.instack) &&
+				      (rd_int(ctx, d, l->uvd.instack, &instack) < 0 ||
+				       instack < 0 || instack > 1)) ||
+				     (LC_HAS(l->uvd.kind) &&
+				      (rd_int(ctx, d, l->uvd.kind, &kind) < 0 ||
+				       kind < 0 || kind > (l->major >= 505 ? 6 : 3)))))
 					p->names_damaged = true;
 				if (!name)
 					unnamed = true;
@@ -1260,6 +1366,8 @@ static bool proto_load_names(struct lc_lua_ctx *ctx, struct proto *p)
 		.numparams = np, .is_vararg = isva, .maxstacksize = maxs,
 		.stripped = li == 0,
 	};
+	if (li && !p->names_damaged && !captures_hold(ctx, p))
+		p->names_damaged = true;
 	p->names_ok = true;
 	return true;
 }

@@ -154,6 +154,7 @@ static struct lc_error *puc_walk(struct lc_pass *pass,
 	ret->partial = partial;
 	if (err)
 		return err;
+	ret->after_cfunc = lc_lua_ci_after(pass->ctx, &run);
 	ret->frames = calloc(n ? n : 1, sizeof(*ret->frames));
 	if (!ret->frames) {
 		free(cis);

@@ -647,6 +647,7 @@ struct lc_error *lc_layout_open(struct lc_program *t, struct lc_layout **ret)
 	P(k); P(sizek); P(locvars); P(sizelocvars); P(upvalues);
 	P(sizeupvalues); P(numparams); P(is_vararg); P(maxstacksize);
 	P(flag);	/* 5.5: PF_VAHID, PF_VATAB instead of is_vararg */
+	P(p); P(sizep);
 #undef P
 	l->ali.pc = field(&D[T_ABSLINEINFO], F[T_ABSLINEINFO], "pc");
 	l->ali.line = field(&D[T_ABSLINEINFO], F[T_ABSLINEINFO], "line");
@@ -656,6 +657,9 @@ struct lc_error *lc_layout_open(struct lc_program *t, struct lc_layout **ret)
 	l->lv.endpc = field(&D[T_LOCVAR], F[T_LOCVAR], "endpc");
 	l->sz_locvar = F[T_LOCVAR] ? type_size(&D[T_LOCVAR]) : 0;
 	l->uvd.name = field(&D[T_UPVALDESC], F[T_UPVALDESC], "name");
+	l->uvd.instack = field(&D[T_UPVALDESC], F[T_UPVALDESC], "instack");
+	l->uvd.idx = field(&D[T_UPVALDESC], F[T_UPVALDESC], "idx");
+	l->uvd.kind = field(&D[T_UPVALDESC], F[T_UPVALDESC], "kind");
 	l->sz_upvaldesc = F[T_UPVALDESC] ? type_size(&D[T_UPVALDESC]) : 0;
 
 	/* Strings: where the bytes start differs per version. */

@@ -86,7 +86,7 @@ struct lc_layout {
 			sizecode, lineinfo, sizelineinfo, abslineinfo,
 			sizeabslineinfo, k, sizek, locvars, sizelocvars,
 			upvalues, sizeupvalues, numparams, is_vararg,
-			maxstacksize, flag;
+			maxstacksize, flag, p, sizep;
 	} p;
 	struct {
 		struct lc_field pc, line;
@@ -95,7 +95,7 @@ struct lc_layout {
 		struct lc_field varname, startpc, endpc;
 	} lv;
 	struct {
-		struct lc_field name;
+		struct lc_field name, instack, idx, kind;	/* kind: 5.4+ */
 	} uvd;
 	struct {
 		struct lc_field tt, len, shrlen, lnglen;

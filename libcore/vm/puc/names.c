@@ -1654,6 +1654,27 @@ const char *lc_names_from_call_checked(const struct lc_proto_view *p, int pc,
 	return what;
 }
 
+int lc_names_closure_child(const struct lc_proto_view *p, int pc)
+{
+	struct ctx c;
+	uint32_t i;
+
+	if (!ctx_init(&c, p) || pc < 0 || pc >= c.ncode)
+		return -1;
+	i = code_at(&c, pc);
+	return op_of(&c, i) == COP_CLOSURE ? arg_bx(&c, i) : -1;
+}
+
+int lc_names_active(const struct lc_proto_view *p, int pc)
+{
+	int n = 0;
+
+	for (int i = 0; p && p->locvars && i < p->nlocvars; i++)
+		if (p->locvars[i].startpc <= pc && pc < p->locvars[i].endpc)
+			n++;
+	return n;
+}
+
 const char *lc_names_local(const struct lc_proto_view *p, int n, int pc)
 {
 	int nlocvars;

@@ -134,6 +134,13 @@ struct lc_error *lc_lua_walk(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 			     size_t max, struct lc_ci **ret, size_t *nret,
 			     bool *partial);
 
+/* The C function in the slot of the CallInfo just past st's current one
+ * (5.1: the next array entry; 5.2+: ci->next, kept for reuse, lstate.c
+ * luaE_extendCI), or 0 when there is none or it holds no C function.
+ * That CallInfo is a finished call's, whose slot its results have
+ * mostly overwritten, or, where st->ci is damaged, the running call's. */
+uint64_t lc_lua_ci_after(struct lc_lua_ctx *ctx, const struct lc_lstate *st);
+
 /* One step down a CallInfo chain, for every walk of one: from ci to the
  * CallInfo it was called from (5.1: the array entry below; 5.2+:
  * previous, whose next must be ci).  A cursor starts zeroed per walk;
