@@ -58,19 +58,25 @@ for th in mut["threads"]:
         bad.append("thread %s: Lua frames differ from the unmodified core's, unmarked" % th["tid"])
 
 m = re.search(r"CallInfo (0x[0-9a-f]+), Proto", what)
-if sc in ("upval-desc", "startpc-order"):
-    # Names from the damaged Proto's code: the frame it calls.
-    ci = m.group(1) if m else None
-    callee = None
-    found = False
+
+
+def frame_and_callee(ci):
+    """The frame of CallInfo ci and the next Lua frame inward (the one it
+    calls), each None if not in the report."""
     for th in mut["threads"]:
         fs = th["frames"]
         for i, f in enumerate(fs):
             if f.get("ci") == ci:
-                found = True
                 inner = [g for g in fs[:i] if g["kind"] == "lua"]
-                callee = inner[-1] if inner else None
-    if not found:
+                return f, inner[-1] if inner else None
+    return None, None
+
+
+if sc in ("upval-desc", "startpc-order"):
+    # Names from the damaged Proto's code: the frame it calls.
+    ci = m.group(1) if m else None
+    frame, callee = frame_and_callee(ci)
+    if frame is None:
         bad.append("no frame of CallInfo %s in the report" % ci)
     elif callee is None:
         bad.append("no frame called from CallInfo %s in the report" % ci)
@@ -90,14 +96,7 @@ elif sc == "hook-bit":
     ci = m.group(1) if m else None
     release = re.search(r"Lua (\d+)\.(\d+)", what)
     names_from_bit = release and (int(release.group(1)), int(release.group(2))) >= (5, 3)
-    frame = callee = None
-    for th in mut["threads"]:
-        fs = th["frames"]
-        for i, f in enumerate(fs):
-            if f.get("ci") == ci:
-                frame = f
-                inner = [g for g in fs[:i] if g["kind"] == "lua"]
-                callee = inner[-1] if inner else None
+    frame, callee = frame_and_callee(ci)
     if frame is None:
         bad.append("no frame of CallInfo %s in the report" % ci)
     elif not frame.get("partial"):
