@@ -1016,7 +1016,7 @@ struct lc_error *lc_unwind_thread(struct lc_unwinder *u,
 	 * CFI says it has no caller.  One that ends in another function
 	 * (its return address or saved frame pointer damaged, read as
 	 * the end) lost its callers. */
-	if (t->kind != LC_PROGRAM_CALLBACK && t->dwfl && !*partial && c.n > 1 &&
+	if (t->kind != LC_PROGRAM_CALLBACK && t->dwfl && !*partial && c.n > 0 &&
 	    c.frames[c.n - 1].function &&
 	    !is_thread_entry(c.frames[c.n - 1].function) &&
 	    !(t->kind == LC_PROGRAM_LIVE && lc_program_thread_born(t, tid))) {
