@@ -1158,11 +1158,12 @@ static bool captures_hold(struct lc_lua_ctx *ctx, const struct proto *p)
 	    lc_read_u64(ctx->mem, p->addr + (uint64_t)l->p.p.off, &parr) < 0 ||
 	    !parr || (parr & 7))
 		return true;
-	for (int pc = 0; pc < p->sizecode && budget > 0; pc++) {
-		int k = lc_names_closure_child(&p->view, pc), nup, nact, next;
+	for (int pc = 0, k; budget > 0 &&
+			    (pc = lc_names_next_closure(&p->view, pc, &k)) >= 0; pc++) {
+		int nup, nact, next;
 		uint64_t child, ups;
 
-		if (k < 0 || k >= sizep ||
+		if (k >= sizep ||
 		    lc_read_u64(ctx->mem, parr + 8 * (uint64_t)k, &child) < 0 ||
 		    !gc_tag_is(ctx, child, proto_tag(l)) ||
 		    rd_int(ctx, child, l->p.sizeupvalues, &nup) < 0 ||

@@ -1654,23 +1654,30 @@ const char *lc_names_from_call_checked(const struct lc_proto_view *p, int pc,
 	return what;
 }
 
-int lc_names_closure_child(const struct lc_proto_view *p, int pc)
+int lc_names_next_closure(const struct lc_proto_view *p, int pc, int *child)
 {
 	struct ctx c;
-	uint32_t i;
 
-	if (!ctx_init(&c, p) || pc < 0 || pc >= c.ncode)
+	if (!ctx_init(&c, p))
 		return -1;
-	i = code_at(&c, pc);
-	return op_of(&c, i) == COP_CLOSURE ? arg_bx(&c, i) : -1;
+	for (; pc >= 0 && pc < c.ncode; pc++) {
+		uint32_t i = code_at(&c, pc);
+
+		if (op_of(&c, i) == COP_CLOSURE) {
+			*child = arg_bx(&c, i);
+			return pc;
+		}
+	}
+	return -1;
 }
 
 int lc_names_active(const struct lc_proto_view *p, int pc)
 {
 	int n = 0;
 
-	for (int i = 0; p && p->locvars && i < p->nlocvars; i++)
-		if (p->locvars[i].startpc <= pc && pc < p->locvars[i].endpc)
+	for (int i = 0; p && p->locvars && i < p->nlocvars &&
+			p->locvars[i].startpc <= pc; i++)
+		if (pc < p->locvars[i].endpc)
 			n++;
 	return n;
 }

@@ -128,12 +128,14 @@ const char *lc_names_from_call_checked(const struct lc_proto_view *p, int pc,
  * from p->locvars, or is the static "?" for an unreadable name. */
 const char *lc_names_local(const struct lc_proto_view *p, int n, int pc);
 
-/* The index in p's array of functions of the one the CLOSURE at pc
- * makes, or -1 when the instruction at pc is none. */
-int lc_names_closure_child(const struct lc_proto_view *p, int pc);
+/* The pc of the first CLOSURE of p at or after pc, with in *child the
+ * index in p's array of functions of the one it makes; -1 when there is
+ * none. */
+int lc_names_next_closure(const struct lc_proto_view *p, int pc, int *child);
 
 /* How many locals of p are active at pc: they hold registers 0 up to
- * that (ldebug.c luaF_getlocalname counts them so). */
+ * that (counted as lfunc.c luaF_getlocalname counts them, in order of
+ * startpc). */
 int lc_names_active(const struct lc_proto_view *p, int pc);
 
 #endif /* LC_LUA_NAMES_H */
