@@ -198,6 +198,23 @@ static void report_quality(const struct lc_profile *p, FILE *out)
 	fprintf(out, "luacore-sample: target stopped %.3f s in all, per sample median %.1f us, p99 %.1f us; sampler CPU %.2f s\n",
 		q->stop_total_s, q->stop_median_us, q->stop_p99_us,
 		q->sampler_cpu_s);
+	if (!p->wall && q->cpu_used_ns > 0) {
+		uint64_t points = q->taken + q->found_asleep + q->found_waiting;
+
+		fprintf(out, "luacore-sample: CPU: %s used %.2f s; the samples charge %.2f s (%.0f%%); %.2f s was used between samples by threads not on a CPU at their next sample point, and is charged to no stack\n",
+			p->pid ? "the process" : "the threads",
+			(double)q->cpu_used_ns / 1e9,
+			(double)q->cpu_charged_ns / 1e9,
+			100.0 * (double)q->cpu_charged_ns / (double)q->cpu_used_ns,
+			(double)q->cpu_between_ns / 1e9);
+		fprintf(out, "luacore-sample: threads stopped at a point and found not on a CPU: %llu waiting in a system call, %llu waiting for a CPU; %llu stops too late to count\n",
+			(unsigned long long)q->found_asleep,
+			(unsigned long long)q->found_waiting,
+			(unsigned long long)q->late_stops);
+		if (points > 100 && q->found_waiting * 4 > points)
+			fprintf(out, "luacore-sample: warning: at %.0f%% of the points a runnable thread was waiting for a CPU: the machine has no CPU to spare, the sampler's own included; shares between threads that compete for CPUs can be off by several points (a lower --rate costs less)\n",
+				100.0 * (double)q->found_waiting / (double)points);
+	}
 	if (!q->realtime)
 		fputs("luacore-sample: not allowed real-time priority (CAP_SYS_NICE or RLIMIT_RTPRIO): a thread that shares the sampler's CPU is sampled late, when it sleeps or its time slice ends\n", out);
 }

@@ -62,8 +62,23 @@ struct lc_prof_quality {
 	uint64_t lost_gone;	/* the thread exited meanwhile */
 	uint64_t lost_inconsistent; /* the Lua state failed validation */
 	uint64_t truncated;	/* stacks cut at the frame limit */
-	uint64_t idle_skipped;	/* threads that used no CPU since the last
-				   tick (CPU mode) */
+	uint64_t idle_skipped;	/* threads not on a CPU at the tick, not
+				   stopped (CPU mode) */
+	uint64_t found_asleep;	/* threads stopped and found asleep in a
+				   system call: not on a CPU, no sample
+				   (CPU mode) */
+	uint64_t found_waiting;	/* stopped and found waiting for a CPU
+				   (CPU mode) */
+	uint64_t late_stops;	/* stops too long after the point's read
+				   to stand for it: dropped */
+	/* CPU accounting (nanoseconds).  used: what the sampled threads
+	 * used during the run (the process's CPU clock; the thread's with
+	 * --thread); charged: the sum of the samples' weights, the
+	 * estimate of used; between: what threads used between two of
+	 * their sample points and were not on a CPU at the second one:
+	 * never charged to the stack they were found in, and counted in
+	 * used only through the samples taken while they ran. */
+	int64_t cpu_used_ns, cpu_charged_ns, cpu_between_ns;
 	double rate_hz;		/* requested */
 	double achieved_hz;	/* ticks per second of the run */
 	double stop_total_s;	/* sum of the time threads were stopped */

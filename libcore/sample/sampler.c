@@ -26,7 +26,24 @@
 #define STACK_MIN	(4 * 1024)	/* least */
 #define STACK_SLACK	(2 * 1024)	/* above the outermost frame unwound */
 #define HOT_PAGES	32		/* pages of Lua state copied with it */
-#define SPIN_S		0.002		/* poll this long for a stop, then sleep */
+/* A worker thread runs many VMs, one after the other: what the last
+ * sample needed is another VM's.  So each lua_State seen has its own
+ * pages (STATE_PAGES at most), copied when a word of the stopped
+ * thread's registers or stack is its address; KNOWN_STATES states are
+ * remembered (all forgotten when that many were seen), their pages
+ * copied for FOUND_STATES of them per stop. */
+#define STATE_PAGES	12
+#define KNOWN_STATES	1024
+#define FOUND_STATES	4
+#define SNAP_PAGES	(HOT_PAGES + FOUND_STATES * STATE_PAGES)
+#define BATCH		8		/* stops of a tick before decoding */
+#define FD_CACHE	256		/* threads whose /proc files stay open */
+/* A stop that comes this long after its point's read is too late to
+ * show what the thread ran at the point: in a virtual machine, a vCPU
+ * can lose its CPU for milliseconds. */
+#define LATE_S		250e-6
+#define SPIN_S		250e-6		/* poll this long for a stop, then sleep
+					   (a later stop is dropped: LATE_S) */
 /* CPU time a sleeping thread may use between ticks and still be in the
  * same sleep: stopping it for a sample wakes it, and putting itself back
  * to sleep costs it some 10-50 us. */
@@ -45,6 +62,12 @@
  * whenever the process's thread count changes or its CPU time says a
  * thread ran unseen: listing thousands of threads costs milliseconds. */
 #define RELIST_S	0.25
+/* The kernel's own codes for a system call a signal or stop broke off,
+ * to be restarted (include/linux/errno.h; never seen by programs). */
+#define K_ERESTARTSYS		512
+#define K_ERESTARTNOINTR	513
+#define K_ERESTARTNOHAND	514
+#define K_ERESTART_RESTARTBLOCK	516
 
 struct page {
 	uint64_t addr;
@@ -59,12 +82,16 @@ struct snap {
 	uint8_t stack[STACK_COPY + 128];
 	struct page *pages;		/* HOT_PAGES, sorted by addr */
 	size_t npages;
-	size_t live_reads;		/* reads the copy could not serve */
-	/* Pages read from the running process for this sample, so that
-	 * each costs one system call: a hash of page address to slot. */
-	struct page *live;		/* LIVE_PAGES */
-	size_t nlive;
-	uint32_t live_slot[2 * LIVE_PAGES];	/* 1 + index into live, 0 free */
+	double t_stopped;		/* when the stop was seen */
+	/* Stopped in a system call it was asleep in: the stop interrupted
+	 * a wait (the call's result is -EINTR or a restart code), so the
+	 * thread was not on a CPU. */
+	bool asleep;
+	uint64_t slices;		/* its schedstat timeslices while
+					   stopped, UINT64_MAX unknown */
+	uint64_t wait;			/* and its wait for a CPU */
+	long syscall;			/* the system call it stopped in, or -1 */
+	long sysret;			/* and its result */
 };
 
 struct tstate {
@@ -84,10 +111,19 @@ struct tstate {
 	bool last_asleep;		/* taken while it was not running */
 	char sleep_at[96];		/* its /proc syscall line then */
 	int cpu;			/* the CPU it last ran on, -1 unknown */
-	uint64_t cpu_stop;		/* its run time at its last sample */
-	double last_tick;		/* when the last tick looked at it */
+	double last_tick;		/* when a tick last looked at it: its
+					   last sample point */
 	unsigned idle_reads;		/* reads in a row that found no CPU used */
+	int stat_fd, sched_fd;		/* its stat and schedstat, kept open
+					   while it is not asleep; -1 */
 	bool read;			/* its run time was read this tick */
+};
+
+/* A lua_State seen in a sample, and the pages its stack needs. */
+struct known {
+	uint64_t state;
+	uint64_t pages[STATE_PAGES];
+	unsigned npages;
 };
 
 struct lc_sampler {
@@ -102,7 +138,18 @@ struct lc_sampler {
 	/* The VMs samples were of, before the vm filter, in order seen. */
 	uint64_t vms[LC_SAMPLER_VMS];
 	size_t nvms;
-	struct snap cur;
+	/* The copies of a tick's stops (BATCH, the first few allocated as
+	 * needed), and the one being decoded. */
+	struct snap *snaps;
+	size_t nsnaps;
+	struct snap *cur;
+	/* Pages read from the running process for the sample being
+	 * decoded, so that each costs one system call: a hash of page
+	 * address to slot. */
+	size_t live_reads;		/* reads the copy could not serve */
+	struct page *live;		/* LIVE_PAGES */
+	size_t nlive;
+	uint32_t live_slot[2 * LIVE_PAGES];	/* 1 + index into live, 0 free */
 	struct tstate *ts;
 	size_t nts;
 	uint32_t *ts_index;		/* tid -> 1 + index into ts, 0 free */
@@ -111,6 +158,8 @@ struct lc_sampler {
 	clockid_t clock;		/* the process's CPU clock */
 	bool have_clock;
 	uint64_t proc_ns;		/* its value at the last tick */
+	uint64_t proc_ns0;		/* at the first tick */
+	uint64_t seen_total_ns;		/* the sum of the threads' reads */
 	int64_t unseen_ns;		/* CPU time no thread read accounts for */
 	int *list;			/* the tids of the last listing */
 	size_t nlist;
@@ -124,7 +173,18 @@ struct lc_sampler {
 	cpu_set_t current;
 	bool affinity;			/* allowed is known */
 	bool rt;			/* real-time priority is permitted */
+	bool rt_on;			/* and we run at it now */
+	double rt_since;		/* since when (a tick's start when we
+					   slept at it) */
+	struct known *known;		/* KNOWN_STATES */
+	size_t nknown;
+	size_t nfds;			/* threads whose files are open */
+	uint32_t *known_slot;		/* 2 * KNOWN_STATES: 1 + index, 0 free */
+	uint64_t known_lo, known_hi;	/* the addresses' range */
+	cpu_set_t busy;			/* CPUs the last tick found threads on */
 };
+
+static uint64_t schedstat_read(int fd, uint64_t *slices, uint64_t *wait);
 
 /* ---- reading the copy ---- */
 
@@ -150,26 +210,25 @@ static const struct page *find_page(const struct snap *sn, uint64_t pa)
  * or NULL when it cannot be read (or the cache is full). */
 static const struct page *live_page(struct lc_sampler *s, uint64_t pa)
 {
-	struct snap *sn = &s->cur;
 	size_t i = (size_t)((pa >> 12) * 0x9E3779B97F4A7C15ull >> 55);
 	struct page *p;
 
 	for (;; i = (i + 1) % (2 * LIVE_PAGES)) {
-		uint32_t k = sn->live_slot[i];
+		uint32_t k = s->live_slot[i];
 
 		if (!k)
 			break;
-		if (sn->live[k - 1].addr == pa)
-			return &sn->live[k - 1];
+		if (s->live[k - 1].addr == pa)
+			return &s->live[k - 1];
 	}
-	if (sn->nlive >= LIVE_PAGES)
+	if (s->nlive >= LIVE_PAGES)
 		return NULL;
-	p = &sn->live[sn->nlive];
-	sn->live_reads++;
+	p = &s->live[s->nlive];
+	s->live_reads++;
 	if (lc_live_read(s->reader, pa, p->data, PAGE) < 0)
 		return NULL;
 	p->addr = pa;
-	sn->live_slot[i] = (uint32_t)++sn->nlive;
+	s->live_slot[i] = (uint32_t)++s->nlive;
 	return p;
 }
 
@@ -181,9 +240,12 @@ static const struct page *live_page(struct lc_sampler *s, uint64_t pa)
 static int snap_read(void *arg, uint64_t addr, void *buf, size_t len)
 {
 	struct lc_sampler *s = arg;
-	struct snap *sn = &s->cur;
+	struct snap *sn = s->cur;
 	uint8_t *out = buf;
 
+	/* Before the first stop (the layout is read then): all live. */
+	if (!sn)
+		return lc_live_read(s->reader, addr, buf, len) < 0 ? -1 : 0;
 	while (len) {
 		size_t n;
 
@@ -220,17 +282,17 @@ static pid_t next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
 {
 	struct lc_sampler *s = arg;
 
-	if (*thread_argp)
+	if (*thread_argp || !s->cur)
 		return 0;
 	*thread_argp = s;
-	return s->cur.tid;
+	return s->cur->tid;
 }
 
 static bool get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
 {
 	struct lc_sampler *s = arg;
 
-	if (tid != s->cur.tid)
+	if (!s->cur || tid != s->cur->tid)
 		return false;
 	*thread_argp = s;
 	return true;
@@ -258,7 +320,7 @@ static bool set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 	Dwarf_Word regs[17];
 
 	for (int i = 0; i < 17; i++)
-		regs[i] = s->cur.regs[i];
+		regs[i] = s->cur->regs[i];
 	return dwfl_thread_state_registers(thread, 0, 17, regs);
 }
 
@@ -287,6 +349,131 @@ static int cmp_page(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
+static size_t known_hash(uint64_t a)
+{
+	return (size_t)((a >> 3) * 0x9E3779B97F4A7C15ull >> 53) &
+	       (2 * KNOWN_STATES - 1);
+}
+
+static struct known *known_find(struct lc_sampler *s, uint64_t a)
+{
+	if (!s->nknown || a < s->known_lo || a > s->known_hi || (a & 7))
+		return NULL;
+	for (size_t i = known_hash(a);; i = (i + 1) & (2 * KNOWN_STATES - 1)) {
+		uint32_t k = s->known_slot[i];
+
+		if (!k)
+			return NULL;
+		if (s->known[k - 1].state == a)
+			return &s->known[k - 1];
+	}
+}
+
+/* Remember the pages of state a (replacing what was known of it). */
+static void known_learn(struct lc_sampler *s, uint64_t a,
+			const uint64_t (*r)[2], size_t nr)
+{
+	struct known *k = known_find(s, a);
+
+	if (!a || (a & 7))
+		return;
+	if (!k) {
+		size_t i;
+
+		if (s->nknown == KNOWN_STATES) {
+			s->nknown = 0;
+			memset(s->known_slot, 0,
+			       2 * KNOWN_STATES * sizeof(*s->known_slot));
+		}
+		if (!s->nknown)
+			s->known_lo = s->known_hi = a;
+		k = &s->known[s->nknown++];
+		k->state = a;
+		for (i = known_hash(a); s->known_slot[i];
+		     i = (i + 1) & (2 * KNOWN_STATES - 1))
+			;
+		s->known_slot[i] = (uint32_t)s->nknown;
+		if (a < s->known_lo)
+			s->known_lo = a;
+		if (a > s->known_hi)
+			s->known_hi = a;
+	}
+	k->npages = 0;
+	for (size_t j = 0; j < nr; j++) {
+		uint64_t lo = r[j][0], end = r[j][0] + r[j][1];
+
+		if (!lo || end < lo)
+			continue;
+		/* Of a long range (a deep data stack), the last pages. */
+		if (end - lo > STATE_PAGES * PAGE)
+			lo = end - STATE_PAGES * PAGE;
+		for (uint64_t pa = lo & ~(PAGE - 1); pa < end; pa += PAGE) {
+			unsigned i = 0;
+
+			while (i < k->npages && k->pages[i] != pa)
+				i++;
+			if (i == k->npages && k->npages < STATE_PAGES)
+				k->pages[k->npages++] = pa;
+		}
+	}
+}
+
+/* Copy, while the thread is still stopped, the pages of the known states
+ * whose addresses its registers or copied stack hold (FOUND_STATES at
+ * most, those found first: registers, then the innermost frames). */
+static void copy_found_states(struct lc_sampler *s)
+{
+	struct snap *sn = s->cur;
+	struct iovec local[FOUND_STATES * STATE_PAGES];
+	struct iovec remote[FOUND_STATES * STATE_PAGES];
+	const struct known *found[FOUND_STATES];
+	size_t nfound = 0, niov = 0, first = sn->npages;
+	size_t nwords = (sn->stack_hi - sn->stack_lo) / 8;
+
+	if (!s->nknown)
+		return;
+	for (size_t w = 0; w < 17 + nwords && nfound < FOUND_STATES; w++) {
+		uint64_t v;
+		const struct known *k;
+		size_t i;
+
+		if (w < 17)
+			v = sn->regs[w];
+		else
+			memcpy(&v, sn->stack + 8 * (w - 17), 8);
+		if (!(k = known_find(s, v)))
+			continue;
+		for (i = 0; i < nfound && found[i] != k; i++)
+			;
+		if (i == nfound)
+			found[nfound++] = k;
+	}
+	for (size_t f = 0; f < nfound; f++) {
+		for (unsigned j = 0; j < found[f]->npages; j++) {
+			uint64_t pa = found[f]->pages[j];
+			size_t i;
+
+			for (i = 0; i < sn->npages && sn->pages[i].addr != pa; i++)
+				;
+			if (i < sn->npages || sn->npages >= SNAP_PAGES)
+				continue;
+			sn->pages[sn->npages].addr = pa;
+			local[niov] = (struct iovec){ sn->pages[sn->npages].data,
+						      PAGE };
+			remote[niov++] = (struct iovec){ (void *)(uintptr_t)pa,
+							 PAGE };
+			sn->npages++;
+		}
+	}
+	if (niov) {
+		ssize_t got = process_vm_readv(sn->tid, local, niov, remote,
+					       niov, 0);
+
+		/* A short read: the pages before the first unreadable one. */
+		sn->npages = first + (got > 0 ? (size_t)got / PAGE : 0);
+	}
+}
+
 /* RELEASED: a job-control stop of ours let the thread go in the middle
  * (lc_live_stop_self): what was copied may be of it running. */
 enum take { TAKEN, GONE, FAILED, RELEASED };
@@ -301,15 +488,19 @@ static void set_rt(struct lc_sampler *s, bool on)
 {
 	struct sched_param sp = { .sched_priority = on ? 1 : 0 };
 
-	if (s->rt)
-		sched_setscheduler(0, (on ? SCHED_FIFO : SCHED_OTHER) |
-				   SCHED_RESET_ON_FORK, &sp);
+	if (s->rt && s->rt_on != on &&
+	    sched_setscheduler(0, (on ? SCHED_FIFO : SCHED_OTHER) |
+			       SCHED_RESET_ON_FORK, &sp) == 0) {
+		s->rt_on = on;
+		s->rt_since = lc_now_s();
+	}
 }
 
 /* Seize, stop, copy, let go.  *stop_us gets how long it was stopped. */
-static enum take take(struct lc_sampler *s, struct tstate *ts, double *stop_us)
+static enum take take(struct lc_sampler *s, struct tstate *ts, int sched_fd,
+		      double *stop_us)
 {
-	struct snap *sn = &s->cur;
+	struct snap *sn = s->cur;
 	struct user_regs_struct u;
 	struct iovec local[HOT_PAGES + 1], remote[HOT_PAGES + 1];
 	int sig = 0, slot;
@@ -319,10 +510,10 @@ static enum take take(struct lc_sampler *s, struct tstate *ts, double *stop_us)
 	unsigned long releases = lc_live_releases();
 
 	sn->tid = ts->tid;
+	sn->asleep = false;
+	sn->syscall = -1;
+	sn->slices = UINT64_MAX;
 	sn->npages = 0;
-	sn->live_reads = 0;
-	sn->nlive = 0;
-	memset(sn->live_slot, 0, sizeof(sn->live_slot));
 	sn->stack_lo = sn->stack_hi = 0;
 	/* Held before it is seized: a handler that runs from here on
 	 * finds it. */
@@ -347,12 +538,32 @@ static enum take take(struct lc_sampler *s, struct tstate *ts, double *stop_us)
 		lc_live_unhold(slot);
 		return lc_live_releases() != releases ? RELEASED : GONE;
 	}
+	sn->t_stopped = lc_now_s();
 	lc_live_hold_sig(slot, sig);
 	if (ptrace(PTRACE_GETREGS, ts->tid, NULL, &u) < 0) {
 		res = FAILED;
 		goto out;
 	}
 	regs_from_user(&u, sn->regs);
+	/* In a system call (orig_rax is its number) that our interrupt
+	 * broke off: it was waiting.  A call that was working on a CPU
+	 * ends with its own result before the stop. */
+	{
+		long ax = (long)u.rax;
+
+		sn->asleep = (long)u.orig_rax >= 0 &&
+			     (ax == -EINTR || ax == -K_ERESTARTSYS ||
+			      ax == -K_ERESTARTNOINTR ||
+			      ax == -K_ERESTARTNOHAND ||
+			      ax == -K_ERESTART_RESTARTBLOCK);
+		sn->syscall = (long)u.orig_rax;
+		sn->sysret = ax;
+	}
+	/* How many times it was given a CPU, as of the stop: a thread that
+	 * was on one when interrupted stops without being given another. */
+	if (sched_fd >= 0 &&
+	    schedstat_read(sched_fd, &sn->slices, &sn->wait) == UINT64_MAX)
+		sn->slices = UINT64_MAX;
 	/* One read for last time's Lua pages and the top of the stack,
 	 * which ends where its mapping does. */
 	sn->stack_lo = (sn->regs[7] - 128) & ~7ull;
@@ -393,6 +604,7 @@ static enum take take(struct lc_sampler *s, struct tstate *ts, double *stop_us)
 			sn->stack_hi = sn->stack_lo + (st & ~7ull);
 		}
 	}
+	copy_found_states(s);
 out:
 	ptrace(PTRACE_DETACH, ts->tid, NULL, (void *)(long)sig);
 	lc_live_unhold(slot);
@@ -470,22 +682,44 @@ static void add_stack(struct lc_sampler *s, struct tstate *ts,
 
 /* The CPU a thread last ran on (field 39 of its stat), or -1; *state
  * gets its state letter (R running, S sleeping...), '?' if unknown. */
+static int stat_parse(char *buf, char *state);
+static int stat_read(int fd, char *state);
+
 static int stat_of(int pid, int tid, char *state)
 {
-	char path[80], buf[1024], *p;
-	int cpu = -1;
-	size_t n;
-	FILE *f;
+	char path[80];
+	int fd, cpu;
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
 	*state = '?';
-	f = fopen(path, "r");
-	if (!f)
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return -1;
+	cpu = stat_read(fd, state);
+	close(fd);
+	return cpu;
+}
+
+/* The same from the file open at fd (read again from its start). */
+static int stat_read(int fd, char *state)
+{
+	char buf[1024];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+	*state = '?';
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return stat_parse(buf, state);
+}
+
+static int stat_parse(char *buf, char *state)
+{
+	char *p;
+	int cpu = -1;
+
 	/* The whole file, not a line: comm may hold a newline (and ')'),
 	 * so the fields start after the last ')'. */
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = '\0';
 	if ((p = strrchr(buf, ')'))) {
 		/* After "pid (comm)": state is field 3; processor is 39. */
 		int field = 2;
@@ -500,7 +734,6 @@ static int stat_of(int pid, int tid, char *state)
 			}
 		}
 	}
-	fclose(f);
 	return cpu;
 }
 
@@ -601,19 +834,32 @@ static void syscall_of(int pid, int tid, char *buf, size_t size)
 	fclose(f);
 }
 
-static uint64_t cpu_ns_of(int pid, int tid)
+/* A thread's schedstat, open: "RUN_NS WAIT_NS TIMESLICES", the last the
+ * number of times it was given a CPU.  -1 if it cannot be opened. */
+static int schedstat_open(int pid, int tid)
 {
 	char path[80];
-	unsigned long long ns = 0;
-	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", pid, tid);
-	f = fopen(path, "r");
-	if (!f)
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+/* Its run time (UINT64_MAX if unreadable); into *slices how many times
+ * it was given a CPU, into *wait how long it waited for one (as of the
+ * last time it was given one). */
+static uint64_t schedstat_read(int fd, uint64_t *slices, uint64_t *wait)
+{
+	char buf[128];
+	unsigned long long ns, wait_ns, n;
+	ssize_t got = fd < 0 ? -1 : pread(fd, buf, sizeof(buf) - 1, 0);
+
+	if (got <= 0)
 		return UINT64_MAX;
-	if (fscanf(f, "%llu", &ns) != 1)
-		ns = UINT64_MAX;
-	fclose(f);
+	buf[got] = '\0';
+	if (sscanf(buf, "%llu %llu %llu", &ns, &wait_ns, &n) != 3)
+		return UINT64_MAX;
+	*slices = n;
+	*wait = wait_ns;
 	return ns;
 }
 
@@ -669,7 +915,7 @@ static struct tstate *tstate(struct lc_sampler *s, int tid)
 	memset(p, 0, sizeof(*p));
 	p->tid = tid;
 	p->cpu_ns = UINT64_MAX;
-	p->cpu_stop = UINT64_MAX;
+	p->stat_fd = p->sched_fd = -1;
 	p->name = lc_live_comm(s->pid, tid);
 	if (s->ts_index && 2 * (s->nts + 1) <= s->ts_mask + 1) {
 		for (h = (size_t)tid * 2654435761u & s->ts_mask; s->ts_index[h];
@@ -712,7 +958,7 @@ static void hot_add(struct tstate *ts, uint64_t addr, uint64_t len)
 static void learn_hot(struct lc_sampler *s, struct tstate *ts,
 		      struct lc_pass *pass, const struct lc_stack *th)
 {
-	uint64_t rsp = s->cur.regs[7], top = 0;
+	uint64_t rsp = s->cur->regs[7], top = 0;
 
 	ts->nhot = 0;
 	if (th && s->in && pass) {
@@ -724,6 +970,13 @@ static void learn_hot(struct lc_sampler *s, struct tstate *ts,
 
 		for (size_t i = 0; i < n; i++)
 			hot_add(ts, r[i][0], r[i][1]);
+		/* And each state's own, for when it runs again, maybe on
+		 * another thread. */
+		for (size_t i = 0; r && i < th->nstates && i < 8; i++)
+			known_learn(s, th->states[i], r,
+				    s->in->ops->hot(pass, &th->states[i], 1,
+						    th->frames, th->nframes,
+						    r, room));
 		free(r);
 	}
 	for (size_t i = 0; th && i < th->nframes; i++) {
@@ -756,6 +1009,9 @@ static int decode(struct lc_sampler *s, struct tstate *ts, struct lc_stack *st)
 		learn_hot(s, ts, NULL, NULL);
 		return -1;
 	}
+	s->live_reads = 0;
+	s->nlive = 0;
+	memset(s->live_slot, 0, sizeof(s->live_slot));
 	lc_stack_decode(s->t, pass, ts->tid, &so, st);
 	learn_hot(s, ts, pass, st);
 	if (pass)
@@ -763,28 +1019,11 @@ static int decode(struct lc_sampler *s, struct tstate *ts, struct lc_stack *st)
 	return 0;
 }
 
-static void sample_thread(struct lc_sampler *s, struct tstate *ts,
-			  int64_t cpu_ns, bool idle)
+static void count_stop(struct lc_sampler *s, enum take k, double stop_us)
 {
-	struct lc_stack st;
-	int err;
-	double stop_us = 0;
-	enum take k;
-	bool first = ts->nhot == 0;
-	uint64_t at_stop;
-
-	s->prof->q.attempted++;
-	k = take(s, ts, &stop_us);
-	set_rt(s, false);
-	if (k == RELEASED) {
-		/* Not a sample, nor a lost one: we were stopped. */
-		s->prof->q.attempted--;
+	if (k == GONE || k == RELEASED)
 		return;
-	}
-	/* The thread's run time as of this stop: a stop brings it up to
-	 * date, and the thread has barely run since. */
-	at_stop = k == TAKEN ? cpu_ns_of(s->pid, ts->tid) : UINT64_MAX;
-	if (k != GONE && s->nstops < MAX_STOPS) {
+	if (s->nstops < MAX_STOPS) {
 		double *p = s->nstops % 4096 ? s->stops :
 			    realloc(s->stops, (s->nstops + 4096) * sizeof(*p));
 
@@ -792,8 +1031,129 @@ static void sample_thread(struct lc_sampler *s, struct tstate *ts,
 			s->stops = p;
 			s->stops[s->nstops++] = stop_us;
 		}
-		s->prof->q.stop_total_s += stop_us / 1e6;
 	}
+	s->prof->q.stop_total_s += stop_us / 1e6;
+}
+
+/* A sample point, as read just before the stop. */
+struct point {
+	int64_t weight;		/* the time it stands for */
+	int64_t delta;		/* CPU time used since the last point */
+	int sched_fd;		/* the thread's schedstat, or -1 */
+	uint64_t slices;	/* its timeslices, UINT64_MAX unknown */
+	uint64_t wait;		/* its wait for a CPU */
+	bool ours;		/* runnable on the CPU we run on */
+	double rt_since;	/* since when we held our CPU at real-time
+				   priority, as of the stop */
+	double t_read;		/* when its state was read */
+};
+
+/* A stop of this tick, to be decoded after the tick's last stop. */
+struct pending {
+	size_t ts;		/* index into s->ts */
+	struct point pt;
+	enum take k;
+	double stop_us;
+};
+
+/* A sleep that ended by its own timeout (x86-64 numbers): the system
+ * call and its result.  A thread stopped at the end of one, given a CPU
+ * since we took ours, was woken by the interrupt that woke us (timers
+ * due within their slack expire together), not preempted by us. */
+static bool timed_out(long nr, long ret)
+{
+	switch (nr) {
+	case 202:	/* futex */
+	case 449:	/* futex_wait */
+	case 455:	/* futex_waitv */
+		return ret == -ETIMEDOUT;
+	case 35:	/* nanosleep */
+	case 230:	/* clock_nanosleep */
+	case 7:		/* poll */
+	case 23:	/* select */
+	case 232:	/* epoll_wait */
+	case 270:	/* pselect6 */
+	case 271:	/* ppoll */
+	case 281:	/* epoll_pwait */
+	case 441:	/* epoll_pwait2 */
+		return ret == 0;
+	case 128:	/* rt_sigtimedwait */
+		return ret == -EAGAIN;
+	default:
+		return false;
+	}
+}
+
+/* Was the thread on a CPU at its point?  It was when it stopped without
+ * being given a CPU again; or when it runs on ours and waited for it
+ * just from when we took that CPU at real-time priority. */
+static bool on_cpu(const struct point *pt, const struct snap *sn)
+{
+	if (sn->asleep)
+		return false;
+	if (pt->slices == UINT64_MAX || sn->slices == UINT64_MAX ||
+	    sn->slices == pt->slices)
+		return true;
+	/* Taken from it: it waited from the moment we took the CPU to the
+	 * stop, not less (woken since) nor more (waiting already).  A
+	 * thread we preempt waits 0-20 us more than we held the CPU by our
+	 * clock (measured: its switch in, its stop, our wake-up). */
+	{
+		double held = sn->t_stopped - pt->rt_since;
+		double waited = (double)(sn->wait - pt->wait) / 1e9;
+
+		return pt->ours && sn->slices - pt->slices == 1 &&
+		       !timed_out(sn->syscall, sn->sysret) && held > 0 &&
+		       waited - held >= -15e-6 &&
+		       waited - held <= 25e-6 + 0.02 * held;
+	}
+}
+
+/* Stop the thread at this sample point and see what it runs.  A thread
+ * found on a CPU (in user code, or in a system call doing work) is
+ * charged the point's weight, with this stack.  One found waiting in a
+ * system call, or waiting for a CPU (it had to be given one to stop:
+ * its timeslices went up), was not on a CPU: with --wall its stack is
+ * an idle sample; in CPU mode nothing is charged, and the CPU it used
+ * since its last point is CPU between samples. */
+static void finish_sample(struct lc_sampler *s, const struct pending *pd)
+{
+	struct tstate *ts = &s->ts[pd->ts];
+	const struct point *pt = &pd->pt;
+	struct lc_stack st;
+	int err;
+	double stop_us = 0;
+	enum take k = pd->k;
+	bool first = ts->nhot == 0;
+	int64_t weight = pt->weight;
+
+	count_stop(s, k, pd->stop_us);
+	if (k == RELEASED)
+		return;	/* not a sample, nor a lost one: we were stopped */
+	/* Stopped long after its point (our CPU was taken from us, or its
+	 * CPU from it): what it runs then need not be what it ran at the
+	 * point.  Dropped, whatever it was doing: not a sample. */
+	if (k == TAKEN && s->cur->t_stopped - pt->t_read > LATE_S) {
+		s->prof->q.late_stops++;
+		if (pt->delta > 0 && !s->o.wall)
+			s->prof->q.cpu_between_ns += pt->delta;
+		return;
+	}
+	if (k == TAKEN && !s->cur->asleep && !on_cpu(pt, s->cur) &&
+	    !s->o.wall) {
+		s->prof->q.found_waiting++;
+		if (pt->delta > 0)
+			s->prof->q.cpu_between_ns += pt->delta;
+		return;
+	}
+	if (k == TAKEN && s->cur->asleep && !s->o.wall) {
+		s->prof->q.found_asleep++;
+		if (pt->delta > 0)
+			s->prof->q.cpu_between_ns += pt->delta;
+		ts->last_asleep = true;
+		return;
+	}
+	s->prof->q.attempted++;
 	if (k == GONE) {
 		s->prof->q.lost_gone++;
 		return;
@@ -809,9 +1169,9 @@ static void sample_thread(struct lc_sampler *s, struct tstate *ts,
 		 * stopped. */
 		lc_stack_deinit(&st);
 		set_rt(s, true);
-		k = take(s, ts, &stop_us);
+		k = take(s, ts, -1, &stop_us);
 		set_rt(s, false);
-		at_stop = k == TAKEN ? cpu_ns_of(s->pid, ts->tid) : UINT64_MAX;
+		count_stop(s, k, stop_us);
 		if (k == RELEASED) {
 			s->prof->q.attempted--;
 			return;
@@ -851,129 +1211,233 @@ static void sample_thread(struct lc_sampler *s, struct tstate *ts,
 		if (st.partial) {
 			if (st.partial & LC_PARTIAL_TRUNCATED)
 				s->prof->q.truncated++;
-			else if (s->cur.live_reads)
+			else if (s->live_reads)
 				s->prof->q.lost_inconsistent++;
 		}
-		/* CPU time: what the thread used from its last sample's stop
-		 * to this one's.  What /proc says at a tick is up to date only
-		 * as of the thread's last scheduling event or CPU clock
-		 * reading, which a program's own os.clock() calls place at the
-		 * edges of its phases: weighing a sample with it credits one
-		 * phase's time to the next. */
-		if (!s->o.wall && at_stop != UINT64_MAX &&
-		    ts->cpu_stop != UINT64_MAX && at_stop >= ts->cpu_stop)
-			cpu_ns = (int64_t)(at_stop - ts->cpu_stop);
-		add_sample(s, ts, &st, cpu_ns, idle);
+		add_sample(s, ts, &st, weight, s->cur->asleep);
 		s->prof->q.taken++;
+		if (!s->cur->asleep)
+			s->prof->q.cpu_charged_ns += weight;
 	}
-	if (at_stop != UINT64_MAX)
-		ts->cpu_stop = at_stop;
 	lc_stack_deinit(&st);
 }
 
-/* What a tick will sample: a record by index (a thread seen later in
- * the tick may move the records: tstate reallocates them). */
-struct todo {
-	size_t ts;
-	int64_t cpu_ns;
-	bool idle;
-};
-
 struct tick {
 	double now, period;
-	struct todo *todo;
-	size_t ntodo;
-	cpu_set_t busy;
+	cpu_set_t busy;			/* CPUs threads were found running on */
 	uint64_t seen_ns;		/* CPU time the reads account for */
+	struct pending batch[BATCH];	/* stops not yet decoded */
+	size_t nbatch;
 };
 
-/* Read one thread's run time and state; queue its sample, or take the
- * stack of its sleep again, or skip it.  -1: it could not be read. */
+/* Decode the stops of the batch, at normal priority. */
+static void flush(struct lc_sampler *s, struct tick *k)
+{
+	set_rt(s, false);
+	for (size_t i = 0; i < k->nbatch; i++) {
+		s->cur = &s->snaps[i];
+		finish_sample(s, &k->batch[i]);
+	}
+	k->nbatch = 0;
+}
+
+/* Stop the thread of the point now, at real-time priority, into the
+ * batch's next copy; decoding waits for the end of the tick (or a full
+ * batch), so that the tick's stops follow each other closely. */
+static void stop_at(struct lc_sampler *s, struct tick *k, size_t idx,
+		    const struct point *pt)
+{
+	struct pending *pd;
+	struct snap *sn;
+
+	if (k->nbatch == BATCH)
+		flush(s, k);
+	if (k->nbatch == s->nsnaps) {
+		sn = &s->snaps[s->nsnaps];
+		sn->pages = calloc(SNAP_PAGES, sizeof(*sn->pages));
+		if (!sn->pages) {
+			s->prof->q.attempted++;
+			s->prof->q.lost_read++;
+			return;
+		}
+		s->nsnaps++;
+	}
+	set_rt(s, true);
+	pd = &k->batch[k->nbatch];
+	pd->ts = idx;
+	pd->pt = *pt;
+	pd->pt.rt_since = s->rt_since;
+	pd->stop_us = 0;
+	s->cur = &s->snaps[k->nbatch];
+	pd->k = take(s, &s->ts[idx], pt->sched_fd, &pd->stop_us);
+	k->nbatch++;
+}
+
+/* The same sample point again, without stopping the thread: its last
+ * stack, as an idle sample (--wall) or as what it still waits in. */
+static void reuse_last(struct lc_sampler *s, struct tstate *ts,
+		       int64_t weight, enum lc_prof_kind leaf)
+{
+	s->prof->q.attempted++;
+	s->prof->q.taken++;
+	add_stack(s, ts, ts->last, ts->nlast, weight, ts->last_vm,
+		  ts->last_co, leaf);
+}
+
+/* One sample point of one thread: read its run time and state, and
+ * stop it there and then when it may be on a CPU.  -1: it could not be
+ * read (gone).
+ *
+ * A point stands for the time since the thread's last one (its weight);
+ * a thread is charged that weight only when it is found on a CPU at the
+ * point, with the stack it runs there.  Over many points that is the
+ * CPU time it used (points come at random, independent of what it
+ * does), whatever the length of its bursts.  A thread is stopped when
+ * its state says it runs ('R'), and also when it sleeps but used CPU
+ * since its last point (it may have woken since this read); the stop
+ * itself tells whether it waits in a system call.  Threads that used no
+ * CPU since their last point and sleep are not stopped. */
+static int look_at(struct lc_sampler *s, struct tick *k, size_t idx,
+		   struct point *pt);
+
+static bool asleep(const struct tstate *ts)
+{
+	return ts->idle_reads >= IDLE_AFTER && ts->cpu_ns != UINT64_MAX;
+}
+
+static void close_fds(struct lc_sampler *s, struct tstate *ts)
+{
+	if (ts->stat_fd >= 0) {
+		close(ts->stat_fd);
+		close(ts->sched_fd);
+		ts->stat_fd = ts->sched_fd = -1;
+		s->nfds--;
+	}
+}
+
 static int look(struct lc_sampler *s, struct tick *k, size_t idx)
+{
+	struct tstate *ts = &s->ts[idx];
+	struct point pt = { .sched_fd = ts->sched_fd };
+	int ret;
+
+	/* A thread that is not asleep is read every tick: its files stay
+	 * open (three system calls fewer per file and read). */
+	if (ts->stat_fd < 0 && !asleep(ts) && s->nfds < FD_CACHE) {
+		char path[80];
+
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", s->pid,
+			 ts->tid);
+		ts->stat_fd = open(path, O_RDONLY | O_CLOEXEC);
+		ts->sched_fd = ts->stat_fd < 0 ? -1 :
+			       schedstat_open(s->pid, ts->tid);
+		if (ts->sched_fd < 0 && ts->stat_fd >= 0) {
+			close(ts->stat_fd);
+			ts->stat_fd = -1;
+		}
+		if (ts->stat_fd >= 0)
+			s->nfds++;
+		pt.sched_fd = ts->sched_fd;
+	}
+	if (pt.sched_fd < 0)
+		pt.sched_fd = schedstat_open(s->pid, ts->tid);
+	ret = look_at(s, k, idx, &pt);
+	ts = &s->ts[idx];
+	if (pt.sched_fd >= 0 && pt.sched_fd != ts->sched_fd)
+		close(pt.sched_fd);
+	if (ret < 0 || asleep(ts))
+		close_fds(s, ts);
+	return ret;
+}
+
+static int look_at(struct lc_sampler *s, struct tick *k, size_t idx,
+		   struct point *pt)
 {
 	struct tstate *ts = &s->ts[idx];
 	uint64_t cpu;
 	int64_t delta, weight;
 	char state, at[sizeof(((struct tstate *)0)->sleep_at)];
 	int c, tid = ts->tid;
-	void *p;
+	double now;
 
 	ts->read = true;
-	cpu = cpu_ns_of(s->pid, tid);
+	cpu = schedstat_read(pt->sched_fd, &pt->slices, &pt->wait);
 	if (cpu == UINT64_MAX)
 		return -1;
+	c = ts->stat_fd >= 0 ? stat_read(ts->stat_fd, &state) :
+	    stat_of(s->pid, tid, &state);
+	now = pt->t_read = lc_now_s();
 	delta = ts->cpu_ns == UINT64_MAX ? 0 : (int64_t)(cpu - ts->cpu_ns);
 	if (ts->cpu_ns != UINT64_MAX && delta > 0)
 		k->seen_ns += (uint64_t)delta;
-	if (ts->cpu_ns != UINT64_MAX && delta <= 0)
+	/* The run time in schedstat is brought up to date only at the
+	 * scheduler's own ticks and switches: a thread on a CPU may show
+	 * none used for milliseconds.  Its state does not lag. */
+	if (ts->cpu_ns != UINT64_MAX && delta <= 0 && state != 'R')
 		ts->idle_reads++;
 	else
 		ts->idle_reads = 0;
 	ts->cpu_ns = cpu;
-	if (!s->o.wall && delta <= 0) {
-		s->prof->q.idle_skipped++;
-		return 0;
-	}
-	c = stat_of(s->pid, tid, &state);
 	ts->cpu = c;
-	/* What a sample stands for: the CPU time used since the last read,
-	 * or with --wall the time since then. */
-	weight = s->o.wall ? (int64_t)((ts->last_tick ?
-		 k->now - ts->last_tick : k->period) * 1e9) : delta;
+	weight = (int64_t)((ts->last_tick ? now - ts->last_tick : k->period) *
+			   1e9);
 	if (weight > 1000000000)
 		weight = 1000000000;
-	ts->last_tick = k->now;
-	/* Still in the sleep a stack was taken in: the same system call at
-	 * the same place, and no more CPU used than our stop cost it.  That
-	 * stack stands; stopping the thread again would only wake it
-	 * again. */
+	ts->last_tick = now;
+	pt->weight = weight;
+	pt->delta = delta;
+	if (state == 'R') {
+		if (s->affinity && c >= 0 && c < CPU_SETSIZE)
+			CPU_SET(c, &k->busy);
+		pt->ours = c >= 0 && c == sched_getcpu();
+		stop_at(s, k, idx, pt);
+		return 0;
+	}
+	/* Not on a CPU now.  In uninterruptible sleep (or stopped) it would
+	 * not even stop for us. */
+	if (state != 'S') {
+		if (delta > 0 && !s->o.wall)
+			s->prof->q.cpu_between_ns += delta;
+		if (s->o.wall && ts->last)
+			reuse_last(s, ts, weight, LC_PROF_IDLE);
+		else
+			s->prof->q.idle_skipped++;
+		return 0;
+	}
+	/* Asleep since its last point (no CPU used), or still in the sleep
+	 * its last stop found it in: the same system call at the same
+	 * place, and no more CPU used than that stop cost it.  Stopping it
+	 * would only wake it again: with --wall its last stack stands. */
 	at[0] = '\0';
-	if (state != 'R' && state != 'D')
+	if (delta > 0 || s->o.wall)
 		syscall_of(s->pid, tid, at, sizeof(at));
-	if (state == 'S' && ts->last && ts->last_asleep && delta < SELF_NS) {
-		if (at[0] && strcmp(at, ts->sleep_at) == 0) {
-			if (!s->o.wall) {
-				s->prof->q.idle_skipped++;
-				return 0;
-			}
-			s->prof->q.attempted++;
-			s->prof->q.taken++;
-			add_stack(s, ts, ts->last, ts->nlast, weight, ts->last_vm,
-				  ts->last_co, LC_PROF_IDLE);
+	if (delta <= 0 ||
+	    (ts->last_asleep && delta < SELF_NS && at[0] &&
+	     strcmp(at, ts->sleep_at) == 0)) {
+		if (!s->o.wall) {
+			if (delta > 0)
+				s->prof->q.cpu_between_ns += delta;
+			s->prof->q.idle_skipped++;
+			return 0;
+		}
+		if (ts->last && ts->last_asleep) {
+			reuse_last(s, ts, weight, LC_PROF_IDLE);
 			return 0;
 		}
 	}
-	/* In uninterruptible sleep it would not even stop. */
-	if (state == 'D') {
-		if (ts->last) {
-			s->prof->q.attempted++;
-			s->prof->q.taken++;
-			add_stack(s, ts, ts->last, ts->nlast, weight, ts->last_vm,
-				  ts->last_co, s->o.wall ? LC_PROF_IDLE :
-				  ts->last_leaf);
-		} else {
-			s->prof->q.idle_skipped++;
-		}
+	memcpy(ts->sleep_at, at, sizeof(at));
+	/* Only --wall stops a sleeping thread: in CPU mode, a thread
+	 * asleep at its point is not on a CPU, whatever it did before. */
+	if (!s->o.wall) {
+		if (delta > 0)
+			s->prof->q.cpu_between_ns += delta;
+		s->prof->q.idle_skipped++;
 		return 0;
 	}
-	memcpy(ts->sleep_at, at, sizeof(at));
-	p = realloc(k->todo, (k->ntodo + 1) * sizeof(*k->todo));
-	if (!p)
-		return 0;
-	k->todo = p;
-	k->todo[k->ntodo].ts = idx;
-	k->todo[k->ntodo].cpu_ns = weight;
-	k->todo[k->ntodo].idle = state != 'R';
-	k->ntodo++;
-	if (s->affinity && state == 'R' && c >= 0 && c < CPU_SETSIZE)
-		CPU_SET(c, &k->busy);
+	stop_at(s, k, idx, pt);
 	return 0;
 }
 
-static bool asleep(const struct tstate *ts)
-{
-	return ts->idle_reads >= IDLE_AFTER && ts->cpu_ns != UINT64_MAX;
-}
 
 int lc_sampler_tick(struct lc_sampler *s)
 {
@@ -985,6 +1449,10 @@ int lc_sampler_tick(struct lc_sampler *s)
 	long nthreads;
 
 	CPU_ZERO(&k.busy);
+	/* Asleep at real-time priority, we took our CPU when the tick woke
+	 * us. */
+	if (s->rt_on)
+		s->rt_since = k.now;
 	s->prof->q.ticks++;
 	if (s->last_tick && k.now - s->last_tick > 2 * k.period)
 		s->prof->q.late_ticks++;
@@ -1041,6 +1509,8 @@ int lc_sampler_tick(struct lc_sampler *s)
 		if (s->proc_ns)
 			s->unseen_ns += (int64_t)(proc_ns - s->proc_ns) -
 					(int64_t)k.seen_ns;
+		else
+			s->proc_ns0 = proc_ns;
 		s->proc_ns = proc_ns;
 		if (s->unseen_ns > (int64_t)(k.period * 1e9) &&
 		    s->unseen_ns > 1000000) {
@@ -1054,17 +1524,14 @@ int lc_sampler_tick(struct lc_sampler *s)
 		}
 	}
 	free(list);
+	flush(s, &k);
+	s->seen_total_ns += k.seen_ns;
 	if (s->affinity)
 		avoid_cpus(s, &k.busy);
-	for (size_t i = 0; i < k.ntodo; i++) {
-		sample_thread(s, &s->ts[k.todo[i].ts], k.todo[i].cpu_ns,
-			      k.todo[i].idle);
-		set_rt(s, true);
-	}
-	free(k.todo);
 	/* Forget threads that exited (as of a listing). */
 	for (size_t i = 0; listed && i < s->nts;) {
 		if (!s->ts[i].seen) {
+			close_fds(s, &s->ts[i]);
 			free(s->ts[i].name);
 			free(s->ts[i].last);
 			s->ts[i] = s->ts[--s->nts];
@@ -1091,6 +1558,9 @@ int lc_sampler_tick(struct lc_sampler *s)
 				return -1;
 		}
 	}
+	/* Sleep until the next tick at real-time priority: its wake-up
+	 * then takes a CPU at once, and has no timer slack. */
+	set_rt(s, true);
 	return kill(s->pid, 0) == 0 || errno == EPERM ? 0 : -1;
 }
 
@@ -1110,10 +1580,13 @@ struct lc_error *lc_sampler_create(int pid,
 		s->o.rate_hz = 100;
 	if (s->o.max_frames <= 0)
 		s->o.max_frames = 256;
-	s->cur.pages = calloc(HOT_PAGES, sizeof(*s->cur.pages));
-	s->cur.live = calloc(LIVE_PAGES, sizeof(*s->cur.live));
+	s->snaps = calloc(BATCH, sizeof(*s->snaps));
+	s->known = calloc(KNOWN_STATES, sizeof(*s->known));
+	s->known_slot = calloc(2 * KNOWN_STATES, sizeof(*s->known_slot));
+	s->live = calloc(LIVE_PAGES, sizeof(*s->live));
 	s->prof = lc_profile_create();
-	if (!s->cur.pages || !s->cur.live || !s->prof) {
+	if (!s->snaps || !s->live || !s->prof || !s->known ||
+	    !s->known_slot) {
 		lc_sampler_destroy(s);
 		return &lc_error_nomem;
 	}
@@ -1204,6 +1677,11 @@ struct lc_profile *lc_sampler_profile(struct lc_sampler *s, double elapsed)
 
 	set_rt(s, false);	/* sorting a long run's stops takes a while */
 	s->prof->duration_ns = (int64_t)(elapsed * 1e9);
+	/* The process's CPU clock counts every thread, read or not; with
+	 * --thread, the one thread's reads. */
+	q->cpu_used_ns = s->have_clock && !s->o.tid && s->proc_ns ?
+			 (int64_t)(s->proc_ns - s->proc_ns0) :
+			 (int64_t)s->seen_total_ns;
 	q->achieved_hz = elapsed > 0 ? (double)q->ticks / elapsed : 0;
 	if (s->nstops) {
 		double *v = malloc(s->nstops * sizeof(*v));
@@ -1253,14 +1731,19 @@ void lc_sampler_destroy(struct lc_sampler *s)
 		return;
 	lc_target_destroy(s->t);
 	for (size_t i = 0; i < s->nts; i++) {
+		close_fds(s, &s->ts[i]);
 		free(s->ts[i].name);
 		free(s->ts[i].last);
 	}
 	free(s->ts);
 	free(s->ts_index);
 	free(s->list);
-	free(s->cur.pages);
-	free(s->cur.live);
+	for (size_t i = 0; s->snaps && i < s->nsnaps; i++)
+		free(s->snaps[i].pages);
+	free(s->snaps);
+	free(s->live);
+	free(s->known);
+	free(s->known_slot);
 	set_rt(s, false);
 	free(s->stops);
 	lc_profile_destroy(s->prof);

@@ -181,7 +181,7 @@ void lc_sink_describe_quality(const struct lc_profile *p, char *buf,
 {
 	const struct lc_prof_quality *q = &p->q;
 	uint64_t lost = q->lost_read + q->lost_gone + q->lost_inconsistent;
-	char a[32], b[32];
+	char a[32], b[32], c[32];
 
 	buf[0] = '\0';
 	lc_sink_cat(buf, size, "%s samples taken",
@@ -211,6 +211,12 @@ void lc_sink_describe_quality(const struct lc_profile *p, char *buf,
 		lc_sink_cat(buf, size, "; stops %s us median, %s us p99",
 		    trimmed(a, sizeof(a), q->stop_median_us, 1),
 		    trimmed(b, sizeof(b), q->stop_p99_us, 1));
+	if (!p->wall && q->cpu_used_ns > 0)
+		lc_sink_cat(buf, size, "; CPU %s s used, %s s charged to "
+		    "samples, %s s between samples",
+		    trimmed(a, sizeof(a), (double)q->cpu_used_ns / 1e9, 2),
+		    trimmed(b, sizeof(b), (double)q->cpu_charged_ns / 1e9, 2),
+		    trimmed(c, sizeof(c), (double)q->cpu_between_ns / 1e9, 2));
 }
 
 int lc_sink_finish(FILE *out)
