@@ -14,8 +14,17 @@ MODE is the workload (fixtures/scenarios/sample/MODE.lua):
   gc       the samples labelled leaf=gc against the time the script spent
            in collectgarbage("collect");
   two_vms  two distinct vm labels, vm1_work only under one and vm2_work
-           only under the other.
-Prints the measured and expected shares; exit 0 if within tolerance."""
+           only under the other;
+  sky      fixtures/host/skyhost.c's services (fixtures/scenarios/sky/
+           service.lua): each service's share of the process's CPU time
+           (the samples whose stack holds the function named as the
+           service), against its own thread-clock measurement over the
+           process's CPU time ("truth total").  With BOUND (points), each
+           share must be within BOUND of the script's; without, the
+           tolerance above.
+Prints the measured and expected shares; exit 0 if within tolerance.
+
+    shares.py MODE PROFILE.pb.gz SCRIPT_OUTPUT PROTO [BOUND]"""
 import gzip
 import importlib.util
 import math
@@ -77,18 +86,19 @@ def truth(path):
     return t
 
 
-def check_share(name, got, want, n):
+def check_share(name, got, want, n, bound=None):
     sd = math.sqrt(max(want * (1 - want), 0.01) / max(n, 1))
-    tol = 4 * sd + 0.03
+    tol = 4 * sd + 0.03 if bound is None else bound
     ok = abs(got - want) <= tol
-    print("%s %-16s profile %5.1f%%  script %5.1f%%  (tolerance %.1f points, %d samples)"
+    print("%s %-16s profile %5.1f%%  script %5.1f%%  diff %+5.2f  (tolerance %.1f points, %d samples)"
           % ("ok  " if ok else "FAIL", name, 100 * got, 100 * want,
-             100 * tol, n))
+             100 * (got - want), 100 * tol, n))
     return ok
 
 
 def main():
     mode, path, out, proto = sys.argv[1:5]
+    bound = float(sys.argv[5]) / 100 if len(sys.argv) > 5 else None
     ss = samples(decode(path, proto))
     t = truth(out)
     total = sum(s["cpu"] for s in ss)
@@ -105,7 +115,7 @@ def main():
         for fn in ("hot_a", "hot_b", "hot_c"):
             got = share(lambda s, fn=fn: any(x.startswith(fn + " (")
                                              for x in s["names"]))
-            ok &= check_share(fn, got, t[fn] / t["total"], n)
+            ok &= check_share(fn, got, t[fn] / t["total"], n, bound)
     elif mode == "cfunc":
         got = share(lambda s: "string.rep [C]" in s["names"])
         ok &= check_share("string.rep [C]", got,
@@ -140,6 +150,14 @@ def main():
         print("%s two VMs, each function under its own" %
               ("ok  " if good else "FAIL"))
         ok &= good
+    elif mode == "sky":
+        services = [k for k in t if k != "total"]
+        for fn in services:
+            got = share(lambda s, fn=fn: any(x.startswith(fn + " (")
+                                             for x in s["names"]))
+            want = t[fn] / t["total"]
+            if want > 0.001 or got > 0.001:
+                ok &= check_share(fn, got, want, n, bound)
     else:
         print("unknown mode", mode)
         return 2
