@@ -128,6 +128,9 @@ static void usage(FILE *out)
 	      "      --thread TID     only this thread\n"
 	      "      --vm ADDR        only samples of the VM whose global_State is ADDR\n"
 	      "      --max-frames N   frames per stack (default 256)\n"
+	      "      --native         keep every machine frame, the interpreter's own\n"
+	      "                       too (default: Lua-first stacks, where they fold\n"
+	      "                       into the Lua function they run for)\n"
 	      "  -q, --quiet          no status line\n"
 	      "  -h, --help           show this help\n"
 	      "  -V, --version        show the version\n"
@@ -353,6 +356,7 @@ int main(int argc, char **argv)
 		{ "thread", required_argument, NULL, 't' },
 		{ "vm", required_argument, NULL, 'v' },
 		{ "max-frames", required_argument, NULL, 'm' },
+		{ "native", no_argument, NULL, 'N' },
 		{ "top", no_argument, NULL, 'T' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -421,6 +425,9 @@ int main(int argc, char **argv)
 			if (parse_double(optarg, 1, 100000, "--max-frames", &v) < 0)
 				return EXIT_USAGE;
 			so.max_frames = (int)v;
+			break;
+		case 'N':
+			so.native = true;
 			break;
 		case 'q':
 			quiet = true;

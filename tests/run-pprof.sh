@@ -4,11 +4,11 @@
 # lc_profile_write_pprof, plus the truth about what it added.  Each file
 # must be valid gzip; protoc must decode it as perftools.profiles.Profile
 # (tests/pprof/profile.proto); check-pprof.py compares the decoded
-# profile with the truth.  Where go is installed, go tool pprof -raw
-# reads every file as a second reader.
+# profile with the truth.  go tool pprof -raw reads every file as a
+# second reader.
 #
-# protoc (Debian: protobuf-compiler) is required: without it the test
-# cannot read the files and says so (exit 99, a hard error), never a skip.
+# protoc (Debian: protobuf-compiler) and go (golang-go) are required:
+# without them the test says so (exit 99, a hard error), never a skip.
 set -uo pipefail
 top_srcdir=${top_srcdir:-.}
 top_builddir=${top_builddir:-.}
@@ -25,11 +25,10 @@ if [ ! -x "$mk" ]; then
 	echo "ERROR: $mk not built (make check builds it)" >&2
 	exit 99
 fi
-gotool=
-if command -v go >/dev/null 2>&1 && go tool pprof -h >/dev/null 2>&1; then
-	gotool=go
-else
-	echo "note: go not found, go tool pprof not used as a second reader"
+gotool=go
+if ! command -v go >/dev/null 2>&1; then
+	echo "ERROR: go not found; install golang-go: go tool pprof is the second reader of every file." >&2
+	exit 99
 fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/run-pprof.XXXXXX") || exit 99

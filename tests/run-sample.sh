@@ -53,6 +53,35 @@ for b in $builds; do
 	done
 done
 
+# pprof as its users read it: go tool pprof -top names the Lua leaf
+# first with the flat time (the interpreter's own frames fold into the
+# Lua function they run), and -list finds the source of a Lua function
+# and of a host C function by their full paths.
+if ! command -v go >/dev/null; then
+	echo "FAIL: go is missing (apt-get install golang-go): go tool pprof reads the profiles"
+	status=1
+else
+	export HOME=${HOME:-$tmp} GOCACHE=${GOCACHE:-$tmp/gocache}
+	f=$tmp/deb-5.4-split.pb.gz
+	top=$(go tool pprof -top "$f" 2>/dev/null | awk '/flat%/ { getline; print; exit }')
+	flat=$(echo "$top" | awk '{ sub("%", "", $2); print $2 }')
+	if echo "$top" | grep -q ' spin (' && awk -v f="$flat" 'BEGIN { exit !(f >= 90) }'; then
+		echo "PASS go tool pprof -top: spin first, $flat% flat"
+	else
+		echo "FAIL go tool pprof -top: first row is not spin with >= 90% flat: $top"
+		status=1
+	fi
+	for fn in spin run_script; do
+		if go tool pprof -list "^$fn( |\$)" "$f" 2>&1 | grep -qE '^ +[^ ]+ +[^ ]+ +[0-9]+:'; then
+			echo "PASS go tool pprof -list $fn: source lines"
+		else
+			echo "FAIL go tool pprof -list $fn: no source lines"
+			go tool pprof -list "^$fn( |\$)" "$f" 2>&1 | head -5 | sed 's/^/    /'
+			status=1
+		fi
+	done
+fi
+
 # Bursty message handlers on worker threads that wait on a condition
 # variable between messages, several VMs per thread (skyhost): each
 # service's share within 5 points of its own clock's at 100 Hz on two

@@ -183,6 +183,7 @@ void lc_profile_destroy(struct lc_profile *p)
 		free(p->strings[i]);
 	free(p->strings);
 	free(p->command);
+	free(p->cwd);
 	if (ix) {
 		free(ix->funcs.slots);
 		free(ix->locs.slots);
@@ -350,7 +351,45 @@ int lc_profile_add(struct lc_profile *p, const uint32_t *locs, size_t nlocs,
 	return 0;
 }
 
+/* A Lua function's file as pprof wants it, to find the source: the
+ * chunk's path ("@x.lua") made absolute against the program's working
+ * directory; a chunk that is no file keeps Lua's short form.  Into buf. */
+static const char *lua_file(const struct lc_profile *p,
+			    const struct lc_frame *f, char *buf, size_t size)
+{
+	const char *src = f->source;
+
+	if (!src || src[0] != '@' || !src[1])
+		return f->short_src;
+	src++;
+	if (src[0] == '/' || !p->cwd)
+		return src;
+	while (src[0] == '.' && src[1] == '/')
+		src += 2;
+	snprintf(buf, size, "%s/%s", p->cwd, src);
+	return buf;
+}
+
+/* A machine frame the Lua-first view leaves out: one of the
+ * interpreter's own, or the machine frame of a C function called from
+ * Lua, which its Lua frame (next, rootward) already shows. */
+static bool folded_native(const struct lc_interp *in, const struct lc_stack *th,
+			  size_t i)
+{
+	const struct lc_frame *f = &th->frames[i], *up;
+
+	if (in && in->ops->own_frame && in->ops->own_frame(in, f))
+		return true;
+	if (i + 1 >= th->nframes || !f->function)
+		return false;
+	up = &th->frames[i + 1];
+	return up->kind == LC_FRAME_LUA && up->what &&
+	       strcmp(up->what, "C") == 0 && up->function &&
+	       strcmp(up->function, f->function) == 0;
+}
+
 size_t lc_profile_stack_of(struct lc_profile *p, const struct lc_stack *th,
+			   const struct lc_interp *in, bool native,
 			   uint32_t *locs, enum lc_prof_kind *leaf)
 {
 	static const enum lc_prof_kind kinds[] = {
@@ -360,10 +399,13 @@ size_t lc_profile_stack_of(struct lc_profile *p, const struct lc_stack *th,
 		[LC_ACTIVITY_GC] = LC_PROF_GC,
 	};
 	size_t n = 0;
+	bool lua = false;
 
 	/* What the thread was doing, as the VM family tells it. */
 	*leaf = (size_t)th->activity < LC_ARRAY_SIZE(kinds) ?
 		kinds[th->activity] : LC_PROF_NATIVE;
+	for (size_t i = 0; i < th->nframes; i++)
+		lua |= th->frames[i].kind == LC_FRAME_LUA;
 	for (size_t i = 0; i < th->nframes; i++) {
 		const struct lc_frame *f = &th->frames[i];
 		uint32_t fn;
@@ -371,7 +413,7 @@ size_t lc_profile_stack_of(struct lc_profile *p, const struct lc_stack *th,
 		if (f->kind == LC_FRAME_LUA) {
 			const char *nm = f->global_name ? f->global_name :
 					 f->name;
-			char buf[256];
+			char buf[256], path[4096];
 			bool c = f->what && strcmp(f->what, "C") == 0;
 
 			if (!nm && c)
@@ -384,22 +426,51 @@ size_t lc_profile_stack_of(struct lc_profile *p, const struct lc_stack *th,
 					 f->linedefined);
 				nm = buf;
 			}
-			fn = lc_profile_func(p, nm, c ? NULL : f->short_src,
+			fn = lc_profile_func(p, nm,
+					     c ? NULL : lua_file(p, f, path,
+								 sizeof(path)),
 					     c ? 0 : f->linedefined,
 					     c ? LC_PROF_LUA_C : LC_PROF_LUA);
 			if (fn != UINT32_MAX)
 				locs[n++] = lc_profile_loc(p, fn,
 					f->currentline > 0 ? f->currentline : 0, 0);
 		} else {
+			/* Lua-first: the interpreter's own frames fold into
+			 * the Lua frame they run for. */
+			if (lua && !native && folded_native(in, th, i))
+				continue;
 			fn = lc_profile_func(p, f->function ? f->function : "??",
-					     lc_base_name(f->file), 0,
-					     LC_PROF_NATIVE);
+					     f->file, 0, LC_PROF_NATIVE);
 			if (fn != UINT32_MAX)
 				locs[n++] = lc_profile_loc(p, fn, f->line,
 							   f->inlined ? 0 : f->pc);
 		}
 	}
 	return n;
+}
+
+const char *lc_profile_short_path(const char *path)
+{
+	static __thread char buf[LC_PROF_PATH_MAX + 8];
+	size_t n = strlen(path);
+	const char *tail;
+
+	if (n <= LC_PROF_PATH_MAX)
+		return path;
+	/* The last whole components that fit, after an ellipsis. */
+	tail = path + n - LC_PROF_PATH_MAX;
+	while (*tail && *tail != '/')
+		tail++;
+	if (*tail == '/' && tail[1]) {
+		snprintf(buf, sizeof(buf), "\xe2\x80\xa6%s", tail);
+		return buf;
+	}
+	/* One long name: its end, cut on a character boundary. */
+	tail = path + n - LC_PROF_PATH_MAX;
+	while (((unsigned char)*tail & 0xc0) == 0x80)
+		tail++;
+	snprintf(buf, sizeof(buf), "\xe2\x80\xa6%s", tail);
+	return buf;
 }
 
 /* Room for each escaped part of a label; the label itself is cut to the
@@ -441,7 +512,7 @@ void lc_profile_label(const struct lc_profile *p, uint32_t func, char *buf,
 	switch (f->kind) {
 	case LC_PROF_LUA:
 		if (f->file) {
-			lc_esc_copy(file, sizeof(file), f->file);
+			lc_esc_copy(file, sizeof(file), lc_profile_short_path(f->file));
 			snprintf(buf, size, "%s (%s:%" PRId64 ")", name, file,
 				 f->start_line);
 		} else {

@@ -102,6 +102,8 @@ struct lc_profile {
 	int64_t start_ns;	/* CLOCK_REALTIME at start */
 	int64_t duration_ns;
 	int64_t period_ns;	/* 1e9 / rate */
+	char *cwd;		/* the target's working directory at the
+				   start, for relative chunk names; or NULL */
 	bool wall;		/* --wall: wall-clock samples */
 	struct lc_prof_quality q;
 	void *index;		/* interning tables (profile.c) */
@@ -125,12 +127,18 @@ int lc_profile_add(struct lc_profile *p, const uint32_t *locs, size_t nlocs,
 		   uint64_t vm, uint64_t coroutine, enum lc_prof_kind leaf);
 
 struct lc_stack;
+struct lc_interp;
 
 /* A decoded thread's stack (report/stack.h) as locations, leaf first, into
  * locs (room for th->nframes): a Lua function by its global or call-site
- * name, else "main chunk" or "function <src:line>"; a C function called
- * from Lua by its name or symbol; a machine frame by its symbol, "??"
- * when it has none.  Names come from the target and are taken as they
+ * name, else "main chunk" or "function <src:line>", with its chunk's path
+ * (made absolute against cwd) and line; a C function called from Lua by
+ * its name or symbol; a machine frame by its symbol, "??" when it has
+ * none, with its source file and line from DWARF.  Unless native, a
+ * stack with Lua on it is Lua-first: the machine frames in (interp's
+ * VM family, own_frame) and those of C functions that their Lua frame
+ * shows are left out, so that the Lua function, the C function called
+ * from Lua or [GC] they run for is the leaf; host frames stay.  Names come from the target and are taken as they
  * are (lc_profile_label escapes them).  *leaf gets the stack's activity, as
  * the VM family tells it (PUC Lua: LC_PROF_LUA or LC_PROF_LUA_C for the
  * innermost Lua frame's kind, LC_PROF_GC when a collector entry point
@@ -139,7 +147,16 @@ struct lc_stack;
  * locations were written (fewer than frames only when memory ran
  * out). */
 size_t lc_profile_stack_of(struct lc_profile *p, const struct lc_stack *th,
+			   const struct lc_interp *in, bool native,
 			   uint32_t *locs, enum lc_prof_kind *leaf);
+
+/* Paths in labels are cut from the left to this many bytes, at a '/'
+ * ("…/scenarios/sample/split.lua"), as Lua shortens a chunk's name. */
+#define LC_PROF_PATH_MAX	40
+
+/* path, or its short form (a buffer of the calling thread's, valid until
+ * its next call). */
+const char *lc_profile_short_path(const char *path);
 
 /* Per function: the weight (cpu_ns) of the samples it is the leaf of,
  * into self, and of those it is anywhere in, once per sample however

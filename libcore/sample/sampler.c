@@ -630,7 +630,7 @@ static void add_sample(struct lc_sampler *s, struct tstate *ts,
 
 	if (!locs)
 		return;
-	n = lc_profile_stack_of(s->prof, th, locs, &leaf);
+	n = lc_profile_stack_of(s->prof, th, s->in, s->o.native, locs, &leaf);
 	/* idle: the thread was not running; with --wall that is what the
 	 * sample shows. */
 	if (idle && s->o.wall)
@@ -1639,6 +1639,17 @@ struct lc_error *lc_sampler_create(int pid,
 		lc_live_unhold(slot);
 	}
 	s->prof->pid = pid;
+	{
+		char path[64], cwd[4096];
+		ssize_t n;
+
+		snprintf(path, sizeof(path), "/proc/%d/cwd", pid);
+		n = readlink(path, cwd, sizeof(cwd) - 1);
+		if (n > 0) {
+			cwd[n] = '\0';
+			s->prof->cwd = strdup(cwd);
+		}
+	}
 	s->prof->period_ns = (int64_t)(1e9 / s->o.rate_hz);
 	s->prof->wall = s->o.wall;
 	s->prof->q.rate_hz = s->o.rate_hz;

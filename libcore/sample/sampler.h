@@ -21,6 +21,8 @@ struct lc_sampler_options {
 	int tid;		/* only this thread; 0 = all */
 	uint64_t vm;		/* only samples of this global_State; 0 = all */
 	int max_frames;		/* per stack (0: 256) */
+	bool native;		/* keep every machine frame: no Lua-first
+				   folding (profile.h) */
 };
 
 struct lc_sampler;

@@ -162,6 +162,11 @@ struct lc_vm_ops {
 	/* LC_ROLE_* bits of a native function named fn. */
 	unsigned (*roles)(const struct lc_interp *in, const char *fn);
 
+	/* Native frame f is one of the interpreter's own (its core, its
+	 * C API, its standard library): a Lua-first stack folds it into
+	 * the Lua frame it runs for. */
+	bool (*own_frame)(const struct lc_interp *in, const struct lc_frame *f);
+
 	/* What the thread was doing, from its mixed frames (innermost
 	 * first). */
 	enum lc_activity (*activity)(const struct lc_interp *in,

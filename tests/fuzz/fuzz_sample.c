@@ -51,7 +51,8 @@ static void sample_threads(struct lc_profile *p)
 			enum lc_prof_kind leaf;
 
 			if (locs) {
-				size_t n = lc_profile_stack_of(p, &st, locs,
+				size_t n = lc_profile_stack_of(p, &st, in,
+							       i % 2 == 0, locs,
 							       &leaf);
 
 				lc_profile_add(p, locs, n, 1000 * (int64_t)(i + 1),

@@ -299,6 +299,45 @@ static unsigned puc_roles(const struct lc_interp *in, const char *fn)
 	return r;
 }
 
+/* The interpreter's own: its source files (DWARF), else its names
+ * (luaV_execute, lua_pcallk, luaL_checkinteger, luai_...), else code of
+ * a module of its own (liblua5.4.so) with no name.  The files are those
+ * of every release 5.1-5.5: the core, lauxlib.c and the standard
+ * library (whose functions are C functions called from Lua, already a
+ * frame of their own, and whose helpers are their work). */
+static bool puc_own_frame(const struct lc_interp *in, const struct lc_frame *f)
+{
+	static const char *const files[] = {
+		"lapi.c", "lauxlib.c", "lbaselib.c", "lbitlib.c", "lcode.c",
+		"lcorolib.c", "lctype.c", "ldblib.c", "ldebug.c", "ldo.c",
+		"ldump.c", "lfunc.c", "lgc.c", "linit.c", "liolib.c",
+		"llex.c", "lmathlib.c", "lmem.c", "loadlib.c", "lobject.c",
+		"lopcodes.c", "loslib.c", "lparser.c", "lstate.c",
+		"lstring.c", "lstrlib.c", "ltable.c", "ltablib.c", "ltm.c",
+		"lundump.c", "lutf8lib.c", "lvm.c", "lzio.c", "onelua.c",
+	};
+	const char *fn = f->function;
+
+	if (f->kind == LC_FRAME_LUA)
+		return false;
+	if (f->file) {
+		const char *b = lc_base_name(f->file);
+
+		for (size_t i = 0; i < LC_ARRAY_SIZE(files); i++)
+			if (strcmp(b, files[i]) == 0)
+				return true;
+	}
+	if (fn && strncmp(fn, "lua", 3) == 0 &&
+	    ((fn[3] >= 'A' && fn[3] <= 'Z' && fn[4] == '_') ||
+	     fn[3] == '_' || strncmp(fn + 3, "i_", 2) == 0))
+		return true;
+	/* No name to tell by: code of the interpreter's own module, when
+	 * that is a library and not the program. */
+	return !fn && in && in->module && f->module &&
+	       strcmp(in->module, f->module) == 0 &&
+	       strstr(lc_base_name(in->module), ".so");
+}
+
 /* The innermost Lua frame says Lua or C; a collector entry point
  * leafward of it makes it GC work.  No Lua frame: host code. */
 static unsigned puc_roles(const struct lc_interp *in, const char *fn);
@@ -457,6 +496,7 @@ const struct lc_vm_ops lc_puc_ops = {
 	.continued = puc_continued,
 	.frame = puc_frame,
 	.roles = puc_roles,
+	.own_frame = puc_own_frame,
 	.activity = puc_activity,
 	.state_frames = puc_state_frames,
 	.scan = puc_scan,
