@@ -47,6 +47,19 @@ deps() {
 	fi
 }
 
+# speedscope's own importer reads the sampler's files in the tests
+# (tests/run-flame.sh), from npm's registry into fixtures/cache/npm.
+SPEEDSCOPE=speedscope@1.25.0
+npm_deps() {
+	[ -f fixtures/cache/npm/node_modules/speedscope/dist/release/index.html ] && return 0
+	if ! command -v npm >/dev/null; then
+		[ "${LUACORE_NO_APT:-0}" = 1 ] && { echo "dev.sh: npm is missing" >&2; return 1; }
+		sudo_cmd env DEBIAN_FRONTEND=noninteractive apt-get install -y -q npm
+	fi
+	mkdir -p fixtures/cache/npm
+	npm install --prefix fixtures/cache/npm --no-audit --no-fund "$SPEEDSCOPE"
+}
+
 build() {
 	[ -x configure ] || autoreconf -fi
 	[ -f Makefile ] || ./configure ${LUACORE_CONFIGURE_FLAGS:-}
@@ -56,6 +69,6 @@ build() {
 case "${1:-}" in
 deps) deps ;;
 demo) deps; build; make demo ;;
-check) deps; build; make -j"$(nproc)" check ;;
+check) deps; npm_deps; build; make -j"$(nproc)" check ;;
 *) echo "usage: $0 demo|check|deps" >&2; exit 64 ;;
 esac

@@ -3,7 +3,7 @@
 # Load with "gdb -x luaprof.py", "source luaprof.py" in a session, or
 # gdb's auto-load once installed (see doc/luacore-gdb.md).  Commands:
 #   lua-bt [-a] [-full] [THREAD...]   mixed C+Lua backtrace
-#   lua-states                        every VM and coroutine
+#   lua-states [--vm-name GLOBAL]     every VM (named by a global) and coroutine
 #   lua-vm [L]                        one lua_State's and its VM's internals
 #   lua-stack [L] [-residue N]        a lua_State's data stack
 #   lua-value [-tvalue|-gc] EXPR      one Lua value
@@ -50,6 +50,7 @@ class _ReportOptions(ctypes.Structure):
         ("no_native", ctypes.c_bool),
         ("no_scan", ctypes.c_bool),
         ("no_vms", ctypes.c_bool),
+        ("vm_name", ctypes.c_char_p),
     ]
 
 
@@ -668,10 +669,11 @@ function 'NAME'", as Lua's own traceback words them.
 class LuaStates(gdb.Command):
     """Every Lua VM and coroutine of the process.
 
-Usage: lua-states
+Usage: lua-states [--vm-name GLOBAL]
 
-For each VM (global_State): memory in use and the collector's state; its
-resume chain; then each lua_State: main thread or coroutine, status
+For each VM (global_State): memory in use, the collector's state, its
+allocator function, and with --vm-name its name: the string value of its
+global GLOBAL (skynet's SERVICE_NAME); its resume chain; then each lua_State: main thread or coroutine, status
 (running, normal, suspended, dead, idle, error), the OS thread running it
 and who resumed it.  VMs idle on no thread are found, as luacore-inspect
 finds them, by scanning the process's writable memory (the core's load
@@ -681,10 +683,14 @@ sections or the process's mappings, as gdb lists them)."""
         super().__init__("lua-states", gdb.COMMAND_DATA, gdb.COMPLETE_NONE)
 
     def invoke(self, arg, from_tty):
-        if arg.strip():
-            raise gdb.GdbError("luacore: lua-states takes no argument")
+        argv = gdb.string_to_argv(arg)
+        name = None
+        if len(argv) == 2 and argv[0] == "--vm-name" and argv[1]:
+            name = argv[1].encode()
+        elif argv:
+            raise gdb.GdbError("luacore: usage: lua-states [--vm-name GLOBAL]")
         with _Session() as s:
-            r = s.report()
+            r = s.report(vm_name=name) if name else s.report()
             try:
                 _write(s.text(r, LC_TEXT_WARNINGS | LC_TEXT_VMS))
             finally:

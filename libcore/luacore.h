@@ -338,6 +338,11 @@ struct lc_vm {
 	size_t nchain;
 	bool partial;
 	char *note;
+	/* Names read from the VM's own state: the string value of the
+	 * global lc_report_options.vm_name names, and its allocator
+	 * function's symbol; NULL when not known. */
+	char *name;
+	char *alloc;
 };
 
 struct lc_report {
@@ -382,6 +387,9 @@ struct lc_report_options {
 	bool no_native;		/* Lua frames only */
 	bool no_scan;		/* skip the memory scan for idle VMs */
 	bool no_vms;		/* threads only: no VM and coroutine list */
+	/* Name each VM by the string value of this global (skynet's
+	 * SERVICE_NAME): lc_vm.name.  NULL: none. */
+	const char *vm_name;
 };
 
 /* Decode every thread of the target.  A report with partial results is

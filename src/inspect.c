@@ -114,6 +114,8 @@ static void usage(FILE *out)
 	      "  --thread TID       only this OS thread\n"
 	      "  --vm ADDR          only the VM whose global_State is at ADDR\n"
 	      "  --state ADDR       also decode the lua_State at ADDR\n"
+	      "  --vm-name GLOBAL   name each VM by the string value of its global\n"
+	      "                     GLOBAL (skynet: SERVICE_NAME)\n"
 	      "  --no-native        Lua frames only\n"
 	      "  --no-scan          do not scan memory for VMs idle on no thread\n"
 	      "  -h, --help         show this help\n"
@@ -140,6 +142,7 @@ int main(int argc, char **argv)
 		{ "state", required_argument, NULL, 'S' },
 		{ "no-native", no_argument, NULL, 'n' },
 		{ "no-scan", no_argument, NULL, 'N' },
+		{ "vm-name", required_argument, NULL, 'G' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "pid", required_argument, NULL, 'p' },
@@ -201,6 +204,9 @@ int main(int argc, char **argv)
 			break;
 		case 'N':
 			opts.no_scan = true;
+			break;
+		case 'G':
+			opts.vm_name = optarg;
 			break;
 		case 'h':
 			usage(stdout);

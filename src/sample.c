@@ -126,8 +126,15 @@ static void usage(FILE *out)
 	      "      --top            a live view of the hottest functions, refreshed\n"
 	      "                       every second (no file unless -o is given)\n"
 	      "      --thread TID     only this thread\n"
-	      "      --vm ADDR        only samples of the VM whose global_State is ADDR\n"
+	      "      --vm-name GLOBAL name each VM by the string value of its global\n"
+	      "                       GLOBAL (skynet: SERVICE_NAME): labels, --vm\n"
+	      "      --vm ADDR|NAME   only samples of the VM whose global_State is ADDR,\n"
+	      "                       or whose name (--vm-name) is NAME\n"
 	      "      --max-frames N   frames per stack (default 256)\n"
+	      "      --title TEXT     the SVG flame graph's title\n"
+	      "      --folded-time    folded counts in microseconds of CPU (wall) time,\n"
+	      "                       not samples\n"
+	      "      --folded-vm      folded stacks start with their VM's name\n"
 	      "      --native         keep every machine frame, the interpreter's own\n"
 	      "                       too (default: Lua-first stacks, where they fold\n"
 	      "                       into the Lua function they run for)\n"
@@ -164,7 +171,8 @@ static int parse_double(const char *s, double lo, double hi, const char *opt,
 }
 
 static int write_profile(const struct lc_profile *p,
-			 const struct lc_sink *sink, const char *path)
+			 const struct lc_sink *sink, const char *path,
+			 const char *title)
 {
 	FILE *out = fopen(path, "w");
 	int r;
@@ -174,7 +182,7 @@ static int write_profile(const struct lc_profile *p,
 			strerror(errno));
 		return -1;
 	}
-	r = sink->write(p, "luacore-sample", out);
+	r = sink->write(p, title, out);
 	if (fclose(out) != 0 && r == 0)
 		r = -1;
 	if (r < 0)
@@ -183,7 +191,7 @@ static int write_profile(const struct lc_profile *p,
 	return r;
 }
 
-static void report_quality(const struct lc_profile *p, FILE *out)
+static void report_quality(const struct lc_profile *p, bool one_vm, FILE *out)
 {
 	const struct lc_prof_quality *q = &p->q;
 	uint64_t lost = q->lost_read + q->lost_gone + q->lost_inconsistent;
@@ -204,9 +212,10 @@ static void report_quality(const struct lc_profile *p, FILE *out)
 	if (!p->wall && q->cpu_used_ns > 0) {
 		uint64_t points = q->taken + q->found_asleep + q->found_waiting;
 
-		fprintf(out, "luacore-sample: CPU: %s used %.2f s; the samples charge %.2f s (%.0f%%); %.2f s was used between samples by threads not on a CPU at their next sample point, and is charged to no stack\n",
+		fprintf(out, "luacore-sample: CPU: %s used %.2f s; the samples %scharge %.2f s (%.0f%%); %.2f s was used between samples by threads not on a CPU at their next sample point, and is charged to no stack\n",
 			p->pid ? "the process" : "the threads",
 			(double)q->cpu_used_ns / 1e9,
+			one_vm ? "of the --vm asked for " : "",
 			(double)q->cpu_charged_ns / 1e9,
 			100.0 * (double)q->cpu_charged_ns / (double)q->cpu_used_ns,
 			(double)q->cpu_between_ns / 1e9);
@@ -323,21 +332,31 @@ out:
 }
 
 /* --vm matched no sample: say which VMs the samples were of. */
-static char *vm_message(const struct lc_sampler *s, uint64_t vm)
+static char *vm_message(const struct lc_sampler *s, uint64_t vm,
+			const char *name)
 {
 	const uint64_t *v;
 	size_t n = lc_sampler_vms_seen(s, &v);
 	struct lc_strbuf b = { 0 };
 
-	lc_strbuf_appendf(&b, "--vm 0x%llx: no sample was of that VM; ",
-			 (unsigned long long)vm);
+	if (name)
+		lc_strbuf_appendf(&b, "--vm %s: no sample was of a VM of that name; ",
+				  name);
+	else
+		lc_strbuf_appendf(&b, "--vm 0x%llx: no sample was of that VM; ",
+				  (unsigned long long)vm);
 	if (n == 0) {
 		lc_strbuf_appendf(&b, "no sample was of any Lua VM");
 	} else {
 		lc_strbuf_appendf(&b, "the samples were of %s", n > 1 ? "the VMs" : "the VM");
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = 0; i < n; i++) {
+			const char *nm = lc_sampler_vm_name(s, v[i]);
+
 			lc_strbuf_appendf(&b, "%s 0x%llx", i ? "," : "",
 					 (unsigned long long)v[i]);
+			if (nm)
+				lc_strbuf_appendf(&b, " (%s)", nm);
+		}
 		lc_strbuf_appendf(&b, "%s (a global_State address, as luacore-inspect lists them)",
 				 n == LC_SAMPLER_VMS ? " and maybe more" : "");
 	}
@@ -357,6 +376,10 @@ int main(int argc, char **argv)
 		{ "vm", required_argument, NULL, 'v' },
 		{ "max-frames", required_argument, NULL, 'm' },
 		{ "native", no_argument, NULL, 'N' },
+		{ "vm-name", required_argument, NULL, 'G' },
+		{ "folded-time", no_argument, NULL, 'F' },
+		{ "folded-vm", no_argument, NULL, 'P' },
+		{ "title", required_argument, NULL, 'L' },
 		{ "top", no_argument, NULL, 'T' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -367,6 +390,8 @@ int main(int argc, char **argv)
 	const char *output = "profile.folded", *format = NULL;
 	double duration = 0, v, start, next, elapsed;
 	bool quiet = false, poor, top = false, output_given = false;
+	bool folded_time = false, folded_vm = false;
+	const char *title = NULL;
 	const char *no_lua;
 	char *vm_unmatched = NULL;
 	uint64_t lost;
@@ -414,13 +439,26 @@ int main(int argc, char **argv)
 		case 'v': {
 			char *end;
 
+			/* An address, or else a name (--vm-name's). */
+			errno = 0;
 			so.vm = strtoull(optarg, &end, 0);
-			if (!so.vm || *end) {
-				fprintf(stderr, "luacore-sample: --vm takes an address such as 0x55d0c0a012a0\n");
+			if (!optarg[0]) {
+				fprintf(stderr, "luacore-sample: --vm takes an address such as 0x55d0c0a012a0 or a VM's name (with --vm-name)\n");
 				return EXIT_USAGE;
+			}
+			if (!so.vm || *end || errno) {
+				so.vm = 0;
+				so.vm_only = optarg;
 			}
 			break;
 		}
+		case 'G':
+			if (!optarg[0]) {
+				fprintf(stderr, "luacore-sample: --vm-name takes the name of a global, such as SERVICE_NAME\n");
+				return EXIT_USAGE;
+			}
+			so.vm_name = optarg;
+			break;
 		case 'm':
 			if (parse_double(optarg, 1, 100000, "--max-frames", &v) < 0)
 				return EXIT_USAGE;
@@ -428,6 +466,15 @@ int main(int argc, char **argv)
 			break;
 		case 'N':
 			so.native = true;
+			break;
+		case 'F':
+			folded_time = true;
+			break;
+		case 'P':
+			folded_vm = true;
+			break;
+		case 'L':
+			title = optarg;
 			break;
 		case 'q':
 			quiet = true;
@@ -448,6 +495,11 @@ int main(int argc, char **argv)
 	}
 	if ((pid != 0) == (optind < argc)) {
 		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (so.vm_only && !so.vm_name) {
+		fprintf(stderr, "luacore-sample: --vm %s: not an address; to select a VM by name, say which global names it: --vm-name GLOBAL (skynet: SERVICE_NAME)\n",
+			so.vm_only);
 		return EXIT_USAGE;
 	}
 	sink = lc_sink_for(output, format);
@@ -580,11 +632,14 @@ int main(int argc, char **argv)
 		fputs("luacore-sample: out of memory\n", stderr);
 		return EXIT_FATAL;
 	}
-	if (so.vm && prof->q.taken == 0)
-		vm_unmatched = vm_message(s, so.vm);
-	if ((!top || output_given) && write_profile(prof, sink, output) < 0)
+	if ((so.vm || so.vm_only) && prof->q.taken == 0)
+		vm_unmatched = vm_message(s, so.vm, so.vm_only);
+	prof->folded_cpu = folded_time;
+	prof->folded_vm = folded_vm;
+	if ((!top || output_given) &&
+	    write_profile(prof, sink, output, title) < 0)
 		status = EXIT_FATAL;
-	report_quality(prof, stderr);
+	report_quality(prof, so.vm || so.vm_only, stderr);
 	if (!status && (!top || output_given))
 		fprintf(stderr, "luacore-sample: wrote %s\n", output);
 	lost = prof->q.lost_read + prof->q.lost_gone + prof->q.lost_inconsistent;
@@ -602,7 +657,7 @@ int main(int argc, char **argv)
 	}
 	/* Nothing of what was asked: the --vm's samples, or any sample
 	 * when only native stacks can be had. */
-	if (!status && (no_lua || so.vm) && prof->q.taken == 0)
+	if (!status && (no_lua || so.vm || so.vm_only) && prof->q.taken == 0)
 		status = EXIT_FATAL;
 	if (!status && (poor || no_lua))
 		status = EXIT_POOR;

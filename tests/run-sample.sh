@@ -106,16 +106,86 @@ for run in "100 2 15 5" "1000 1 4 4"; do
 	grep -E 'CPU:' "$d.err" | sed 's/^/    /'
 done
 
-# Folded output of a run names the hot functions with their file.
-"$sample" -q -r 250 -o "$tmp/split.folded" -- "$out/deb-5.4/lchost" "$scen/split.lua" >/dev/null 2>&1
+# Named VMs: --vm-name SERVICE_NAME labels each VM with the name its
+# service set; --vm NAME keeps that VM's samples only; luacore-inspect's
+# VM list and gdb's lua-states show the names and the allocator.
+"$sample" -q -r 250 --vm-name SERVICE_NAME -o "$tmp/named.pb.gz" -- \
+	"$out/deb-5.4/skyhost" 2 3 $sky_services >"$tmp/named.out" 2>"$tmp/named.err"
+"$sample" -q -r 250 --vm-name SERVICE_NAME --vm burst10 -o "$tmp/one.pb.gz" -- \
+	"$out/deb-5.4/skyhost" 2 3 $sky_services >"$tmp/one.out" 2>"$tmp/one.err"
+for run in named one; do
+	if res=$(python3 "$shares" sky_names "$tmp/$run.pb.gz" "$tmp/$run.out" "$proto" \
+		$([ $run = one ] && echo burst10) 2>&1); then
+		echo "PASS --vm-name SERVICE_NAME$([ $run = one ] && echo ' --vm burst10'): $res"
+	else
+		echo "FAIL --vm-name SERVICE_NAME ($run): $res"
+		status=1
+	fi
+done
+"$out/deb-5.4/skyhost" 2 4 $sky_services >/dev/null &
+sky_pid=$!
+sleep 1
+inspect=$(cd "$top_builddir/src" && pwd)/luacore-inspect
+"$inspect" --vm-name SERVICE_NAME -p "$sky_pid" >"$tmp/inspect.txt" 2>&1
+gcore -o "$tmp/sky.core" "$sky_pid" >/dev/null 2>&1
+wait "$sky_pid"
+names=$(grep -c '^VM 0x.*, allocator service_alloc, name "\(spin\|burst10\|burst1\|burst100\|idle1\|idle2\)"$' "$tmp/inspect.txt")
+if [ "$names" = 6 ]; then
+	echo "PASS luacore-inspect --vm-name: 6 VMs, each with its allocator and name"
+else
+	echo "FAIL luacore-inspect --vm-name: $names of 6 VMs named"; grep '^VM' "$tmp/inspect.txt" | sed 's/^/    /'
+	status=1
+fi
+LUACORE_LIB=$(cd "$top_builddir/libcore/.libs" && pwd)/libluacore.so \
+	gdb -q -batch -nx -x "$top_srcdir/gdb/luaprof.py" -ex "lua-states --vm-name SERVICE_NAME" \
+	"$out/deb-5.4/skyhost" "$tmp/sky.core.$sky_pid" >"$tmp/gdb.txt" 2>&1
+names=$(grep -c '^VM 0x.*, allocator service_alloc, name "' "$tmp/gdb.txt")
+if [ "$names" = 6 ]; then
+	echo "PASS gdb lua-states --vm-name: 6 VMs named"
+else
+	echo "FAIL gdb lua-states --vm-name: $names of 6 VMs named"; tail -5 "$tmp/gdb.txt" | sed 's/^/    /'
+	status=1
+fi
+
+# Folded output of a run names the hot functions with their file, the
+# path cut from the left at a '/' ("…/scenarios/sample/split.lua:15").
+"$sample" -q -r 250 -o "$tmp/split.folded" -- "$out/deb-5.4/lchost" "$scen/split.lua" >/dev/null 2>"$tmp/split.folded.err"
 for fn in hot_a hot_b hot_c; do
-	# Lua shortens a long path from the left ("...sample/split.lua").
-	if grep -q ";$fn ([^;]*split\.lua:[0-9]*);" "$tmp/split.folded"; then
+	if grep -q ";$fn (…/[^;]*sample/split\.lua:[0-9]*);" "$tmp/split.folded"; then
 		echo "PASS folded names $fn"
 	else
 		echo "FAIL folded: no $fn"; status=1
 	fi
 done
+# One line per distinct stack, counting samples: as many lines as
+# distinct stacks (threads, VMs and lines merged), and the counts add
+# up to the samples taken.  Many threads and VMs: skyhost's.
+"$sample" -q -r 250 -o "$tmp/sky.folded" -- "$out/deb-5.4/skyhost" 2 3 $sky_services \
+	>/dev/null 2>"$tmp/sky.folded.err"
+lines=$(wc -l <"$tmp/sky.folded")
+distinct=$(sed 's/ [0-9]*$//' "$tmp/sky.folded" | sort -u | wc -l)
+sum=$(awk '{ n += $NF } END { print n + 0 }' "$tmp/sky.folded")
+taken=$(sed -n 's/.* samples: [0-9]* attempted, \([0-9]*\) taken.*/\1/p' "$tmp/sky.folded.err")
+if [ "$lines" -gt 1 ] && [ "$lines" = "$distinct" ] && [ "$sum" = "$taken" ]; then
+	echo "PASS folded: $lines lines, $distinct distinct stacks, counts add up to the $taken samples"
+else
+	echo "FAIL folded: $lines lines, $distinct distinct stacks, counts $sum, samples taken $taken"
+	status=1
+fi
+# --folded-time: microseconds instead; --folded-vm: each VM's stacks after
+# its name (--vm-name reads it from the global each service sets).
+"$sample" -q -r 250 --folded-time --folded-vm --vm-name SERVICE_NAME -o "$tmp/sky-us.folded" -- \
+	"$out/deb-5.4/skyhost" 2 3 $sky_services >/dev/null 2>"$tmp/sky-us.folded.err"
+us=$(awk '{ n += $NF } END { print n + 0 }' "$tmp/sky-us.folded")
+taken=$(sed -n 's/.* samples: [0-9]* attempted, \([0-9]*\) taken.*/\1/p' "$tmp/sky-us.folded.err")
+named=$(grep -c '^\[vm spin\];.*;spin (' "$tmp/sky-us.folded")
+wrong=$(grep '^\[vm ' "$tmp/sky-us.folded" | grep -v '^\[vm spin\];' | grep -c ';spin (')
+if [ "${taken:-0}" -gt 0 ] && [ "$us" -gt $((taken * 1000)) ] && [ "$named" -gt 0 ] && [ "$wrong" = 0 ]; then
+	echo "PASS --folded-time --folded-vm: $us us for $taken samples; spin's stacks under [vm spin] only"
+else
+	echo "FAIL --folded-time --folded-vm: $us us for ${taken:-?} samples, $named stacks of spin under [vm spin], $wrong under another"
+	status=1
+fi
 
 # --top: a frame a second on stdout (not a terminal: no screen control);
 # in the last full one, spin (the leaf under hot_a/b/c) owns nearly all

@@ -208,6 +208,15 @@ static void print_vms(const struct lc_report *r,
 			fprintf(out, ", stepmul %d", vm->gcstepmul);
 		if (vm->gcstepsize >= 0)
 			fprintf(out, ", stepsize %d", vm->gcstepsize);
+		if (vm->alloc) {
+			fputs(", allocator ", out);
+			es(out, vm->alloc);
+		}
+		if (vm->name) {
+			fputs(", name \"", out);
+			es(out, vm->name);
+			fputc('"', out);
+		}
 		fputc('\n', out);
 		if (vm->nchain) {
 			fputs("  resume chain:", out);
@@ -616,6 +625,10 @@ static void json_vm(FILE *out, const struct lc_report *r, const struct lc_vm *vm
 	json_addr(out, vm->g);
 	fputs(",\"found_by\":", out);
 	json_str(out, vm->found_by);
+	fputs(",\"name\":", out);
+	json_str(out, vm->name);
+	fputs(",\"allocator\":", out);
+	json_str(out, vm->alloc);
 	fputs(",\"version\":", out);
 	json_str(out, r->lua_version);
 	fputs(",\"mainthread\":", out);

@@ -90,7 +90,8 @@ struct scan_threads {
 
 static struct lc_vm *vm_add(struct lc_report *r, const struct lc_interp *in,
 			    struct lc_pass *pass, const struct scan_threads *sc,
-			    uint64_t g, const char *found_by)
+			    uint64_t g, const char *found_by,
+			    const struct lc_report_options *opts)
 {
 	struct lc_vm *p, *vm;
 	struct lc_error *err;
@@ -107,6 +108,9 @@ static struct lc_vm *vm_add(struct lc_report *r, const struct lc_interp *in,
 	err = in->ops->decode_vm(pass, g, sc->done, sc->cands, sc->ncands, vm);
 	vm->g = g;
 	vm->found_by = found_by;
+	if (in->ops->vm_names)
+		in->ops->vm_names(pass, g, opts ? opts->vm_name : NULL,
+				  &vm->name, &vm->alloc);
 	if (err) {
 		vm->partial = true;
 		if (!vm->note)
@@ -179,7 +183,7 @@ static void build_vms(struct lc_target *t, const struct lc_interp *in,
 			struct lc_vstate st;
 
 			if (in->ops->state(pass, r->threads[i].states[j], &st))
-				vm_add(r, in, pass, &sc, st.vm, "thread");
+				vm_add(r, in, pass, &sc, st.vm, "thread", opts);
 		}
 	/* States named on the command line. */
 	for (size_t i = 0; opts && i < opts->nstates; i++) {
@@ -187,7 +191,7 @@ static void build_vms(struct lc_target *t, const struct lc_interp *in,
 		char *msg;
 
 		if (in->ops->state(pass, opts->states[i], &st)) {
-			struct lc_vm *vm = vm_add(r, in, pass, &sc, st.vm, "state");
+			struct lc_vm *vm = vm_add(r, in, pass, &sc, st.vm, "state", opts);
 			bool known = false;
 
 			for (size_t k = 0; vm && k < vm->nthreads; k++)
@@ -214,7 +218,7 @@ static void build_vms(struct lc_target *t, const struct lc_interp *in,
 	for (size_t i = 0; i < ng; i++) {
 		size_t before = r->nvms;
 
-		vm_add(r, in, pass, &sc, gs[i], "scan");
+		vm_add(r, in, pass, &sc, gs[i], "scan", opts);
 		if (r->nvms > before)
 			r->nvms_scanned++;
 	}

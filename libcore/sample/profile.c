@@ -179,6 +179,8 @@ void lc_profile_destroy(struct lc_profile *p)
 	for (size_t i = 0; i < p->nsamples; i++)
 		free(p->samples[i].locs);
 	free(p->samples);
+	free(p->events);
+	free(p->vms);
 	for (size_t i = 0; i < p->nstrings; i++)
 		free(p->strings[i]);
 	free(p->strings);
@@ -297,6 +299,70 @@ uint32_t lc_profile_string(struct lc_profile *p, const char *s)
 	return (uint32_t)p->nstrings++;
 }
 
+static const struct lc_prof_vm *vm_of(const struct lc_profile *p, uint64_t vm)
+{
+	for (size_t i = 0; vm && i < p->nvms; i++)
+		if (p->vms[i].vm == vm)
+			return &p->vms[i];
+	return NULL;
+}
+
+int lc_profile_set_vm(struct lc_profile *p, uint64_t vm, const char *name,
+		      const char *alloc)
+{
+	struct lc_prof_vm *v = (struct lc_prof_vm *)vm_of(p, vm);
+	uint32_t n = name ? lc_profile_string(p, name) : 0;
+	uint32_t a = alloc ? lc_profile_string(p, alloc) : 0;
+
+	if (n == UINT32_MAX || a == UINT32_MAX)
+		return -1;
+	if (!v) {
+		if (reserve((void **)&p->vms, &p->capvms, p->nvms,
+			    sizeof(*p->vms)) < 0)
+			return -1;
+		v = &p->vms[p->nvms++];
+		v->vm = vm;
+	}
+	v->name = n;
+	v->alloc = a;
+	return 0;
+}
+
+const char *lc_profile_vm_name(const struct lc_profile *p, uint64_t vm)
+{
+	const struct lc_prof_vm *v = vm_of(p, vm);
+
+	return v && v->name && v->name < p->nstrings ? p->strings[v->name] :
+	       NULL;
+}
+
+const char *lc_profile_vm_alloc(const struct lc_profile *p, uint64_t vm)
+{
+	const struct lc_prof_vm *v = vm_of(p, vm);
+
+	return v && v->alloc && v->alloc < p->nstrings ? p->strings[v->alloc] :
+	       NULL;
+}
+
+/* Append the event; past the cap, or out of memory, the rest are cut. */
+static void add_event(struct lc_profile *p, uint32_t sample, int64_t cpu_ns)
+{
+	int64_t us = (cpu_ns + 500) / 1000;
+
+	if (p->events_cut)
+		return;
+	if (p->nevents >= LC_PROF_EVENTS_MAX ||
+	    reserve((void **)&p->events, &p->capevents, p->nevents,
+		    sizeof(*p->events)) < 0) {
+		p->events_cut = true;
+		return;
+	}
+	p->events[p->nevents].sample = sample;
+	p->events[p->nevents].weight_us = us < 1 ? 1 : us > UINT32_MAX ?
+					  UINT32_MAX : (uint32_t)us;
+	p->nevents++;
+}
+
 int lc_profile_add(struct lc_profile *p, const uint32_t *locs, size_t nlocs,
 		   int64_t cpu_ns, int tid, const char *thread_name,
 		   uint64_t vm, uint64_t coroutine, enum lc_prof_kind leaf)
@@ -325,6 +391,7 @@ int lc_profile_add(struct lc_profile *p, const uint32_t *locs, size_t nlocs,
 		     memcmp(s->locs, locs, nlocs * sizeof(*locs)) == 0)) {
 			s->count++;
 			s->cpu_ns += cpu_ns;
+			add_event(p, id - 1, cpu_ns);
 			return 0;
 		}
 	}
@@ -347,6 +414,7 @@ int lc_profile_add(struct lc_profile *p, const uint32_t *locs, size_t nlocs,
 	s->coroutine = coroutine;
 	s->leaf = leaf;
 	put(t, h, (uint32_t)p->nsamples);
+	add_event(p, (uint32_t)p->nsamples, cpu_ns);
 	p->nsamples++;
 	return 0;
 }
@@ -421,9 +489,13 @@ size_t lc_profile_stack_of(struct lc_profile *p, const struct lc_stack *th,
 			if (!nm && f->what && strcmp(f->what, "main") == 0)
 				nm = "main chunk";
 			if (!nm) {
+				const char *src = f->short_src ?
+						  f->short_src : "?";
+
+				if (f->source && f->source[0] == '@')
+					src = lc_profile_short_path(src);
 				snprintf(buf, sizeof(buf), "function <%s:%d>",
-					 f->short_src ? f->short_src : "?",
-					 f->linedefined);
+					 src, f->linedefined);
 				nm = buf;
 			}
 			fn = lc_profile_func(p, nm,
@@ -511,7 +583,8 @@ void lc_profile_label(const struct lc_profile *p, uint32_t func, char *buf,
 	lc_esc_copy(name, sizeof(name), f->name);
 	switch (f->kind) {
 	case LC_PROF_LUA:
-		if (f->file) {
+		/* "function <file:line>" says where already. */
+		if (f->file && strncmp(f->name, "function <", 10) != 0) {
 			lc_esc_copy(file, sizeof(file), lc_profile_short_path(f->file));
 			snprintf(buf, size, "%s (%s:%" PRId64 ")", name, file,
 				 f->start_line);

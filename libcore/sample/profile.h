@@ -88,6 +88,23 @@ struct lc_prof_quality {
 	bool realtime;		/* the sampler ran at real-time priority */
 };
 
+/* One sample as it was taken, in time order: which merged sample it
+ * added to and its own weight.  For speedscope's time order. */
+struct lc_prof_event {
+	uint32_t sample;	/* index into samples */
+	uint32_t weight_us;	/* its cpu_ns in microseconds, >= 1 */
+};
+
+#define LC_PROF_EVENTS_MAX	(8u << 20)	/* 64 MB of them at most */
+
+/* A VM's names, read from its own state (luacore.h, lc_vm): the string
+ * value of the global the user named, and its allocator function. */
+struct lc_prof_vm {
+	uint64_t vm;		/* global_State */
+	uint32_t name;		/* index into strings, 0 = none */
+	uint32_t alloc;		/* index into strings, 0 = none */
+};
+
 struct lc_profile {
 	struct lc_prof_func *funcs;
 	size_t nfuncs, capfuncs;
@@ -95,6 +112,12 @@ struct lc_profile {
 	size_t nlocs, caplocs;
 	struct lc_prof_sample *samples;
 	size_t nsamples, capsamples;
+	struct lc_prof_event *events;	/* every lc_profile_add, in order */
+	size_t nevents, capevents;
+	bool events_cut;	/* more than LC_PROF_EVENTS_MAX (or memory
+				   ran out): events holds the first ones */
+	struct lc_prof_vm *vms;	/* the VMs with a name, in order seen */
+	size_t nvms, capvms;
 	char **strings;		/* interned labels; strings[0] = "" */
 	size_t nstrings, capstrings;
 	int pid;
@@ -105,6 +128,11 @@ struct lc_profile {
 	char *cwd;		/* the target's working directory at the
 				   start, for relative chunk names; or NULL */
 	bool wall;		/* --wall: wall-clock samples */
+	/* How the folded stacks are written (sink_folded.c): weights in
+	 * microseconds of CPU (wall) time rather than sample counts; and
+	 * each stack after its VM's name. */
+	bool folded_cpu;
+	bool folded_vm;
 	struct lc_prof_quality q;
 	void *index;		/* interning tables (profile.c) */
 };
@@ -121,10 +149,19 @@ uint32_t lc_profile_loc(struct lc_profile *p, uint32_t func, int64_t line,
 uint32_t lc_profile_string(struct lc_profile *p, const char *s);
 
 /* Add a sample (locs copied, leaf first).  Samples with the same stack
- * and labels are merged (count and cpu_ns add up).  -1 on ENOMEM. */
+ * and labels are merged (count and cpu_ns add up); each is an event, in
+ * order.  -1 on ENOMEM. */
 int lc_profile_add(struct lc_profile *p, const uint32_t *locs, size_t nlocs,
 		   int64_t cpu_ns, int tid, const char *thread_name,
 		   uint64_t vm, uint64_t coroutine, enum lc_prof_kind leaf);
+
+/* Name VM vm (name or alloc NULL: unknown).  -1 on ENOMEM. */
+int lc_profile_set_vm(struct lc_profile *p, uint64_t vm, const char *name,
+		      const char *alloc);
+
+/* The VM's name and its allocator's, or NULL. */
+const char *lc_profile_vm_name(const struct lc_profile *p, uint64_t vm);
+const char *lc_profile_vm_alloc(const struct lc_profile *p, uint64_t vm);
 
 struct lc_stack;
 struct lc_interp;

@@ -119,6 +119,15 @@ struct tstate {
 	bool read;			/* its run time was read this tick */
 };
 
+/* A VM's names as last read (a service sets its name global when it
+ * starts: one not read yet is read again, at most once a second). */
+struct vmname {
+	uint64_t vm;
+	char *name, *alloc;
+	double tried;
+};
+#define VM_NAMES	4096	/* VMs whose names are kept */
+
 /* A lua_State seen in a sample, and the pages its stack needs. */
 struct known {
 	uint64_t state;
@@ -179,6 +188,8 @@ struct lc_sampler {
 	struct known *known;		/* KNOWN_STATES */
 	size_t nknown;
 	size_t nfds;			/* threads whose files are open */
+	struct vmname *names;
+	size_t nnames;
 	uint32_t *known_slot;		/* 2 * KNOWN_STATES: 1 + index, 0 free */
 	uint64_t known_lo, known_hi;	/* the addresses' range */
 	cpu_set_t busy;			/* CPUs the last tick found threads on */
@@ -995,6 +1006,52 @@ static void learn_hot(struct lc_sampler *s, struct tstate *ts,
 	}
 }
 
+/* Read VM vm's names (from the running process: they change rarely) the
+ * first time it is seen, and again while its name global is unset. */
+static const struct vmname *name_vm(struct lc_sampler *s, struct lc_pass *pass,
+				    uint64_t vm)
+{
+	struct vmname *n = NULL;
+	double now = lc_now_s();
+
+	for (size_t i = 0; i < s->nnames; i++)
+		if (s->names[i].vm == vm) {
+			n = &s->names[i];
+			break;
+		}
+	if (n && (n->name || !s->o.vm_name || now - n->tried < 1.0))
+		return n;
+	if (!n) {
+		void *p;
+
+		if (s->nnames >= VM_NAMES ||
+		    !(p = realloc(s->names, (s->nnames + 1) * sizeof(*n))))
+			return NULL;
+		s->names = p;
+		n = &s->names[s->nnames++];
+		memset(n, 0, sizeof(*n));
+		n->vm = vm;
+	}
+	n->tried = now;
+	if (s->in->ops->vm_names) {
+		free(n->name);
+		free(n->alloc);
+		n->name = n->alloc = NULL;
+		s->in->ops->vm_names(pass, vm, s->o.vm_name, &n->name,
+				     &n->alloc);
+	}
+	lc_profile_set_vm(s->prof, vm, n->name, n->alloc);
+	return n;
+}
+
+static const char *vm_name_of(const struct lc_sampler *s, uint64_t vm)
+{
+	for (size_t i = 0; i < s->nnames; i++)
+		if (s->names[i].vm == vm)
+			return s->names[i].name;
+	return NULL;
+}
+
 /* Decode the copy just taken, in a pass of its own, into *st; learn what
  * to copy next time.  0, or -1 when the pass cannot begin. */
 static int decode(struct lc_sampler *s, struct tstate *ts, struct lc_stack *st)
@@ -1013,6 +1070,8 @@ static int decode(struct lc_sampler *s, struct tstate *ts, struct lc_stack *st)
 	s->nlive = 0;
 	memset(s->live_slot, 0, sizeof(s->live_slot));
 	lc_stack_decode(s->t, pass, ts->tid, &so, st);
+	if (st->vm && pass)
+		name_vm(s, pass, st->vm);
 	learn_hot(s, ts, pass, st);
 	if (pass)
 		s->in->ops->end(pass);
@@ -1199,7 +1258,10 @@ static void finish_sample(struct lc_sampler *s, const struct pending *pd)
 	}
 	if (st.nframes == 0) {
 		s->prof->q.lost_read++;
-	} else if (s->o.vm && st.vm != s->o.vm) {
+	} else if ((s->o.vm && st.vm != s->o.vm) ||
+		   (s->o.vm_only &&
+		    (!vm_name_of(s, st.vm) ||
+		     strcmp(vm_name_of(s, st.vm), s->o.vm_only) != 0))) {
 		/* Another VM's sample (or no VM's): filtered out, and not
 		 * one the run attempted.  A sleep that follows is not one
 		 * of the VM's either. */
@@ -1736,6 +1798,11 @@ size_t lc_sampler_vms_seen(const struct lc_sampler *s, const uint64_t **ret)
 	return s->nvms;
 }
 
+const char *lc_sampler_vm_name(const struct lc_sampler *s, uint64_t vm)
+{
+	return vm_name_of(s, vm);
+}
+
 void lc_sampler_destroy(struct lc_sampler *s)
 {
 	if (!s)
@@ -1755,6 +1822,11 @@ void lc_sampler_destroy(struct lc_sampler *s)
 	free(s->live);
 	free(s->known);
 	free(s->known_slot);
+	for (size_t i = 0; i < s->nnames; i++) {
+		free(s->names[i].name);
+		free(s->names[i].alloc);
+	}
+	free(s->names);
 	set_rt(s, false);
 	free(s->stops);
 	lc_profile_destroy(s->prof);

@@ -20,6 +20,10 @@ struct lc_sampler_options {
 	bool wall;		/* every thread every tick, idle labelled */
 	int tid;		/* only this thread; 0 = all */
 	uint64_t vm;		/* only samples of this global_State; 0 = all */
+	/* Name each VM by the string value of this global (NULL: none),
+	 * and keep only the samples of the VM named vm_only (NULL: all). */
+	const char *vm_name;
+	const char *vm_only;
 	int max_frames;		/* per stack (0: 256) */
 	bool native;		/* keep every machine frame: no Lua-first
 				   folding (profile.h) */
@@ -57,6 +61,10 @@ const char *lc_sampler_no_lua(const struct lc_sampler *s);
  * the vm filter, at most LC_SAMPLER_VMS, in the order first seen: their
  * number, and *ret the array (valid until lc_sampler_destroy). */
 size_t lc_sampler_vms_seen(const struct lc_sampler *s, const uint64_t **ret);
+
+/* VM vm's name (lc_sampler_options.vm_name), or NULL; valid until
+ * lc_sampler_destroy. */
+const char *lc_sampler_vm_name(const struct lc_sampler *s, uint64_t vm);
 
 void lc_sampler_destroy(struct lc_sampler *s);
 

@@ -563,7 +563,8 @@ static void write_samples(struct pw *w)
 	const struct lc_profile *p = w->p;
 	int64_t k_thread = str(w, "thread"), k_tid = str(w, "tid");
 	int64_t k_vm = str(w, "vm"), k_co = str(w, "coroutine");
-	int64_t k_leaf = str(w, "leaf");
+	int64_t k_leaf = str(w, "leaf"), k_vm_addr = str(w, "vm_addr");
+	int64_t k_alloc = str(w, "vm_allocator");
 
 	for (size_t i = 0; i < p->nsamples && !w->err; i++) {
 		const struct lc_prof_sample *s = &p->samples[i];
@@ -599,8 +600,22 @@ static void write_samples(struct pw *w)
 		else
 			label_str(w, k_thread, strf(w, "%d", s->tid));
 		label_num(w, k_tid, s->tid);
-		if (s->vm)
-			label_str(w, k_vm, strf(w, "0x%" PRIx64, s->vm));
+		/* vm: the VM's name where it has one (--vm-name), else its
+		 * address, which vm_addr always gives. */
+		if (s->vm) {
+			const char *nm = lc_profile_vm_name(p, s->vm);
+			const char *al = lc_profile_vm_alloc(p, s->vm);
+
+			if (nm)
+				label_str(w, k_vm, strf(w, "%s",
+					  (lc_esc_copy(esc, sizeof(esc), nm), esc)));
+			else
+				label_str(w, k_vm, strf(w, "0x%" PRIx64, s->vm));
+			label_str(w, k_vm_addr, strf(w, "0x%" PRIx64, s->vm));
+			if (al)
+				label_str(w, k_alloc, strf(w, "%s",
+					  (lc_esc_copy(esc, sizeof(esc), al), esc)));
+		}
 		if (s->coroutine)
 			label_str(w, k_co,
 				  strf(w, "0x%" PRIx64, s->coroutine));

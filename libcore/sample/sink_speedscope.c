@@ -1,8 +1,11 @@
 /* Speedscope's file format (JSON): one "sampled" profile per thread over
- * frames shared by all, the frames being lc_profile_label's labels and
- * the weights those of the folded stacks (lc_sink_weight), so that the
- * file agrees with the other text formats on names and numbers.  Output
- * depends on the profile only: the same profile gives the same bytes. */
+ * frames shared by all, the frames being lc_profile_label's labels.  A
+ * thread's samples are in the order they were taken (the profile's
+ * events), each weighing its own microseconds, so that speedscope's Time
+ * Order view shows the run as it went; a profile whose events were cut
+ * (or that has none) lists its merged samples in the order first seen,
+ * with lc_sink_weight's weights.  Output depends on the profile only:
+ * the same profile gives the same bytes. */
 #include <config.h>
 
 #include <errno.h>
@@ -61,9 +64,13 @@ static void json_str(FILE *out, const char *s)
 	putc('"', out);
 }
 
+/* A sample of a thread's list: the merged sample and its weight, the
+ * position (event or sample index) ordering them. */
 struct by_tid {
 	int tid;
 	uint32_t sample;
+	uint32_t pos;
+	int64_t weight;
 };
 
 static int by_tid_cmp(const void *a, const void *b)
@@ -72,7 +79,7 @@ static int by_tid_cmp(const void *a, const void *b)
 
 	if (x->tid != y->tid)
 		return x->tid < y->tid ? -1 : 1;
-	return (x->sample > y->sample) - (x->sample < y->sample);
+	return (x->pos > y->pos) - (x->pos < y->pos);
 }
 
 /* Frame i of shared.frames is function i, so a sample's frames are its
@@ -94,9 +101,7 @@ static void speedscope_stack(const struct lc_profile *p,
 	putc(']', out);
 }
 
-/* One "sampled" profile per thread, threads in tid order and samples in
- * the order they were first seen, so that the file is a function of the
- * profile alone. */
+/* One "sampled" profile per thread, threads in tid order. */
 static void speedscope_thread(const struct lc_profile *p,
 			      const struct by_tid *v, size_t n, FILE *out)
 {
@@ -107,7 +112,7 @@ static void speedscope_thread(const struct lc_profile *p,
 	for (size_t i = 0; i < n; i++) {
 		const struct lc_prof_sample *s = &p->samples[v[i].sample];
 
-		end += lc_sink_weight(s);
+		end += v[i].weight;
 		if (!tname && s->thread_name && s->thread_name < p->nstrings &&
 		    p->strings[s->thread_name][0])
 			tname = p->strings[s->thread_name];
@@ -130,7 +135,7 @@ static void speedscope_thread(const struct lc_profile *p,
 	fputs("],\n\"weights\":[", out);
 	for (size_t i = 0; i < n; i++)
 		fprintf(out, "%s%" PRId64, i ? (i % 16 ? "," : ",\n") : "",
-			lc_sink_weight(&p->samples[v[i].sample]));
+			v[i].weight);
 	fputs("]}", out);
 }
 
@@ -138,18 +143,30 @@ int lc_profile_write_speedscope(const struct lc_profile *p,
 				const char *title, FILE *out)
 {
 	char label[LC_SINK_LABEL_MAX], run[1024], quality[1024];
+	bool timed = p->nevents && !p->events_cut;
+	size_t nv = timed ? p->nevents : p->nsamples;
 	struct by_tid *v;
 
-	v = malloc((p->nsamples ? p->nsamples : 1) * sizeof(*v));
+	v = malloc((nv ? nv : 1) * sizeof(*v));
 	if (!v) {
 		errno = ENOMEM;
 		return -1;
 	}
-	for (size_t i = 0; i < p->nsamples; i++) {
-		v[i].tid = p->samples[i].tid;
-		v[i].sample = (uint32_t)i;
+	for (size_t i = 0; i < nv; i++) {
+		uint32_t sm = timed ? p->events[i].sample : (uint32_t)i;
+
+		if (sm >= p->nsamples) {
+			free(v);
+			errno = EINVAL;
+			return -1;
+		}
+		v[i].tid = p->samples[sm].tid;
+		v[i].sample = sm;
+		v[i].pos = (uint32_t)i;
+		v[i].weight = timed ? p->events[i].weight_us :
+			      lc_sink_weight(&p->samples[sm]);
 	}
-	qsort(v, p->nsamples, sizeof(*v), by_tid_cmp);
+	qsort(v, nv, sizeof(*v), by_tid_cmp);
 	errno = 0;
 
 	lc_sink_describe_run(p, run, sizeof(run));
@@ -177,15 +194,15 @@ int lc_profile_write_speedscope(const struct lc_profile *p,
 		putc('}', out);
 	}
 	fputs("]},\n\"profiles\":[\n", out);
-	for (size_t i = 0, j; i < p->nsamples; i = j) {
-		for (j = i + 1; j < p->nsamples && v[j].tid == v[i].tid; j++)
+	for (size_t i = 0, j; i < nv; i = j) {
+		for (j = i + 1; j < nv && v[j].tid == v[i].tid; j++)
 			;
 		if (i)
 			fputs(",\n", out);
 		speedscope_thread(p, v + i, j - i, out);
 	}
 	/* Speedscope wants a profile to show, even an empty one. */
-	if (!p->nsamples)
+	if (!nv)
 		fprintf(out, "{\"type\":\"sampled\",\"name\":\"no samples\","
 			"\"unit\":\"microseconds\",\"startValue\":0,"
 			"\"endValue\":0,\"samples\":[],\"weights\":[]}");

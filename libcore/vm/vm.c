@@ -171,6 +171,9 @@ void lc_vm_clear(struct lc_vm *vm)
 		lc_luathread_clear(&vm->threads[i]);
 	free(vm->threads);
 	free(vm->note);
+	free(vm->name);
+	free(vm->alloc);
+	vm->name = vm->alloc = NULL;
 	vm->threads = NULL;
 	vm->nthreads = 0;
 	vm->note = NULL;

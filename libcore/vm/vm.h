@@ -193,6 +193,12 @@ struct lc_vm_ops {
 	 * fills). */
 	void (*decode_state)(struct lc_pass *pass, const struct lc_vstate *st,
 			     struct lc_luathread *ret);
+	/* Names of VM vm read from its own state: into *name the string
+	 * value of its global named global (NULL global: none), into
+	 * *alloc its allocator function's symbol; malloc'd, NULL when not
+	 * known. */
+	void (*vm_names)(struct lc_pass *pass, uint64_t vm, const char *global,
+			 char **name, char **alloc);
 	/* The object at addr for lc_object_create. */
 	struct lc_error *(*object)(struct lc_pass *pass, enum lc_object_kind kind,
 				   uint64_t addr, size_t max,

@@ -21,7 +21,12 @@ MODE is the workload (fixtures/scenarios/sample/MODE.lua):
            service), against its own thread-clock measurement over the
            process's CPU time ("truth total").  With BOUND (points), each
            share must be within BOUND of the script's; without, the
-           tolerance above.
+           tolerance above;
+  sky_names  the same run sampled with --vm-name SERVICE_NAME: every
+           sample of a VM is labelled vm=NAME, the service whose
+           function its stack holds, and each service is seen; with BOUND
+           given as a service's name instead (a run with --vm NAME), every
+           sample is that service's.
 Prints the measured and expected shares; exit 0 if within tolerance.
 
     shares.py MODE PROFILE.pb.gz SCRIPT_OUTPUT PROTO [BOUND]"""
@@ -98,7 +103,9 @@ def check_share(name, got, want, n, bound=None):
 
 def main():
     mode, path, out, proto = sys.argv[1:5]
-    bound = float(sys.argv[5]) / 100 if len(sys.argv) > 5 else None
+    only = sys.argv[5] if mode == "sky_names" and len(sys.argv) > 5 else None
+    bound = (float(sys.argv[5]) / 100 if len(sys.argv) > 5 and not only
+             else None)
     ss = samples(decode(path, proto))
     t = truth(out)
     total = sum(s["cpu"] for s in ss)
@@ -158,6 +165,30 @@ def main():
             want = t[fn] / t["total"]
             if want > 0.001 or got > 0.001:
                 ok &= check_share(fn, got, want, n, bound)
+    elif mode == "sky_names":
+        services = [k for k in t if k != "total" and t[k] > 0.01]
+        seen, wrong, unnamed = defaultdict(int), 0, 0
+        for s in ss:
+            fns = [fn for fn in services
+                   if any(x.startswith(fn + " (") for x in s["names"])]
+            vm = s["labels"].get("vm")
+            if not fns:
+                continue
+            if vm is None or vm.startswith("0x"):
+                unnamed += 1
+            elif vm != fns[0] or (only and vm != only):
+                wrong += 1
+            else:
+                seen[vm] += s["count"]
+        want = [only] if only else services
+        good = (wrong == 0 and unnamed == 0 and
+                all(seen[fn] > 0 for fn in want) and
+                (not only or set(seen) == {only}))
+        print("%s vm labels: %s; %d samples under another VM's name, %d unnamed"
+              % ("ok  " if good else "FAIL",
+                 ", ".join("%s %d" % kv for kv in sorted(seen.items())),
+                 wrong, unnamed))
+        ok &= good
     else:
         print("unknown mode", mode)
         return 2

@@ -577,6 +577,53 @@ static void gnames_build(struct lc_lua_ctx *ctx, uint64_t g)
 		*damaged = true;
 }
 
+/* registry._LOADED._G: the table of globals, in every release (the base
+ * library registers itself as module "_G"), without the registry's
+ * array part, whose layout changed in 5.5. */
+char *lc_lua_global_string(struct lc_lua_ctx *ctx, uint64_t g,
+			   const char *name)
+{
+	const struct lc_layout *l = ctx->l;
+	static const char *const path[] = { "_LOADED", "_G" };
+	size_t budget = LC_MAX_NODE_READS;
+	struct lc_tvalue t;
+	struct find_key fk = { 0 };
+	uint64_t len;
+	bool cut;
+	char *s;
+
+	if (!name || !LC_HAS(l->G.l_registry) ||
+	    lc_lua_read_tvalue(ctx, g + (uint64_t)l->G.l_registry.off, &t) < 0 ||
+	    base_type(l, t.tag) != 5)
+		return NULL;
+	for (size_t i = 0; i <= LC_ARRAY_SIZE(path); i++) {
+		fk = (struct find_key){ .key = i < LC_ARRAY_SIZE(path) ?
+						path[i] : name };
+		if (lc_lua_table_scan(ctx, t.value, find_key_fn, &fk, &budget) < 0 ||
+		    !fk.found)
+			return NULL;
+		t = fk.val;
+		if (i < LC_ARRAY_SIZE(path) && base_type(l, t.tag) != 5)
+			return NULL;
+	}
+	if (base_type(l, t.tag) != 4)
+		return NULL;
+	s = lc_lua_read_string(ctx, t.value, &len, &cut);
+	if (s && strlen(s) > LC_VM_NAME_MAX)
+		s[LC_VM_NAME_MAX] = '\0';
+	return s;
+}
+
+uint64_t lc_lua_allocator(struct lc_lua_ctx *ctx, uint64_t g)
+{
+	uint64_t f;
+
+	if (!LC_HAS(ctx->l->G.frealloc) ||
+	    lc_read_u64(ctx->mem, g + (uint64_t)ctx->l->G.frealloc.off, &f) < 0)
+		return 0;
+	return f;
+}
+
 /* Whether VM g's index of package.loaded met memory that does not read
  * as its tags say: a name not found there may be one lost. */
 static bool gnames_damaged(const struct lc_lua_ctx *ctx, uint64_t g)

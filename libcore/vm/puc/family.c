@@ -441,6 +441,17 @@ static struct lc_error *puc_decode_vm(struct lc_pass *pass, uint64_t vm,
 			 lc_vm_decode(pass->ctx, vm, ret);
 }
 
+static void puc_vm_names(struct lc_pass *pass, uint64_t vm, const char *global,
+			 char **name, char **alloc)
+{
+	uint64_t f = lc_lua_allocator(pass->ctx, vm);
+	const char *sym = f ? lc_program_symbol(lc_lua_program(pass->ctx), f) :
+			      NULL;
+
+	*name = global ? lc_lua_global_string(pass->ctx, vm, global) : NULL;
+	*alloc = sym ? strdup(sym) : NULL;
+}
+
 static void puc_decode_state(struct lc_pass *pass, const struct lc_vstate *st,
 			     struct lc_luathread *ret)
 {
@@ -501,6 +512,7 @@ const struct lc_vm_ops lc_puc_ops = {
 	.state_frames = puc_state_frames,
 	.scan = puc_scan,
 	.decode_vm = puc_decode_vm,
+	.vm_names = puc_vm_names,
 	.decode_state = puc_decode_state,
 	.object = puc_object,
 	.hot = puc_hot,

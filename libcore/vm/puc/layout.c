@@ -602,9 +602,10 @@ struct lc_error *lc_layout_open(struct lc_program *t, struct lc_layout **ret)
 		l->G.mainth = field(&D[T_GLOBAL], true, "mainth.l");
 		l->G.l_registry = field(&D[T_GLOBAL], true, "l_registry");
 		l->G.gcstate = field(&D[T_GLOBAL], true, "gcstate");
+		l->G.frealloc = field(&D[T_GLOBAL], true, "frealloc");
 	} else {
 		l->G.mainthread = l->G.mainth = l->G.l_registry =
-			l->G.gcstate = (struct lc_field){ -1, 0 };
+			l->G.gcstate = l->G.frealloc = (struct lc_field){ -1, 0 };
 	}
 #define C(fld, path) l->ci.fld = field(&D[T_CI], true, path)
 	C(func, "func"); C(top, "top"); C(previous, "previous"); C(next, "next");

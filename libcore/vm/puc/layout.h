@@ -67,7 +67,8 @@ struct lc_layout {
 		/* mainthread: a pointer (5.1-5.4); mainth: the main
 		 * thread's lua_State embedded in global_State (5.5,
 		 * &g->mainth.l); one of the two is present. */
-		struct lc_field mainthread, mainth, l_registry, gcstate;
+		struct lc_field mainthread, mainth, l_registry, gcstate,
+			frealloc;
 	} G;
 	struct {
 		struct lc_field func, top, previous, next, savedpc, base,

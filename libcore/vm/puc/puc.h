@@ -105,6 +105,14 @@ typedef bool lc_node_fn(struct lc_lua_ctx *ctx, const struct lc_tvalue *key,
 			const struct lc_tvalue *val, void *arg);
 int lc_lua_table_scan(struct lc_lua_ctx *ctx, uint64_t tbl, lc_node_fn *fn,
 		      void *arg, size_t *budget);
+/* The string value of VM g's global `name` (package.loaded._G[name]),
+ * at most LC_VM_NAME_MAX bytes, malloc'd; NULL when it is not a string
+ * or cannot be read. */
+#define LC_VM_NAME_MAX	128
+char *lc_lua_global_string(struct lc_lua_ctx *ctx, uint64_t g,
+			   const char *name);
+/* VM g's allocator function (global_State.frealloc), 0 if unknown. */
+uint64_t lc_lua_allocator(struct lc_lua_ctx *ctx, uint64_t g);
 /* The Proto at proto as a names view (code, constants, locals, upvalue
  * names); owned by ctx, NULL if unreadable. */
 const struct lc_proto_view *lc_lua_proto_view(struct lc_lua_ctx *ctx,
