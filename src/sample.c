@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -125,6 +126,8 @@ static void usage(FILE *out)
 	      "                       used no CPU since the last tick is not sampled)\n"
 	      "      --top            a live view of the hottest functions, refreshed\n"
 	      "                       every second (no file unless -o is given)\n"
+	      "      --host-frames    --top: the host's frames below Lua one by one\n"
+	      "                       (default: one row)\n"
 	      "      --thread TID     only this thread\n"
 	      "      --vm-name GLOBAL name each VM by the string value of its global\n"
 	      "                       GLOBAL (skynet: SERVICE_NAME): labels, --vm\n"
@@ -212,12 +215,14 @@ static void report_quality(const struct lc_profile *p, bool one_vm, FILE *out)
 	if (!p->wall && q->cpu_used_ns > 0) {
 		uint64_t points = q->taken + q->found_asleep + q->found_waiting;
 
-		fprintf(out, "luacore-sample: CPU: %s used %.2f s; the samples %scharge %.2f s (%.0f%%); %.2f s was used between samples by threads not on a CPU at their next sample point, and is charged to no stack\n",
+		fprintf(out, "luacore-sample: CPU: %s used %.2f s; the samples %scharge %.2f s and the points of stops too late to count stood for %.2f s (%.0f%% in all); %.2f s was used between samples by threads not on a CPU at their next sample point, and is charged to no stack\n",
 			p->pid ? "the process" : "the threads",
 			(double)q->cpu_used_ns / 1e9,
 			one_vm ? "of the --vm asked for " : "",
 			(double)q->cpu_charged_ns / 1e9,
-			100.0 * (double)q->cpu_charged_ns / (double)q->cpu_used_ns,
+			(double)q->cpu_late_ns / 1e9,
+			100.0 * (double)(q->cpu_charged_ns + q->cpu_late_ns) /
+			(double)q->cpu_used_ns,
 			(double)q->cpu_between_ns / 1e9);
 		fprintf(out, "luacore-sample: threads stopped at a point and found not on a CPU: %llu waiting in a system call, %llu waiting for a CPU; %llu stops too late to count\n",
 			(unsigned long long)q->found_asleep,
@@ -234,10 +239,15 @@ static void report_quality(const struct lc_profile *p, bool one_vm, FILE *out)
 /* --top: per function, the weights at the last refresh. */
 struct top {
 	int64_t *self, *total;		/* cumulative, as of the last frame */
+	int64_t host;			/* the host's frames below Lua, one row */
+	int64_t cpu;			/* charged and late, as of the last frame */
 	size_t n;
 	double last;
+	bool host_rows;			/* --host-frames: those one by one */
 };
 
+/* A row: a function, or (func == UINT32_MAX) the host's frames below
+ * Lua folded into one. */
 struct top_row {
 	uint32_t func;
 	bool lua;			/* a Lua-side function */
@@ -260,25 +270,96 @@ static int cmp_row(const void *a, const void *b)
 	return x->func < y->func ? -1 : x->func > y->func;
 }
 
+/* Columns s takes on a terminal: UTF-8 continuation bytes take none. */
+static size_t columns(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n;
+}
+
+/* The first n columns of s into buf. */
+static void cut_columns(char *buf, size_t size, const char *s, size_t n)
+{
+	size_t i = 0, c = 0;
+
+	while (s[i] && i + 1 < size) {
+		if (((unsigned char)s[i] & 0xc0) != 0x80 && c++ == n)
+			break;
+		i++;
+	}
+	memcpy(buf, s, i);
+	buf[i] = '\0';
+}
+
+/* A function's label in room columns: "name (…/dir/file.lua:8)" as the
+ * other outputs write it; where that is too wide, the path is cut from
+ * the left to its last component ("name (…/file.lua:8)"), then the name
+ * from the right, so that file and line survive. */
+static void top_label(const struct lc_profile *p, uint32_t func, size_t room,
+		      char *buf, size_t size)
+{
+	const struct lc_prof_func *f;
+	char name[256], file[200], tail[250];
+	const char *base;
+
+	lc_profile_label(p, func, buf, size);
+	if (columns(buf) <= room || func >= p->nfuncs)
+		goto cut;
+	f = &p->funcs[func];
+	if (f->kind != LC_PROF_LUA || !f->file ||
+	    strncmp(f->name, "function <", 10) == 0)
+		goto cut;
+	base = strrchr(f->file, '/');
+	lc_esc_copy(file, sizeof(file), base ? base + 1 : f->file);
+	lc_esc_copy(name, sizeof(name), f->name);
+	snprintf(tail, sizeof(tail), " (%s%s:%" PRId64 ")", base ? "\xe2\x80\xa6/" : "",
+		 file, f->start_line);
+	if (columns(tail) + 2 < room) {
+		char cut[250];
+
+		cut_columns(cut, sizeof(cut), name, room - columns(tail));
+		snprintf(buf, size, "%s%s", cut, tail);
+		return;
+	}
+	snprintf(buf, size, "%s", tail + 1);
+cut:
+	if (columns(buf) > room) {
+		char t[LC_SINK_LABEL_MAX];
+
+		cut_columns(t, sizeof(t), buf, room);
+		snprintf(buf, size, "%s", t);
+	}
+}
+
 /* One frame of the live view: shares over the last interval (like
- * py-spy top's %Own and %Total), times over the whole run. */
+ * py-spy top's %Own and %Total), times over the whole run.  Every line
+ * fits the terminal's width: the header is shortened, the time columns
+ * go below 80 columns, labels are cut as top_label says. */
 static void draw_top(const struct lc_profile *p, struct top *t, int pid,
 		     double now, double elapsed, bool tty)
 {
 	size_t n = p->nfuncs, nrows = 0, show;
 	int64_t *self = calloc(n ? n : 1, sizeof(*self));
 	int64_t *total = calloc(n ? n : 1, sizeof(*total));
-	struct top_row *rows = calloc(n ? n : 1, sizeof(*rows));
-	int64_t sum = 0;
+	struct top_row *rows = calloc(n + 1, sizeof(*rows));
+	int64_t sum = 0, host = 0;
 	double interval = t->last ? now - t->last : elapsed;
-	int lines = 25, cols = 100;
+	size_t lines = 25, cols = 100, room;
+	bool times;
 	struct winsize ws;
-	char label[512];
+	char label[LC_SINK_LABEL_MAX], line[LC_SINK_LABEL_MAX + 64];
+	uint64_t lost = p->q.lost_read + p->q.lost_gone + p->q.lost_inconsistent;
+	double cpu;
 
 	if (!self || !total || !rows ||
-	    lc_profile_func_weights(p, true, self, total) < 0)
+	    lc_profile_func_weights(p, true, self, total,
+				    t->host_rows ? NULL : &host) < 0)
 		goto out;
-	if (tty && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row) {
+	if (tty && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row &&
+	    ws.ws_col) {
 		lines = ws.ws_row;
 		cols = ws.ws_col;
 	}
@@ -293,27 +374,57 @@ static void draw_top(const struct lc_profile *p, struct top *t, int pid,
 			(uint32_t)f, p->funcs[f].kind != LC_PROF_NATIVE,
 			self[f] - s0, total[f] - t0, self[f], total[f] };
 	}
+	if (host)
+		rows[nrows++] = (struct top_row){ UINT32_MAX, false, 0,
+			host - t->host, 0, host };
 	qsort(rows, nrows, sizeof(*rows), cmp_row);
 	if (tty)
 		fputs("\033[H\033[2J", stdout);
-	printf("luacore-sample --top: pid %d, %.0f s, %llu samples, %.1f Hz, %llu lost; sampled CPU %.0f%% of one core\n",
-	       pid, elapsed, (unsigned long long)p->q.taken, p->q.achieved_hz,
-	       (unsigned long long)(p->q.lost_read + p->q.lost_gone +
-				    p->q.lost_inconsistent),
-	       interval > 0 ? 100.0 * (double)sum / 1e9 / interval : 0.0);
-	printf("%7s %7s %9s %9s  %s\n", "%Own", "%Total", "OwnTime",
-	       "TotalTime", "Function (file:line)");
-	show = lines > 4 ? (size_t)lines - 3 : 1;
+	/* What the points stood for: charged, and on a CPU but stopped too
+	 * late to count. */
+	cpu = interval > 0 ? 100.0 * (double)(p->q.cpu_charged_ns +
+					      p->q.cpu_late_ns - t->cpu) /
+			     1e9 / interval : 0.0;
+	t->cpu = p->q.cpu_charged_ns + p->q.cpu_late_ns;
+	snprintf(line, sizeof(line), "luacore-sample --top: pid %d, %.0f s, %llu samples, %.1f Hz, %llu lost; sampled CPU %.0f%% of one core",
+		 pid, elapsed, (unsigned long long)p->q.taken, p->q.achieved_hz,
+		 (unsigned long long)lost, cpu);
+	if (columns(line) > cols)
+		snprintf(line, sizeof(line), "pid %d %.0fs %llu samples %llu lost CPU %.0f%%",
+			 pid, elapsed, (unsigned long long)p->q.taken,
+			 (unsigned long long)lost, cpu);
+	cut_columns(label, sizeof(label), line, cols);
+	puts(label);
+	times = cols >= 80;
+	if (times)
+		snprintf(line, sizeof(line), "%7s %7s %9s %9s  %s", "%Own", "%Total",
+			 "OwnTime", "TotalTime", "Function (file:line)");
+	else
+		snprintf(line, sizeof(line), "%6s %6s  %s", "%Own", "%Total",
+			 "Function (file:line)");
+	cut_columns(label, sizeof(label), line, cols);
+	puts(label);
+	room = cols > (times ? 38 : 16) + 8 ? cols - (times ? 38 : 16) : 8;
+	show = lines > 4 ? lines - 3 : 1;
 	for (size_t i = 0; i < nrows && i < show; i++) {
 		const struct top_row *r = &rows[i];
-		int room = cols - 37;
+		double own = sum ? 100.0 * (double)r->self / (double)sum : 0.0;
+		double tot = sum ? 100.0 * (double)r->total / (double)sum : 0.0;
 
-		lc_profile_label(p, r->func, label, sizeof(label));
-		printf("%6.1f%% %6.1f%% %8.2fs %8.2fs  %.*s\n",
-		       sum ? 100.0 * (double)r->self / (double)sum : 0.0,
-		       sum ? 100.0 * (double)r->total / (double)sum : 0.0,
-		       (double)r->cself / 1e9, (double)r->ctotal / 1e9,
-		       room > 10 ? room : 10, label);
+		if (r->func == UINT32_MAX)
+			cut_columns(label, sizeof(label),
+				    "[host frames below Lua]", room);
+		else
+			top_label(p, r->func, room, label, sizeof(label));
+		if (times)
+			snprintf(line, sizeof(line), "%6.1f%% %6.1f%% %8.2fs %8.2fs  %s",
+				 own, tot, (double)r->cself / 1e9,
+				 (double)r->ctotal / 1e9, label);
+		else
+			snprintf(line, sizeof(line), "%5.1f%% %5.1f%%  %s", own,
+				 tot, label);
+		cut_columns(label, sizeof(label), line, cols);
+		puts(label);
 	}
 	if (!tty)
 		putchar('\n');
@@ -322,6 +433,7 @@ static void draw_top(const struct lc_profile *p, struct top *t, int pid,
 	free(t->total);
 	t->self = self;
 	t->total = total;
+	t->host = host;
 	t->n = n;
 	self = total = NULL;
 out:
@@ -376,6 +488,7 @@ int main(int argc, char **argv)
 		{ "vm", required_argument, NULL, 'v' },
 		{ "max-frames", required_argument, NULL, 'm' },
 		{ "native", no_argument, NULL, 'N' },
+		{ "host-frames", no_argument, NULL, 'H' },
 		{ "vm-name", required_argument, NULL, 'G' },
 		{ "folded-time", no_argument, NULL, 'F' },
 		{ "folded-vm", no_argument, NULL, 'P' },
@@ -466,6 +579,9 @@ int main(int argc, char **argv)
 			break;
 		case 'N':
 			so.native = true;
+			break;
+		case 'H':
+			topv.host_rows = true;
 			break;
 		case 'F':
 			folded_time = true;

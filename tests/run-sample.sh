@@ -212,6 +212,38 @@ else
 	echo "FAIL --top: $res; files: $(ls "$tmp/top")"; tail -25 "$tmp/top.out"; status=1
 fi
 
+# --top in a 60x20 terminal (a tmux pane, captured): the header stays on
+# the first line, the column heads on the second, every line fits in 60
+# columns, the Lua functions keep their file and line ("spin
+# (…/split.lua:8)"), and the host's frames below Lua are one row.
+if ! command -v tmux >/dev/null; then
+	echo "FAIL: tmux is missing (apt-get install tmux): --top is checked in a tmux pane"
+	status=1
+else
+	LC_SAMPLE_SECONDS=6 "$out/deb-5.4/lchost" "$scen/split.lua" >"$tmp/tmux-target.out" &
+	tpid=$!
+	sleep 0.3
+	sess=luacore-top-$$
+	tmux -L "$sess" new-session -d -s "$sess" -x 60 -y 20 \
+		"'$sample' --top -p $tpid; sleep 10"
+	sleep 3.5
+	tmux -L "$sess" capture-pane -t "$sess" -p >"$tmp/tmux.txt"
+	tmux -L "$sess" kill-server
+	wait "$tpid"
+	if head -1 "$tmp/tmux.txt" | grep -q "^pid $tpid .* samples" &&
+		sed -n 2p "$tmp/tmux.txt" | grep -q '%Own.*%Total.*Function (file:line)' &&
+		grep -q '^ *[0-9.]*% *[0-9.]*%  spin (…/split\.lua:8)$' "$tmp/tmux.txt" &&
+		grep -q '^ *[0-9.]*% *[0-9.]*%  hot_a (…/split\.lua:15)$' "$tmp/tmux.txt" &&
+		[ "$(grep -c '\[host frames below Lua\]' "$tmp/tmux.txt")" = 1 ] &&
+		! grep -q '  main$\|  _start$' "$tmp/tmux.txt" &&
+		[ "$(awk '{ if (length($0) > 60) n++ } END { print n + 0 }' "$tmp/tmux.txt")" = 0 ]; then
+		echo "PASS --top in a 60x20 pane: header, file:line, host frames in one row"
+	else
+		echo "FAIL --top in a 60x20 pane:"; sed 's/^/    |/' "$tmp/tmux.txt"
+		status=1
+	fi
+fi
+
 # --wall on a program busy 1 ms in every 10: the busy function's share
 # of wall time is the script's own (within 3 points), and the idle time
 # is where the program sleeps (sleep_ms), not where it last ran.

@@ -615,7 +615,7 @@ static bool lua_side(enum lc_prof_kind k)
 }
 
 int lc_profile_func_weights(const struct lc_profile *p, bool lua_view,
-			    int64_t *self, int64_t *total)
+			    int64_t *self, int64_t *total, int64_t *host)
 {
 	/* seen[f] = 1 + the last sample that counted f in total. */
 	size_t *seen = calloc(p->nfuncs ? p->nfuncs : 1, sizeof(*seen));
@@ -624,10 +624,12 @@ int lc_profile_func_weights(const struct lc_profile *p, bool lua_view,
 		return -1;
 	memset(self, 0, p->nfuncs * sizeof(*self));
 	memset(total, 0, p->nfuncs * sizeof(*total));
+	if (host)
+		*host = 0;
 	for (size_t i = 0; i < p->nsamples; i++) {
 		const struct lc_prof_sample *s = &p->samples[i];
 		size_t outer = 0;	/* 1 + outermost Lua-side frame */
-		bool leaf = true;
+		bool leaf = true, host_seen = false;
 
 		for (size_t k = 0; lua_view && k < s->nlocs; k++) {
 			uint32_t l = s->locs[k];
@@ -646,6 +648,19 @@ int lc_profile_func_weights(const struct lc_profile *p, bool lua_view,
 				continue;
 			if (outer && k < outer && !lua_side(p->funcs[f].kind))
 				continue;	/* the VM's own frames */
+			if (host && outer && k >= outer) {
+				if (!lua_side(p->funcs[f].kind)) {
+					/* Below Lua: counted once, as one. */
+					if (seen[f] != i + 1) {
+						seen[f] = i + 1;
+						if (!host_seen) {
+							*host += s->cpu_ns;
+							host_seen = true;
+						}
+					}
+					continue;
+				}
+			}
 			if (leaf)
 				self[f] += s->cpu_ns;
 			leaf = false;

@@ -79,6 +79,8 @@ struct lc_prof_quality {
 	 * never charged to the stack they were found in, and counted in
 	 * used only through the samples taken while they ran. */
 	int64_t cpu_used_ns, cpu_charged_ns, cpu_between_ns;
+	int64_t cpu_late_ns;	/* what the points of late stops would
+				   have charged, the thread being on a CPU */
 	double rate_hz;		/* requested */
 	double achieved_hz;	/* ticks per second of the run */
 	double stop_total_s;	/* sum of the time threads were stopped */
@@ -202,9 +204,11 @@ const char *lc_profile_short_path(const char *path);
  * the VM's own machine frames (leafward of the outermost Lua or C-from-
  * Lua frame) are left out, so the innermost Lua function, C function
  * called from Lua, [GC] or [idle] is the leaf; host frames rootward of
- * Lua stay.  -1 on ENOMEM.  For the live view of luacore-sample --top. */
+ * Lua stay, unless host is given: then they are left out too, and
+ * *host gets the weight of the samples that had any.  -1 on ENOMEM.
+ * For the live view of luacore-sample --top. */
 int lc_profile_func_weights(const struct lc_profile *p, bool lua_view,
-			    int64_t *self, int64_t *total);
+			    int64_t *self, int64_t *total, int64_t *host);
 
 /* A frame's label in folded stacks, speedscope and the SVG:
  * "name (file:start_line)" for Lua functions, "name [C]" for C functions

@@ -1194,7 +1194,9 @@ static void finish_sample(struct lc_sampler *s, const struct pending *pd)
 	 * point.  Dropped, whatever it was doing: not a sample. */
 	if (k == TAKEN && s->cur->t_stopped - pt->t_read > LATE_S) {
 		s->prof->q.late_stops++;
-		if (pt->delta > 0 && !s->o.wall)
+		if (on_cpu(pt, s->cur))
+			s->prof->q.cpu_late_ns += weight;
+		else if (pt->delta > 0 && !s->o.wall)
 			s->prof->q.cpu_between_ns += pt->delta;
 		return;
 	}

@@ -82,8 +82,11 @@ static void write_all(struct lc_profile *p)
 	for (size_t i = 0; lc_sinks[i]; i++)
 		lc_sinks[i]->write(p, "fuzz_sample", devnull);
 	if (self && total) {
-		lc_profile_func_weights(p, true, self, total);
-		lc_profile_func_weights(p, false, self, total);
+		int64_t host;
+
+		lc_profile_func_weights(p, true, self, total, NULL);
+		lc_profile_func_weights(p, true, self, total, &host);
+		lc_profile_func_weights(p, false, self, total, NULL);
 	}
 	for (uint32_t f = 0; f < p->nfuncs; f++)
 		lc_profile_label(p, f, label, sizeof(label));
