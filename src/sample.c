@@ -9,6 +9,7 @@
 #include <config.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
@@ -85,6 +86,71 @@ static void handle_signals(void)
 		sigaction(fatal[i], &sa, NULL);
 }
 
+/* How the command we started ended, said once; the exit status that
+ * stands for it, as a shell gives it (128 + a signal's number). */
+static int child_exit(const char *cmd, int st)
+{
+	if (WIFEXITED(st)) {
+		fprintf(stderr, "luacore-sample: %s exited with status %d\n",
+			cmd, WEXITSTATUS(st));
+		return WEXITSTATUS(st);
+	}
+	if (WIFSIGNALED(st)) {
+		fprintf(stderr, "luacore-sample: %s was killed by signal %d (%s)%s\n",
+			cmd, WTERMSIG(st), strsignal(WTERMSIG(st)),
+			WCOREDUMP(st) ? ", core dumped" : "");
+		return 128 + WTERMSIG(st);
+	}
+	return 0;
+}
+
+/* Start the command: 0 once it is past exec, -1 (said) if it cannot be
+ * run.  A pipe closed on exec tells which: the child writes exec's errno
+ * into it when exec fails. */
+static pid_t start_command(char **cmd)
+{
+	int fds[2], e = 0;
+	pid_t child;
+	ssize_t n;
+
+	if (pipe2(fds, O_CLOEXEC) < 0) {
+		perror("luacore-sample: pipe");
+		return -1;
+	}
+	child = fork();
+	if (child < 0) {
+		perror("luacore-sample: fork");
+		close(fds[0]);
+		close(fds[1]);
+		return -1;
+	}
+	if (child == 0) {
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
+		signal(SIGPIPE, SIG_DFL);
+		close(fds[0]);
+		execvp(cmd[0], cmd);
+		e = errno;
+		if (write(fds[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(fds[1]);
+	do
+		n = read(fds[0], &e, sizeof(e));
+	while (n < 0 && errno == EINTR);
+	close(fds[0]);
+	if (n == (ssize_t)sizeof(e)) {
+		fprintf(stderr, "luacore-sample: cannot run %s: %s\n", cmd[0],
+			strerror(e));
+		while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
+			;
+		return -1;
+	}
+	return child;
+}
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -153,7 +219,9 @@ static void usage(FILE *out)
 	      "samples were lost or the Lua VM cannot be read (native stacks only),\n"
 	      "2 fatal error (ptrace refused, no such process, cannot write) or\n"
 	      "nothing sampled (no sample of the --vm given; no sample at all\n"
-	      "without Lua), 64 usage error.\n", out);
+	      "without Lua), 64 usage error, 127 COMMAND cannot be started.  With\n"
+	      "-- COMMAND, a sampling that succeeded exits with the command's status\n"
+	      "(128 + N for signal N).\n", out);
 }
 
 static int parse_double(const char *s, double lo, double hi, const char *opt,
@@ -173,18 +241,28 @@ static int parse_double(const char *s, double lo, double hi, const char *opt,
 	return 0;
 }
 
-static int write_profile(const struct lc_profile *p,
-			 const struct lc_sink *sink, const char *path,
-			 const char *title)
+/* The output file, opened before sampling starts (as perf record does):
+ * a path that cannot be written is said at once, not after the run.
+ * *created: the file did not exist (removed again if no profile is
+ * written). */
+static FILE *open_output(const char *path, bool *created)
 {
-	FILE *out = fopen(path, "w");
+	FILE *out;
+
+	*created = access(path, F_OK) != 0;
+	out = fopen(path, "w");
+	if (!out)
+		fprintf(stderr, "luacore-sample: cannot write %s: %s; nothing sampled\n",
+			path, strerror(errno));
+	return out;
+}
+
+static int write_profile(const struct lc_profile *p,
+			 const struct lc_sink *sink, FILE *out,
+			 const char *path, const char *title)
+{
 	int r;
 
-	if (!out) {
-		fprintf(stderr, "luacore-sample: cannot write %s: %s\n", path,
-			strerror(errno));
-		return -1;
-	}
 	r = sink->write(p, title, out);
 	if (fclose(out) != 0 && r == 0)
 		r = -1;
@@ -503,7 +581,10 @@ int main(int argc, char **argv)
 	const char *output = "profile.folded", *format = NULL;
 	double duration = 0, v, start, next, elapsed;
 	bool quiet = false, poor, top = false, output_given = false;
-	bool folded_time = false, folded_vm = false;
+	bool folded_time = false, folded_vm = false, out_created = false;
+	bool child_done = false;
+	int child_status = 0;
+	FILE *outf = NULL;
 	const char *title = NULL;
 	const char *no_lua;
 	char *vm_unmatched = NULL;
@@ -626,44 +707,50 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	handle_signals();
+	if (!top || output_given) {
+		outf = open_output(output, &out_created);
+		if (!outf)
+			return EXIT_FATAL;
+	}
 	if (!pid) {
 		/* Start the program ourselves; it runs on its own. */
-		child = fork();
+		child = start_command(argv + optind);
 		if (child < 0) {
-			perror("luacore-sample: fork");
-			return EXIT_FATAL;
-		}
-		if (child == 0) {
-			signal(SIGINT, SIG_DFL);
-			signal(SIGTERM, SIG_DFL);
-			signal(SIGHUP, SIG_DFL);
-			signal(SIGPIPE, SIG_DFL);
-			execvp(argv[optind], argv + optind);
-			fprintf(stderr, "luacore-sample: cannot run %s: %s\n",
-				argv[optind], strerror(errno));
-			_exit(127);
+			if (outf) {
+				fclose(outf);
+				if (out_created)
+					unlink(output);
+			}
+			return 127;
 		}
 		pid = child;
-		/* Let it get past exec before reading its modules. */
-		for (int i = 0; i < 200; i++) {
-			char exe[64], a[4096], b[4096];
-			ssize_t n1, n2;
-
-			snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
-			n1 = readlink(exe, a, sizeof(a) - 1);
-			n2 = readlink("/proc/self/exe", b, sizeof(b) - 1);
-			if (n1 > 0 && (n1 != n2 || memcmp(a, b, (size_t)n1)))
-				break;
-			usleep(5000);
-		}
+		/* Past exec: let the dynamic loader map its libraries (the
+		 * Lua library among them) before reading its modules. */
 		usleep(50000);
 	}
 	err = lc_sampler_create(pid, &so, &s);
 	if (err) {
+		int st;
+
+		if (outf) {
+			fclose(outf);
+			if (out_created)
+				unlink(output);
+		}
+		/* A command that ended first: how it ended is the news. */
+		if (child && waitpid(child, &st, WNOHANG) == child) {
+			lc_error_destroy(err);
+			fprintf(stderr, "luacore-sample: %s (pid %d) ended before sampling began; no profile\n",
+				argv[optind], (int)child);
+			child_exit(argv[optind], st);
+			return EXIT_FATAL;
+		}
 		message("", lc_error_message(err));
 		lc_error_destroy(err);
-		if (child)
+		if (child) {
 			kill(child, SIGKILL);
+			waitpid(child, NULL, 0);
+		}
 		return EXIT_FATAL;
 	}
 	no_lua = lc_sampler_no_lua(s);
@@ -713,6 +800,8 @@ int main(int argc, char **argv)
 
 				if (waitpid(child, &st, WNOHANG) == child) {
 					child = 0;
+					child_status = st;
+					child_done = true;
 					break;
 				}
 			}
@@ -752,9 +841,11 @@ int main(int argc, char **argv)
 		vm_unmatched = vm_message(s, so.vm, so.vm_only);
 	prof->folded_cpu = folded_time;
 	prof->folded_vm = folded_vm;
-	if ((!top || output_given) &&
-	    write_profile(prof, sink, output, title) < 0)
-		status = EXIT_FATAL;
+	if (outf) {
+		if (write_profile(prof, sink, outf, output, title) < 0)
+			status = EXIT_FATAL;
+		outf = NULL;
+	}
 	report_quality(prof, so.vm || so.vm_only, stderr);
 	if (!status && (!top || output_given))
 		fprintf(stderr, "luacore-sample: wrote %s\n", output);
@@ -779,11 +870,22 @@ int main(int argc, char **argv)
 		status = EXIT_POOR;
 	lc_sampler_destroy(s);
 	lc_profile_destroy(prof);
-	if (child) {
-		/* We started it and stopped sampling first: let it finish. */
-		int st;
+	if (child && waitpid(child, &child_status, WNOHANG) == child) {
+		child_done = true;
+	} else if (child) {
+		/* We started it and stopped sampling first: let it finish,
+		 * as perf record does. */
+		fprintf(stderr, "luacore-sample: sampling stopped after %.1f s; %s (pid %d) runs on: waiting for it to end\n",
+			elapsed, argv[optind], (int)child);
+		while (waitpid(child, &child_status, 0) < 0 && errno == EINTR)
+			;
+		child_done = true;
+	}
+	if (child_done) {
+		int cs = child_exit(argv[optind], child_status);
 
-		waitpid(child, &st, 0);
+		if (!status)
+			status = cs;
 	}
 	return status;
 }

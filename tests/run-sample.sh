@@ -244,6 +244,48 @@ else
 	fi
 fi
 
+# Launch mode as perf record -- CMD: an output that cannot be written is
+# said before the command starts (it never runs); a command that cannot
+# start gives one message and 127; after -d the sampler says it stops and
+# lets the command run on; the command's exit status, or its signal as
+# 128+N, is the sampler's when the sampling succeeded.
+launch() {	# NAME WANT_RC GREP... -- ARGS
+	local name=$1 want=$2 rc=0; shift 2
+	local pats=()
+	while [ "$1" != -- ]; do pats+=("$1"); shift; done
+	shift
+	"$sample" -q "$@" >"$tmp/launch.out" 2>"$tmp/launch.err" || rc=$?
+	local ok=1
+	[ "$rc" = "$want" ] || ok=0
+	for p in "${pats[@]}"; do grep -q -- "$p" "$tmp/launch.err" || ok=0; done
+	if [ $ok = 1 ]; then
+		echo "PASS launch: $name (exit $rc)"
+	else
+		echo "FAIL launch: $name: exit $rc, not $want, or missing: ${pats[*]}"
+		sed 's/^/    /' "$tmp/launch.err"
+		status=1
+	fi
+}
+spin_exit='local t = os.clock() while os.clock() - t < 1.2 do end os.exit(3)'
+rm -f "$tmp/ran"
+launch "unwritable -o, said before the start" 2 "cannot write $tmp/no/dir/p.folded: .*nothing sampled" -- \
+	-o "$tmp/no/dir/p.folded" -- sh -c "touch '$tmp/ran'"
+if [ -e "$tmp/ran" ]; then
+	echo "FAIL launch: the command ran although the output cannot be written"; status=1
+fi
+launch "a command that cannot start" 127 "cannot run $tmp/no-such-command: No such file" -- \
+	-o "$tmp/l.folded" -- "$tmp/no-such-command"
+if [ "$(wc -l <"$tmp/launch.err")" != 1 ] || [ -e "$tmp/l.folded" ]; then
+	echo "FAIL launch: more than one message, or a file left: $(cat "$tmp/launch.err")"; status=1
+fi
+launch "the command's exit status" 3 "wrote $tmp/l.folded" "lua5.4 exited with status 3" -- \
+	-o "$tmp/l.folded" -- lua5.4 -e "$spin_exit"
+launch "-d: sampling stops, the command runs on" 3 \
+	"sampling stopped after 0.5 s; lua5.4 (pid [0-9]*) runs on: waiting for it to end" \
+	"lua5.4 exited with status 3" -- -d 0.5 -o "$tmp/l.folded" -- lua5.4 -e "$spin_exit"
+launch "the command's signal" 139 "lua5.4 was killed by signal 11" -- -o "$tmp/l.folded" -- \
+	lua5.4 -e 'local t = os.clock() while os.clock() - t < 1 do end os.execute("kill -SEGV " .. io.open("/proc/self/stat"):read("*n"))'
+
 # --wall on a program busy 1 ms in every 10: the busy function's share
 # of wall time is the script's own (within 3 points), and the idle time
 # is where the program sleeps (sleep_ms), not where it last ran.
