@@ -600,18 +600,20 @@ static void write_samples(struct pw *w)
 		else
 			label_str(w, k_thread, strf(w, "%d", s->tid));
 		label_num(w, k_tid, s->tid);
-		/* vm: the VM's name where it has one (--vm-name), else its
-		 * address, which vm_addr always gives. */
+		/* vm: the VM's name where it has one (--vm-name), its
+		 * address then in vm_addr; else the address. */
 		if (s->vm) {
 			const char *nm = lc_profile_vm_name(p, s->vm);
 			const char *al = lc_profile_vm_alloc(p, s->vm);
 
-			if (nm)
+			if (nm) {
 				label_str(w, k_vm, strf(w, "%s",
 					  (lc_esc_copy(esc, sizeof(esc), nm), esc)));
-			else
+				label_str(w, k_vm_addr,
+					  strf(w, "0x%" PRIx64, s->vm));
+			} else {
 				label_str(w, k_vm, strf(w, "0x%" PRIx64, s->vm));
-			label_str(w, k_vm_addr, strf(w, "0x%" PRIx64, s->vm));
+			}
 			if (al)
 				label_str(w, k_alloc, strf(w, "%s",
 					  (lc_esc_copy(esc, sizeof(esc), al), esc)));
