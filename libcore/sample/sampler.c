@@ -99,7 +99,7 @@ struct tstate {
 	uint64_t cpu_ns;		/* schedstat run time at the last tick */
 	bool seen;			/* alive at the last tick */
 	uint64_t hot[HOT_PAGES];	/* pages to copy next time */
-	size_t nhot;
+	unsigned nhot;
 	size_t stack_need;		/* bytes above rsp to copy, 0: most */
 	char *name;
 	/* The last stack seen (root last, no synthetic leaf), for samples
@@ -380,6 +380,31 @@ static struct known *known_find(struct lc_sampler *s, uint64_t a)
 	}
 }
 
+/* Add the pages of [addr, addr + len) to pages (*n of max used), each
+ * once.  Addresses come from the target: garbage wraps around.  Of a
+ * range longer than max pages (a deep data stack), the last pages: the
+ * innermost frames, which change fastest. */
+static void add_pages(uint64_t *pages, unsigned *n, unsigned max,
+		      uint64_t addr, uint64_t len)
+{
+	uint64_t end = addr + len;
+
+	if (!addr || end < addr)
+		return;
+	if (len > max * PAGE)
+		addr = end - max * PAGE;
+	/* pa < end alone would not stop a pa that wrapped past 2^64. */
+	for (uint64_t pa = addr & ~(PAGE - 1);
+	     pa < end && pa >= (addr & ~(PAGE - 1)); pa += PAGE) {
+		unsigned i = 0;
+
+		while (i < *n && pages[i] != pa)
+			i++;
+		if (i == *n && *n < max)
+			pages[(*n)++] = pa;
+	}
+}
+
 /* Remember the pages of state a (replacing what was known of it). */
 static void known_learn(struct lc_sampler *s, uint64_t a,
 			const uint64_t (*r)[2], size_t nr)
@@ -410,23 +435,8 @@ static void known_learn(struct lc_sampler *s, uint64_t a,
 			s->known_hi = a;
 	}
 	k->npages = 0;
-	for (size_t j = 0; j < nr; j++) {
-		uint64_t lo = r[j][0], end = r[j][0] + r[j][1];
-
-		if (!lo || end < lo)
-			continue;
-		/* Of a long range (a deep data stack), the last pages. */
-		if (end - lo > STATE_PAGES * PAGE)
-			lo = end - STATE_PAGES * PAGE;
-		for (uint64_t pa = lo & ~(PAGE - 1); pa < end; pa += PAGE) {
-			unsigned i = 0;
-
-			while (i < k->npages && k->pages[i] != pa)
-				i++;
-			if (i == k->npages && k->npages < STATE_PAGES)
-				k->pages[k->npages++] = pa;
-		}
-	}
+	for (size_t j = 0; j < nr; j++)
+		add_pages(k->pages, &k->npages, STATE_PAGES, r[j][0], r[j][1]);
 }
 
 /* Copy, while the thread is still stopped, the pages of the known states
@@ -939,29 +949,6 @@ static struct tstate *tstate(struct lc_sampler *s, int tid)
 	return p;
 }
 
-static void hot_add(struct tstate *ts, uint64_t addr, uint64_t len)
-{
-	uint64_t end = addr + len;
-
-	/* Addresses come from the target: garbage wraps around.  Of a long
-	 * range (a deep data stack), the last pages: the innermost frames,
-	 * which change fastest. */
-	if (!addr || end < addr)
-		return;
-	if (len > HOT_PAGES * PAGE)
-		addr = end - HOT_PAGES * PAGE;
-	for (uint64_t pa = addr & ~(PAGE - 1); pa < end && pa >= (addr & ~(PAGE - 1));
-	     pa += PAGE) {
-		size_t i;
-
-		for (i = 0; i < ts->nhot; i++)
-			if (ts->hot[i] == pa)
-				break;
-		if (i == ts->nhot && ts->nhot < HOT_PAGES)
-			ts->hot[ts->nhot++] = pa;
-	}
-}
-
 /* What to copy at this thread's next stop: what a Lua stack changes as
  * it runs (the lua_States on the thread, their CallInfos, the used part
  * of their data stacks), and the machine stack up to a little above the
@@ -980,7 +967,7 @@ static void learn_hot(struct lc_sampler *s, struct tstate *ts,
 					      room) : 0;
 
 		for (size_t i = 0; i < n; i++)
-			hot_add(ts, r[i][0], r[i][1]);
+			add_pages(ts->hot, &ts->nhot, HOT_PAGES, r[i][0], r[i][1]);
 		/* And each state's own, for when it runs again, maybe on
 		 * another thread. */
 		for (size_t i = 0; r && i < th->nstates && i < 8; i++)
