@@ -126,6 +126,7 @@ for b in $builds; do
 	"$inspect" -p "$pid" >"$d/live.txt" 2>/dev/null
 	gdb -nx -batch -x "$luaprof" -ex 'lua-bt -a' -p "$pid" >"$d/gdb-live.txt" 2>&1 </dev/null
 	"$sample" -q --wall -r 50 -d 1 -o "$d/profile.folded" -p "$pid" >/dev/null 2>&1
+	"$sample" -q --native --wall -r 50 -d 1 -o "$d/native.folded" -p "$pid" >/dev/null 2>&1
 	check "$b cxx_names: the program runs on, untraced" running "$pid"
 	gcore -o "$d/core" "$pid" >/dev/null 2>&1 && mv "$d/core.$pid" "$d/core"
 	stop "$pid"
@@ -159,14 +160,18 @@ for b in $builds; do
 		demangles "$d/core.jframes"
 	check "$b cxx_names: JSON function is demangled" \
 		grep -q $'\tnse::script_scan(std::vector<nse::Target, std::allocator<nse::Target> >&, nse::stype)\t_ZN3nse11script_scan' "$d/core.jframes"
+	# Lua first: the C function stands as its Lua frame, the C++ it calls
+	# below it; --native keeps the C function's own frame too.
 	check "$b cxx_names: the sampler's stacks are demangled" \
-		grep -q 'l_script_scan(lua_State\*);nse::script_scan(std::vector<nse::Target, std::allocator<nse::Target> >&, nse::stype);nse::Engine::run_phase(' "$d/profile.folded"
+		grep -q 'scan (.*cxx_names.lua:6);script_scan \[C\];nse::script_scan(std::vector<nse::Target, std::allocator<nse::Target> >&, nse::stype);nse::Engine::run_phase(' "$d/profile.folded"
+	check "$b cxx_names: ... and with --native, the C function's own frame" \
+		grep -q 'script_scan \[C\];l_script_scan(lua_State\*);nse::script_scan(std::vector<nse::Target, std::allocator<nse::Target> >&, nse::stype);nse::Engine::run_phase(' "$d/native.folded"
 	# ---- symbol versions ----
 	check "$b: __libc_start_main, no version suffix, in text, JSON and the sampler" \
 		grep -q ' in __libc_start_main () ' "$d/core.txt" "$d/live.txt"
 	check "$b: no '@' in any native function name" \
 		eval "! cut -f2 '$d/core.frames' '$d/live.frames' '$d/gdb-core.frames' '$d/core.jframes' | grep -q @ &&
-		! grep -q '@GLIBC' '$d/profile.folded' '$d/core.json' '$d/live.json'"
+		! grep -q '@GLIBC' '$d/profile.folded' '$d/native.folded' '$d/core.json' '$d/live.json'"
 	# ---- one module name: core, live, gdb on either ----
 	check "$b: JSON module of every frame: the core's equals the live process's" \
 		diff <(cut -f1,4 "$d/live.jframes" | grep -v ^partial) <(cut -f1,4 "$d/core.jframes" | grep -v ^partial)

@@ -1751,8 +1751,10 @@ struct lc_profile *lc_sampler_profile(struct lc_sampler *s, double elapsed)
 		if (v) {
 			memcpy(v, s->stops, s->nstops * sizeof(*v));
 			qsort(v, s->nstops, sizeof(*v), cmp_double);
-			q->stop_median_us = v[s->nstops / 2];
-			q->stop_p99_us = v[(size_t)((double)(s->nstops - 1) * 0.99)];
+			/* Nearest rank: the smallest value with at least
+			 * half (99%) of the stops at or below it. */
+			q->stop_median_us = v[(s->nstops - 1) / 2];
+			q->stop_p99_us = v[(s->nstops * 99 + 99) / 100 - 1];
 			free(v);
 		}
 	}
