@@ -302,6 +302,14 @@ static void report_quality(const struct lc_profile *p, bool one_vm, FILE *out)
 			100.0 * (double)(q->cpu_charged_ns + q->cpu_late_ns) /
 			(double)q->cpu_used_ns,
 			(double)q->cpu_between_ns / 1e9);
+		fprintf(out, "luacore-sample: each thread's samples are scaled to the CPU time the kernel counted for it: %.2f s in all%s",
+			(double)q->cpu_scaled_ns / 1e9,
+			q->threads_unseen ? "" : "\n");
+		if (q->threads_unseen)
+			fprintf(out, "; %llu thread%s used %.2f s that no sample point found it on a CPU for, which the profile cannot place\n",
+				(unsigned long long)q->threads_unseen,
+				q->threads_unseen == 1 ? "" : "s",
+				(double)q->cpu_unseen_ns / 1e9);
 		fprintf(out, "luacore-sample: threads stopped at a point and found not on a CPU: %llu waiting in a system call, %llu waiting for a CPU; %llu stops too late to count\n",
 			(unsigned long long)q->found_asleep,
 			(unsigned long long)q->found_waiting,
@@ -458,12 +466,10 @@ static void draw_top(const struct lc_profile *p, struct top *t, int pid,
 	qsort(rows, nrows, sizeof(*rows), cmp_row);
 	if (tty)
 		fputs("\033[H\033[2J", stdout);
-	/* What the points stood for: charged, and on a CPU but stopped too
-	 * late to count. */
-	cpu = interval > 0 ? 100.0 * (double)(p->q.cpu_charged_ns +
-					      p->q.cpu_late_ns - t->cpu) /
+	/* What the samples stand for, scaled per thread. */
+	cpu = interval > 0 ? 100.0 * (double)(p->q.cpu_scaled_ns - t->cpu) /
 			     1e9 / interval : 0.0;
-	t->cpu = p->q.cpu_charged_ns + p->q.cpu_late_ns;
+	t->cpu = p->q.cpu_scaled_ns;
 	snprintf(line, sizeof(line), "luacore-sample --top: pid %d, %.0f s, %llu samples, %.1f Hz, %llu lost; sampled CPU %.0f%% of one core",
 		 pid, elapsed, (unsigned long long)p->q.taken, p->q.achieved_hz,
 		 (unsigned long long)lost, cpu);
@@ -582,7 +588,7 @@ int main(int argc, char **argv)
 	double duration = 0, v, start, next, elapsed;
 	bool quiet = false, poor, top = false, output_given = false;
 	bool folded_time = false, folded_vm = false, out_created = false;
-	bool child_done = false;
+	bool child_done = false, ended = false;
 	int child_status = 0;
 	FILE *outf = NULL;
 	const char *title = NULL;
@@ -788,8 +794,10 @@ int main(int argc, char **argv)
 			}
 			if (stop_requested)
 				break;
-			if (lc_sampler_tick(s) < 0)
-				break;	/* the program ended */
+			if (lc_sampler_tick(s) < 0) {
+				ended = true;	/* the program ended */
+				break;
+			}
 			if (lc_live_releases() != releases) {
 				releases = lc_live_releases();
 				fprintf(stderr, "luacore-sample: stopped by job control while a thread of process %d was stopped; it was let go first, and its sample dropped: sampling goes on\n",
@@ -870,9 +878,19 @@ int main(int argc, char **argv)
 		status = EXIT_POOR;
 	lc_sampler_destroy(s);
 	lc_profile_destroy(prof);
-	if (child && waitpid(child, &child_status, WNOHANG) == child) {
+	/* Ended, it may still be exiting, not yet a zombie to reap: a
+	 * second at most. */
+	for (int i = 0; child && ended && i < 100; i++) {
+		if (waitpid(child, &child_status, WNOHANG) == child) {
+			child_done = true;
+			break;
+		}
+		usleep(10000);
+	}
+	if (child && !child_done &&
+	    waitpid(child, &child_status, WNOHANG) == child) {
 		child_done = true;
-	} else if (child) {
+	} else if (child && !child_done) {
 		/* We started it and stopped sampling first: let it finish,
 		 * as perf record does. */
 		fprintf(stderr, "luacore-sample: sampling stopped after %.1f s; %s (pid %d) runs on: waiting for it to end\n",

@@ -407,6 +407,28 @@ char *lc_live_comm(int pid, int tid)
 	return strdup(buf);
 }
 
+/* Process tid has ended (it is a zombie) and is a child of ours, a
+ * command we started: its exit status is ours to collect as its parent,
+ * not a stop's to swallow. */
+static bool our_child_ended(int tid)
+{
+	char path[64], line[128];
+	long tgid = -1, ppid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	if (!(f = fopen(path, "re")))
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "Tgid:", 5) == 0)
+			tgid = strtol(line + 5, NULL, 10);
+		else if (strncmp(line, "PPid:", 5) == 0)
+			ppid = strtol(line + 5, NULL, 10);
+	}
+	fclose(f);
+	return tgid == tid && ppid == (long)getpid();
+}
+
 int lc_live_wait_stop_spin(int tid, int *sig, double spin_s)
 {
 	double until = spin_s > 0 ? lc_now_s() + spin_s : 0;
@@ -414,9 +436,27 @@ int lc_live_wait_stop_spin(int tid, int *sig, double spin_s)
 
 	*sig = 0;
 	for (;;) {
-		pid_t r = waitpid(tid, &status,
-				  __WALL | (until ? WNOHANG : 0));
+		siginfo_t si;
+		pid_t r;
 
+		/* A look first, and the event taken only when it is a stop:
+		 * the exit of a command we started is left to the caller,
+		 * who waits for it (reaped here, its status would be lost). */
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_PID, (id_t)tid, &si, WEXITED | WSTOPPED | WNOWAIT |
+			   __WALL | (until ? WNOHANG : 0)) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (si.si_pid == 0) {
+			r = 0;
+		} else if (si.si_code != CLD_TRAPPED &&
+			   si.si_code != CLD_STOPPED && our_child_ended(tid)) {
+			return -1;
+		} else {
+			r = waitpid(tid, &status, __WALL | WNOHANG);
+		}
 		if (r == 0) {
 			/* The thread may be waiting for this very CPU (woken
 			 * by the interrupt, it can be placed on the waker's):

@@ -363,6 +363,41 @@ static void add_event(struct lc_profile *p, uint32_t sample, int64_t cpu_ns)
 	p->nevents++;
 }
 
+struct tid_scale {
+	int tid;
+	double scale;
+};
+
+static int tid_scale_cmp(const void *a, const void *b)
+{
+	int x = ((const struct tid_scale *)a)->tid;
+	int y = ((const struct tid_scale *)b)->tid;
+
+	return x < y ? -1 : x > y;
+}
+
+int lc_profile_scale_threads(struct lc_profile *p, const int *tids,
+			     const double *scales, size_t n)
+{
+	struct tid_scale *t = malloc((n ? n : 1) * sizeof(*t));
+
+	if (!t)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		t[i] = (struct tid_scale){ tids[i], scales[i] };
+	qsort(t, n, sizeof(*t), tid_scale_cmp);
+	for (size_t i = 0; i < p->nsamples; i++) {
+		struct tid_scale key = { p->samples[i].tid, 1 };
+		const struct tid_scale *f =
+			n ? bsearch(&key, t, n, sizeof(*t), tid_scale_cmp) :
+			    NULL;
+
+		p->samples[i].scale = f ? f->scale : 1;
+	}
+	free(t);
+	return 0;
+}
+
 int lc_profile_add(struct lc_profile *p, const uint32_t *locs, size_t nlocs,
 		   int64_t cpu_ns, int tid, const char *thread_name,
 		   uint64_t vm, uint64_t coroutine, enum lc_prof_kind leaf)
@@ -408,6 +443,7 @@ int lc_profile_add(struct lc_profile *p, const uint32_t *locs, size_t nlocs,
 	s->nlocs = nlocs;
 	s->count = 1;
 	s->cpu_ns = cpu_ns;
+	s->scale = 1;
 	s->tid = tid;
 	s->thread_name = tname;
 	s->vm = vm;
@@ -654,7 +690,7 @@ int lc_profile_func_weights(const struct lc_profile *p, bool lua_view,
 					if (seen[f] != i + 1) {
 						seen[f] = i + 1;
 						if (!host_seen) {
-							*host += s->cpu_ns;
+							*host += lc_profile_cpu(s);
 							host_seen = true;
 						}
 					}
@@ -662,11 +698,11 @@ int lc_profile_func_weights(const struct lc_profile *p, bool lua_view,
 				}
 			}
 			if (leaf)
-				self[f] += s->cpu_ns;
+				self[f] += lc_profile_cpu(s);
 			leaf = false;
 			if (seen[f] != i + 1) {
 				seen[f] = i + 1;
-				total[f] += s->cpu_ns;
+				total[f] += lc_profile_cpu(s);
 			}
 		}
 	}

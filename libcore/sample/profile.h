@@ -40,7 +40,10 @@ struct lc_prof_sample {
 	uint32_t *locs;		/* leaf first (pprof's order) */
 	size_t nlocs;
 	int64_t count;		/* samples merged into this one (>= 1) */
-	int64_t cpu_ns;		/* CPU time they stand for */
+	int64_t cpu_ns;		/* CPU time they stand for, as charged */
+	double scale;		/* and the thread's calibration (1 unless
+				   lc_profile_scale_threads): outputs give
+				   lc_profile_cpu, cpu_ns times scale */
 	/* Labels. */
 	int tid;
 	uint32_t thread_name;	/* index into strings, 0 = none */
@@ -81,6 +84,12 @@ struct lc_prof_quality {
 	int64_t cpu_used_ns, cpu_charged_ns, cpu_between_ns;
 	int64_t cpu_late_ns;	/* what the points of late stops would
 				   have charged, the thread being on a CPU */
+	/* The samples scaled per thread to the CPU time the kernel counted
+	 * for it (lc_profile_scale_threads): what they stand for then; and
+	 * the CPU time of threads no sample was charged to, which the
+	 * profile cannot place (threads_unseen of them). */
+	int64_t cpu_scaled_ns, cpu_unseen_ns;
+	uint64_t threads_unseen;
 	double rate_hz;		/* requested */
 	double achieved_hz;	/* ticks per second of the run */
 	double stop_total_s;	/* sum of the time threads were stopped */
@@ -156,6 +165,18 @@ uint32_t lc_profile_string(struct lc_profile *p, const char *s);
 int lc_profile_add(struct lc_profile *p, const uint32_t *locs, size_t nlocs,
 		   int64_t cpu_ns, int tid, const char *thread_name,
 		   uint64_t vm, uint64_t coroutine, enum lc_prof_kind leaf);
+
+/* What sample s stands for in the outputs: its CPU time as charged,
+ * times its thread's scale. */
+static inline int64_t lc_profile_cpu(const struct lc_prof_sample *s)
+{
+	return (int64_t)((double)s->cpu_ns * s->scale + 0.5);
+}
+
+/* Scale each sample of thread tids[i] by scales[i] (a thread not listed
+ * keeps 1).  -1 on ENOMEM. */
+int lc_profile_scale_threads(struct lc_profile *p, const int *tids,
+			     const double *scales, size_t n);
 
 /* Name VM vm (name or alloc NULL: unknown).  -1 on ENOMEM. */
 int lc_profile_set_vm(struct lc_profile *p, uint64_t vm, const char *name,

@@ -42,6 +42,9 @@
  * show what the thread ran at the point: in a virtual machine, a vCPU
  * can lose its CPU for milliseconds. */
 #define LATE_S		250e-6
+/* The share of a period a tick may hold its CPU at real-time priority:
+ * its stops, and then its decoding (see flush). */
+#define RT_SHARE	1.0
 #define SPIN_S		250e-6		/* poll this long for a stop, then sleep
 					   (a later stop is dropped: LATE_S) */
 /* CPU time a sleeping thread may use between ticks and still be in the
@@ -92,13 +95,25 @@ struct snap {
 	uint64_t wait;			/* and its wait for a CPU */
 	long syscall;			/* the system call it stopped in, or -1 */
 	long sysret;			/* and its result */
+	/* The lua_States whose pages this copy holds: those the thread ran
+	 * last time, and those its registers or stack pointed to. */
+	uint64_t held[FOUND_STATES + 8];
+	size_t nheld;
 };
 
 struct tstate {
 	int tid;
 	uint64_t cpu_ns;		/* schedstat run time at the last tick */
+	int64_t used_ns;		/* CPU time its reads saw it use */
+	int64_t charged_ns;		/* what its points on a CPU stood for */
+	int64_t kept_ns;		/* of which in the profile (--vm) */
+	int64_t off_ns;			/* time we kept it from running since:
+					   our stops, our tick on its CPU */
+	bool preempted;			/* runnable on our CPU at this tick */
 	bool seen;			/* alive at the last tick */
 	uint64_t hot[HOT_PAGES];	/* pages to copy next time */
+	uint64_t hot_states[8];		/* the lua_States they hold */
+	unsigned nhot_states;
 	unsigned nhot;
 	size_t stack_need;		/* bytes above rsp to copy, 0: most */
 	char *name;
@@ -135,6 +150,12 @@ struct known {
 	unsigned npages;
 };
 
+/* A thread that exited: its CPU time and charges, for the calibration. */
+struct gone {
+	int tid;
+	int64_t used_ns, charged_ns, kept_ns;
+};
+
 struct lc_sampler {
 	int pid;
 	struct lc_sampler_options o;
@@ -147,6 +168,8 @@ struct lc_sampler {
 	/* The VMs samples were of, before the vm filter, in order seen. */
 	uint64_t vms[LC_SAMPLER_VMS];
 	size_t nvms;
+	struct gone *gone;		/* threads that exited */
+	size_t ngone, capgone;
 	/* The copies of a tick's stops (BATCH, the first few allocated as
 	 * needed), and the one being decoded. */
 	struct snap *snaps;
@@ -183,6 +206,7 @@ struct lc_sampler {
 	bool affinity;			/* allowed is known */
 	bool rt;			/* real-time priority is permitted */
 	bool rt_on;			/* and we run at it now */
+	double rt_off;			/* when we last left it */
 	double rt_since;		/* since when (a tick's start when we
 					   slept at it) */
 	struct known *known;		/* KNOWN_STATES */
@@ -469,6 +493,8 @@ static void copy_found_states(struct lc_sampler *s)
 		if (i == nfound)
 			found[nfound++] = k;
 	}
+	for (size_t f = 0; f < nfound; f++)
+		sn->held[sn->nheld++] = found[f]->state;
 	for (size_t f = 0; f < nfound; f++) {
 		for (unsigned j = 0; j < found[f]->npages; j++) {
 			uint64_t pa = found[f]->pages[j];
@@ -499,8 +525,9 @@ static void copy_found_states(struct lc_sampler *s)
  * (lc_live_stop_self): what was copied may be of it running. */
 enum take { TAKEN, GONE, FAILED, RELEASED };
 
-/* The sampler waits for its ticks and stops threads at real-time
- * priority where it may, and decodes at normal priority.  Without it,
+/* The sampler waits for its ticks, stops threads and decodes them at
+ * real-time priority where it may (decoding for one period at most: see
+ * flush).  Without it,
  * a sampler that shares a CPU with the thread it samples waits for it
  * to sleep or for the end of its time slice: it would never see it run.
  * (Stopping a thread wakes it on the sampler's CPU, so sharing is the
@@ -513,7 +540,10 @@ static void set_rt(struct lc_sampler *s, bool on)
 	    sched_setscheduler(0, (on ? SCHED_FIFO : SCHED_OTHER) |
 			       SCHED_RESET_ON_FORK, &sp) == 0) {
 		s->rt_on = on;
-		s->rt_since = lc_now_s();
+		if (on)
+			s->rt_since = lc_now_s();
+		else
+			s->rt_off = lc_now_s();
 	}
 }
 
@@ -535,6 +565,8 @@ static enum take take(struct lc_sampler *s, struct tstate *ts, int sched_fd,
 	sn->syscall = -1;
 	sn->slices = UINT64_MAX;
 	sn->npages = 0;
+	sn->nheld = 0;
+	sn->t_stopped = 0;
 	sn->stack_lo = sn->stack_hi = 0;
 	/* Held before it is seized: a handler that runs from here on
 	 * finds it. */
@@ -600,6 +632,8 @@ static enum take take(struct lc_sampler *s, struct tstate *ts, int sched_fd,
 			end = re;
 		sn->stack_hi = end > sn->stack_lo ? end : sn->stack_lo;
 	}
+	for (size_t i = 0; i < ts->nhot_states; i++)
+		sn->held[sn->nheld++] = ts->hot_states[i];
 	for (size_t i = 0; i < ts->nhot; i++) {
 		sn->pages[i].addr = ts->hot[i];
 		local[niov] = (struct iovec){ sn->pages[i].data, PAGE };
@@ -629,7 +663,15 @@ static enum take take(struct lc_sampler *s, struct tstate *ts, int sched_fd,
 out:
 	ptrace(PTRACE_DETACH, ts->tid, NULL, (void *)(long)sig);
 	lc_live_unhold(slot);
-	*stop_us = (lc_now_s() - t0) * 1e6;
+	{
+		double t1 = lc_now_s();
+
+		*stop_us = (t1 - t0) * 1e6;
+		/* From the stop we saw to the detach: not on a CPU, and not
+		 * waiting for one either (schedstat counts neither). */
+		if (sn->t_stopped > 0 && t1 > sn->t_stopped)
+			ts->off_ns += (int64_t)((t1 - sn->t_stopped) * 1e9);
+	}
 	qsort(sn->pages, sn->npages, sizeof(*sn->pages), cmp_page);
 	return lc_live_releases() != releases ? RELEASED : res;
 }
@@ -959,6 +1001,7 @@ static void learn_hot(struct lc_sampler *s, struct tstate *ts,
 	uint64_t rsp = s->cur->regs[7], top = 0;
 
 	ts->nhot = 0;
+	ts->nhot_states = 0;
 	if (th && s->in && pass) {
 		size_t room = 16 + th->nframes;
 		uint64_t (*r)[2] = malloc(room * sizeof(*r));
@@ -970,6 +1013,8 @@ static void learn_hot(struct lc_sampler *s, struct tstate *ts,
 			add_pages(ts->hot, &ts->nhot, HOT_PAGES, r[i][0], r[i][1]);
 		/* And each state's own, for when it runs again, maybe on
 		 * another thread. */
+		for (size_t i = 0; i < th->nstates && i < 8; i++)
+			ts->hot_states[ts->nhot_states++] = th->states[i];
 		for (size_t i = 0; r && i < th->nstates && i < 8; i++)
 			known_learn(s, th->states[i], r,
 				    s->in->ops->hot(pass, &th->states[i], 1,
@@ -1155,6 +1200,14 @@ static bool on_cpu(const struct point *pt, const struct snap *sn)
 	}
 }
 
+static bool held(const struct snap *sn, uint64_t state)
+{
+	for (size_t i = 0; i < sn->nheld; i++)
+		if (sn->held[i] == state)
+			return true;
+	return false;
+}
+
 /* Stop the thread at this sample point and see what it runs.  A thread
  * found on a CPU (in user code, or in a system call doing work) is
  * charged the point's weight, with this stack.  One found waiting in a
@@ -1170,12 +1223,14 @@ static void finish_sample(struct lc_sampler *s, const struct pending *pd)
 	int err;
 	double stop_us = 0;
 	enum take k = pd->k;
-	bool first = ts->nhot == 0;
 	int64_t weight = pt->weight;
 
 	count_stop(s, k, pd->stop_us);
 	if (k == RELEASED)
 		return;	/* not a sample, nor a lost one: we were stopped */
+	/* Runnable on our CPU: it waits for the tick to let that go. */
+	if (k == TAKEN && pt->ours && !s->cur->asleep)
+		ts->preempted = true;
 	/* Stopped long after its point (our CPU was taken from us, or its
 	 * CPU from it): what it runs then need not be what it ran at the
 	 * point.  Dropped, whatever it was doing: not a sample. */
@@ -1211,14 +1266,19 @@ static void finish_sample(struct lc_sampler *s, const struct pending *pd)
 		return;
 	}
 	err = decode(s, ts, &st);
-	if (!err && first && st.nstates) {
-		/* The thread's first sample read its Lua state from the running
-		 * process: take it again, now copying that state while it is
-		 * stopped. */
+	if (!err && st.nstates && !held(s->cur, st.states[0])) {
+		/* The state it runs is one the stop did not copy (the first
+		 * sample of it), so it was read from the running process:
+		 * take the thread again, now copying that state while it is
+		 * stopped.  Only then: a second stop comes later than the
+		 * point, and may find the thread elsewhere. */
+		bool was_rt = s->rt_on;
+
 		lc_stack_deinit(&st);
 		set_rt(s, true);
 		k = take(s, ts, -1, &stop_us);
-		set_rt(s, false);
+		if (!was_rt)
+			set_rt(s, false);
 		count_stop(s, k, stop_us);
 		if (k == RELEASED) {
 			s->prof->q.attempted--;
@@ -1245,6 +1305,10 @@ static void finish_sample(struct lc_sampler *s, const struct pending *pd)
 		if (i == s->nvms && s->nvms < LC_SAMPLER_VMS)
 			s->vms[s->nvms++] = st.vm;
 	}
+	/* What the thread's points on a CPU stood for, whichever VM they
+	 * found: the calibration's measure. */
+	if (st.nframes && !s->cur->asleep)
+		ts->charged_ns += weight;
 	if (st.nframes == 0) {
 		s->prof->q.lost_read++;
 	} else if ((s->o.vm && st.vm != s->o.vm) ||
@@ -1267,8 +1331,10 @@ static void finish_sample(struct lc_sampler *s, const struct pending *pd)
 		}
 		add_sample(s, ts, &st, weight, s->cur->asleep);
 		s->prof->q.taken++;
-		if (!s->cur->asleep)
+		if (!s->cur->asleep) {
 			s->prof->q.cpu_charged_ns += weight;
+			ts->kept_ns += weight;
+		}
 	}
 	lc_stack_deinit(&st);
 }
@@ -1281,11 +1347,18 @@ struct tick {
 	size_t nbatch;
 };
 
-/* Decode the stops of the batch, at normal priority. */
+/* Decode the stops of the batch, still at real-time priority while the
+ * tick has held its CPU less than RT_SHARE of a period.  Decoding at
+ * normal priority on a busy machine waits for the CPU, and the next
+ * tick comes late when the program is busiest: whatever runs then would
+ * be charged the whole wait, short work that ended meanwhile nothing
+ * (measured with bench/sky.sh: bursts 1 ms long came out 3-4 points
+ * low at 1 kHz on 2 CPUs). */
 static void flush(struct lc_sampler *s, struct tick *k)
 {
-	set_rt(s, false);
 	for (size_t i = 0; i < k->nbatch; i++) {
+		if (s->rt_on && lc_now_s() - s->rt_since > RT_SHARE * k->period)
+			set_rt(s, false);
 		s->cur = &s->snaps[i];
 		finish_sample(s, &k->batch[i]);
 	}
@@ -1419,8 +1492,10 @@ static int look_at(struct lc_sampler *s, struct tick *k, size_t idx,
 	    stat_of(s->pid, tid, &state);
 	now = pt->t_read = lc_now_s();
 	delta = ts->cpu_ns == UINT64_MAX ? 0 : (int64_t)(cpu - ts->cpu_ns);
-	if (ts->cpu_ns != UINT64_MAX && delta > 0)
+	if (ts->cpu_ns != UINT64_MAX && delta > 0) {
 		k->seen_ns += (uint64_t)delta;
+		ts->used_ns += delta;
+	}
 	/* The run time in schedstat is brought up to date only at the
 	 * scheduler's own ticks and switches: a thread on a CPU may show
 	 * none used for milliseconds.  Its state does not lag. */
@@ -1432,8 +1507,16 @@ static int look_at(struct lc_sampler *s, struct tick *k, size_t idx,
 	ts->cpu = c;
 	weight = (int64_t)((ts->last_tick ? now - ts->last_tick : k->period) *
 			   1e9);
+	/* Less the time we kept it from running: our last stop held it,
+	 * or our tick held the CPU it was on.  Without that, a thread that
+	 * runs all along would be charged the whole gap, and the CPU it
+	 * lost to us with it. */
+	weight -= ts->off_ns;
+	if (weight < 0)
+		weight = 0;
 	if (weight > 1000000000)
 		weight = 1000000000;
+	ts->off_ns = 0;
 	ts->last_tick = now;
 	pt->weight = weight;
 	pt->delta = delta;
@@ -1489,6 +1572,75 @@ static int look_at(struct lc_sampler *s, struct tick *k, size_t idx,
 	return 0;
 }
 
+
+/* Keep an exited thread's CPU time and charges (as many as memory
+ * allows: one not kept keeps its samples as charged). */
+static void remember_gone(struct lc_sampler *s, const struct tstate *ts)
+{
+	if (!ts->used_ns && !ts->charged_ns)
+		return;
+	if (s->ngone == s->capgone) {
+		size_t cap = s->capgone ? 2 * s->capgone : 64;
+		struct gone *g = realloc(s->gone, cap * sizeof(*g));
+
+		if (!g)
+			return;
+		s->gone = g;
+		s->capgone = cap;
+	}
+	s->gone[s->ngone++] = (struct gone){ ts->tid, ts->used_ns,
+					     ts->charged_ns, ts->kept_ns };
+}
+
+/* Calibrate a CPU profile per thread: each thread's samples are scaled
+ * so that they add up to the CPU time its reads saw it use, as the
+ * kernel counts it (schedstat); with --vm, those of the VM asked for
+ * by the same factor, their share of the thread's points.  Sampling sees a thread on a CPU in
+ * proportion to the time it runs there, except where the kernel says
+ * it sleeps while it still runs: on its way into a sleep (a timer
+ * thread that wakes a thousand times a second can use most of its CPU
+ * time there) and in what our own stops cost it.  Without this, such a
+ * thread's share goes to every other thread's. */
+static void calibrate(struct lc_sampler *s)
+{
+	struct lc_prof_quality *q = &s->prof->q;
+	size_t n = s->nts + s->ngone, k = 0;
+	int *tids = malloc((n ? n : 1) * sizeof(*tids));
+	double *scales = malloc((n ? n : 1) * sizeof(*scales));
+
+	q->cpu_scaled_ns = q->cpu_charged_ns;
+	q->cpu_unseen_ns = 0;
+	q->threads_unseen = 0;
+	if (!tids || !scales || s->o.wall) {
+		free(tids);
+		free(scales);
+		return;
+	}
+	q->cpu_scaled_ns = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct gone g = i < s->nts ?
+			(struct gone){ s->ts[i].tid, s->ts[i].used_ns,
+				       s->ts[i].charged_ns, s->ts[i].kept_ns } :
+			s->gone[i - s->nts];
+
+		if (g.charged_ns > 0 && g.used_ns > 0) {
+			double f = (double)g.used_ns / (double)g.charged_ns;
+
+			tids[k] = g.tid;
+			scales[k++] = f;
+			q->cpu_scaled_ns += (int64_t)((double)g.kept_ns * f);
+		} else if (g.charged_ns > 0) {
+			q->cpu_scaled_ns += g.kept_ns;	/* no clock to go by */
+		} else if (g.used_ns > 0 && !s->o.vm && !s->o.vm_only) {
+			q->cpu_unseen_ns += g.used_ns;
+			q->threads_unseen++;
+		}
+	}
+	if (lc_profile_scale_threads(s->prof, tids, scales, k) < 0)
+		q->cpu_scaled_ns = q->cpu_charged_ns;
+	free(tids);
+	free(scales);
+}
 
 int lc_sampler_tick(struct lc_sampler *s)
 {
@@ -1577,11 +1729,27 @@ int lc_sampler_tick(struct lc_sampler *s)
 	free(list);
 	flush(s, &k);
 	s->seen_total_ns += k.seen_ns;
+	/* The threads our tick kept from their CPU lost it from the tick's
+	 * start until we let it go (at the end, or when decoding went on at
+	 * normal priority); their stops are part of that. */
+	if (s->rt) {
+		double until = s->rt_on ? lc_now_s() : s->rt_off;
+		int64_t held = until > k.now ? (int64_t)((until - k.now) * 1e9) : 0;
+
+		for (size_t i = 0; i < s->nts; i++) {
+			struct tstate *ts = &s->ts[i];
+
+			if (ts->preempted && ts->off_ns < held)
+				ts->off_ns = held;
+			ts->preempted = false;
+		}
+	}
 	if (s->affinity)
 		avoid_cpus(s, &k.busy);
 	/* Forget threads that exited (as of a listing). */
 	for (size_t i = 0; listed && i < s->nts;) {
 		if (!s->ts[i].seen) {
+			remember_gone(s, &s->ts[i]);
 			close_fds(s, &s->ts[i]);
 			free(s->ts[i].name);
 			free(s->ts[i].last);
@@ -1745,6 +1913,7 @@ struct lc_profile *lc_sampler_profile(struct lc_sampler *s, double elapsed)
 			 (int64_t)(s->proc_ns - s->proc_ns0) :
 			 (int64_t)s->seen_total_ns;
 	q->achieved_hz = elapsed > 0 ? (double)q->ticks / elapsed : 0;
+	calibrate(s);
 	if (s->nstops) {
 		double *v = malloc(s->nstops * sizeof(*v));
 
@@ -1810,6 +1979,7 @@ void lc_sampler_destroy(struct lc_sampler *s)
 	for (size_t i = 0; s->snaps && i < s->nsnaps; i++)
 		free(s->snaps[i].pages);
 	free(s->snaps);
+	free(s->gone);
 	free(s->live);
 	free(s->known);
 	free(s->known_slot);

@@ -587,7 +587,7 @@ static void write_samples(struct pw *w)
 		put_packed_ids(w, &w->msg, SAMPLE_LOCATION_ID, s->locs,
 			       s->nlocs);
 		v[0] = (uint64_t)s->count;
-		v[1] = (uint64_t)s->cpu_ns;
+		v[1] = (uint64_t)lc_profile_cpu(s);
 		put_packed(w, &w->msg, SAMPLE_VALUE, v, 2);
 
 		/* The thread's name is the target's: escaped, as in the

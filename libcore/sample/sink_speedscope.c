@@ -163,8 +163,14 @@ int lc_profile_write_speedscope(const struct lc_profile *p,
 		v[i].tid = p->samples[sm].tid;
 		v[i].sample = sm;
 		v[i].pos = (uint32_t)i;
-		v[i].weight = timed ? p->events[i].weight_us :
-			      lc_sink_weight(&p->samples[sm]);
+		if (timed) {
+			double w = (double)p->events[i].weight_us *
+				   p->samples[sm].scale + 0.5;
+
+			v[i].weight = w < 1 ? 1 : (int64_t)w;
+		} else {
+			v[i].weight = lc_sink_weight(&p->samples[sm]);
+		}
 	}
 	qsort(v, nv, sizeof(*v), by_tid_cmp);
 	errno = 0;

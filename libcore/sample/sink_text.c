@@ -140,7 +140,7 @@ void lc_sink_cat(char *buf, size_t size, const char *fmt, ...)
 
 int64_t lc_sink_weight(const struct lc_prof_sample *s)
 {
-	int64_t w = (s->cpu_ns + 500) / 1000;
+	int64_t w = (lc_profile_cpu(s) + 500) / 1000;
 
 	return w < 1 ? 1 : w;
 }
@@ -211,12 +211,16 @@ void lc_sink_describe_quality(const struct lc_profile *p, char *buf,
 		lc_sink_cat(buf, size, "; stops %s us median, %s us p99",
 		    trimmed(a, sizeof(a), q->stop_median_us, 1),
 		    trimmed(b, sizeof(b), q->stop_p99_us, 1));
-	if (!p->wall && q->cpu_used_ns > 0)
+	if (!p->wall && q->cpu_used_ns > 0) {
 		lc_sink_cat(buf, size, "; CPU %s s used, %s s charged to "
 		    "samples, %s s between samples",
 		    trimmed(a, sizeof(a), (double)q->cpu_used_ns / 1e9, 2),
 		    trimmed(b, sizeof(b), (double)q->cpu_charged_ns / 1e9, 2),
 		    trimmed(c, sizeof(c), (double)q->cpu_between_ns / 1e9, 2));
+		lc_sink_cat(buf, size, ", %s s after scaling each thread's "
+		    "samples to its CPU time",
+		    trimmed(a, sizeof(a), (double)q->cpu_scaled_ns / 1e9, 2));
+	}
 }
 
 int lc_sink_finish(FILE *out)

@@ -21,7 +21,8 @@ MODE is the workload (fixtures/scenarios/sample/MODE.lua):
            service), against its own thread-clock measurement over the
            process's CPU time ("truth total").  With BOUND (points), each
            share must be within BOUND of the script's; without, the
-           tolerance above;
+           tolerance above.  And the profile's CPU time must add up to
+           the process's, within 5%;
   sky_names  the same run sampled with --vm-name SERVICE_NAME: every
            sample of a VM is labelled vm=NAME, the service whose
            function its stack holds, and each service is seen; with BOUND
@@ -165,6 +166,13 @@ def main():
             want = t[fn] / t["total"]
             if want > 0.001 or got > 0.001:
                 ok &= check_share(fn, got, want, n, bound)
+        # Each thread's samples scaled to its CPU time: the profile adds
+        # up to the process's (the host's "truth total" leaves out its
+        # start; 5% either way).
+        good = abs(total / 1e9 - t["total"]) <= 0.05 * t["total"]
+        print("%s total            profile %.3f s  script %.3f s  (within 5%%)"
+              % ("ok  " if good else "FAIL", total / 1e9, t["total"]))
+        ok &= good
     elif mode == "sky_names":
         services = [k for k in t if k != "total" and t[k] > 0.01]
         seen, wrong, unnamed = defaultdict(int), 0, 0
