@@ -93,7 +93,7 @@ fi
 # to the services).
 svc=$(cd "$top_srcdir/fixtures/scenarios/sky" && pwd)/service.lua
 sky_services="$svc:spin,0.030,0.020 $svc:burst10,0.010,0.090 $svc:burst1,0.001,0.009 $svc:burst100,0.0001,0.0019 $svc:idle1,0,1 $svc:idle2,0,1"
-for run in "100 2 15 3" "1000 2 5 3" "1000 1 4 3"; do
+for run in "100 2 20 3" "1000 2 5 3" "1000 1 4 3"; do
 	set -- $run
 	d=$tmp/sky-$1-$2
 	"$sample" -q -r "$1" -o "$d.pb.gz" -- "$out/deb-5.4/skyhost" "$2" "$3" $sky_services \

@@ -1175,15 +1175,44 @@ static bool timed_out(long nr, long ret)
 	}
 }
 
+/* Stopped at the end of a system call that sleeps (x86-64 numbers; a
+ * futex call that waits): it slept since its point, and woke. */
+static bool woke_from_sleep(const struct snap *sn)
+{
+	switch (sn->syscall) {
+	case 202: {	/* futex: the op in rsi, DWARF register 4 */
+		unsigned op = (unsigned)sn->regs[4] & 127;
+
+		return op == 0 || op == 6 || op == 9 || op == 11 || op == 13;
+	}
+	case 449: case 455:		/* futex_wait, futex_waitv */
+	case 34: case 35: case 230:	/* pause, nanosleep, clock_nanosleep */
+	case 7: case 23: case 270: case 271:	/* poll, select, pselect6, ppoll */
+	case 232: case 281: case 441:	/* epoll_wait, epoll_pwait(2) */
+	case 128: case 130:		/* rt_sigtimedwait, rt_sigsuspend */
+	case 61: case 247:		/* wait4, waitid */
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* Was the thread on a CPU at its point?  It was when it stopped without
- * being given a CPU again; or when it runs on ours and waited for it
- * just from when we took that CPU at real-time priority. */
+ * being given a CPU again; when it was given one once, having waited
+ * for it less than the time since its point (it lost its CPU after the
+ * point, and stopped where it lost it) and not woken from a sleep; or
+ * when it runs on ours and waited for it just from when we took that
+ * CPU at real-time priority. */
 static bool on_cpu(const struct point *pt, const struct snap *sn)
 {
 	if (sn->asleep)
 		return false;
 	if (pt->slices == UINT64_MAX || sn->slices == UINT64_MAX ||
 	    sn->slices == pt->slices)
+		return true;
+	if (sn->slices - pt->slices == 1 && !woke_from_sleep(sn) &&
+	    (double)(sn->wait - pt->wait) / 1e9 + 5e-6 <
+	    sn->t_stopped - pt->t_read)
 		return true;
 	/* Taken from it: it waited from the moment we took the CPU to the
 	 * stop, not less (woken since) nor more (waiting already).  A
@@ -1231,10 +1260,14 @@ static void finish_sample(struct lc_sampler *s, const struct pending *pd)
 	/* Runnable on our CPU: it waits for the tick to let that go. */
 	if (k == TAKEN && pt->ours && !s->cur->asleep)
 		ts->preempted = true;
-	/* Stopped long after its point (our CPU was taken from us, or its
-	 * CPU from it): what it runs then need not be what it ran at the
-	 * point.  Dropped, whatever it was doing: not a sample. */
-	if (k == TAKEN && s->cur->t_stopped - pt->t_read > LATE_S) {
+	/* Stopped long after its point though it kept its CPU (our CPU was
+	 * taken from us, or the interrupt was noticed only at its next
+	 * system call, as happens in virtual machines): it ran on, and
+	 * what it runs then need not be what it ran at the point.  Dropped:
+	 * not a sample.  (One that lost its CPU meanwhile stopped where it
+	 * lost it: on_cpu tells.) */
+	if (k == TAKEN && s->cur->t_stopped - pt->t_read > LATE_S &&
+	    (pt->slices == UINT64_MAX || s->cur->slices == pt->slices)) {
 		s->prof->q.late_stops++;
 		if (on_cpu(pt, s->cur))
 			s->prof->q.cpu_late_ns += weight;
