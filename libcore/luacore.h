@@ -55,6 +55,34 @@ uint64_t lc_error_address(const struct lc_error *err);
 /* Accepts NULL and the static out-of-memory error. */
 void lc_error_destroy(struct lc_error *err);
 
+/* ---- what the library is doing ------------------------------------------ */
+
+enum lc_log_level {
+	LC_LOG_NOTICE,	/* worth saying to anyone: a wait on the network
+			   (debuginfod), and giving up on it */
+	LC_LOG_VERBOSE,	/* what it is doing: modules, debug info, layouts,
+			   scans, copies (a tool's -v) */
+};
+
+/* A line the library says, without a newline; valid during the call. */
+typedef void lc_log_fn(void *arg, enum lc_log_level level, const char *msg);
+
+/* Where the library says what it is doing, process-wide: fn gets every
+ * line of level up to max (LC_LOG_NOTICE: notices only).  NULL, the
+ * default: nowhere. */
+void lc_set_log(lc_log_fn *fn, void *arg, enum lc_log_level max);
+
+/* Let the library fetch debug info from debuginfod itself, for a program
+ * that does not use debuginfod otherwise (luacore's tools do; a
+ * debugger that hosts the library does not): DEBUGINFOD_URLS is taken
+ * out of the environment (process-wide, once), so that libdw never
+ * queries on its own, and the library asks with it: at most one request
+ * per build-id and kind (debug info, executable) in the run, every wait
+ * of the run within one DEBUGINFOD_TIMEOUT (seconds, default 90), a
+ * notice when a fetch has taken a second, and one when it gives up.
+ * Without this call, libdw's own queries run as DEBUGINFOD_URLS says. */
+void lc_debuginfod_take(void);
+
 /* ---- targets ----------------------------------------------------------- */
 
 /* A process image to read: a core file with its executable, or any memory

@@ -118,15 +118,27 @@ static void usage(FILE *out)
 	      "                     GLOBAL (skynet: SERVICE_NAME)\n"
 	      "  --no-native        Lua frames only\n"
 	      "  --no-scan          do not scan memory for VMs idle on no thread\n"
+	      "  -v, --verbose      say what it is doing on stderr (modules, debug\n"
+	      "                     info, layouts, scans, copies)\n"
 	      "  -h, --help         show this help\n"
 	      "  -V, --version      show the version\n"
 	      "\n"
 	      "EXECUTABLE defaults to the one named in the core.  Debug info is\n"
 	      "found by build-id (/usr/lib/debug, Debian -dbg packages), by\n"
-	      ".gnu_debuglink, and through debuginfod when DEBUGINFOD_URLS is set.\n"
+	      ".gnu_debuglink, and through debuginfod when DEBUGINFOD_URLS is set:\n"
+	      "once per build-id, all waits within one DEBUGINFOD_TIMEOUT (default\n"
+	      "90 s), said on stderr after a second.\n"
 	      "\n"
 	      "Exit status: 0 all shown, 1 partial result, 2 nothing shown or fatal\n"
 	      "error (ptrace refused, no such process...), 64 usage error.\n", out);
+}
+
+/* The library's lines (lc_set_log), on stderr. */
+static void say(void *arg, enum lc_log_level level, const char *msg)
+{
+	(void)arg;
+	(void)level;
+	fprintf(stderr, "luacore-inspect: %s\n", msg);
 }
 
 int main(int argc, char **argv)
@@ -138,7 +150,8 @@ int main(int argc, char **argv)
 		{ "stack", no_argument, NULL, 's' },
 		{ "residue", required_argument, NULL, 'r' },
 		{ "thread", required_argument, NULL, 't' },
-		{ "vm", required_argument, NULL, 'v' },
+		{ "vm", required_argument, NULL, 'M' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "state", required_argument, NULL, 'S' },
 		{ "no-native", no_argument, NULL, 'n' },
 		{ "no-scan", no_argument, NULL, 'N' },
@@ -152,13 +165,13 @@ int main(int argc, char **argv)
 	struct lc_target *t;
 	struct lc_report *r;
 	struct lc_error *err;
-	bool json = false, residue_set = false;
+	bool json = false, residue_set = false, verbose = false;
 	uint64_t states[LC_ARRAY_MAX];
 	size_t nstates = 0;
 	long n, pid = 0;
 	int c, status;
 
-	while ((c = getopt_long(argc, argv, "hVp:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "hVvp:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (number(optarg, 1, INT32_MAX, "-p", &pid) < 0)
@@ -184,6 +197,9 @@ int main(int argc, char **argv)
 			opts.tid = (int)n;
 			break;
 		case 'v':
+			verbose = true;
+			break;
+		case 'M':
 			if (address(optarg, "--vm", &opts.vm) < 0)
 				return EXIT_USAGE;
 			break;
@@ -219,6 +235,8 @@ int main(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
+	lc_set_log(say, NULL, verbose ? LC_LOG_VERBOSE : LC_LOG_NOTICE);
+	lc_debuginfod_take();
 	if (!residue_set)
 		opts.residue = 16;
 	opts.states = states;

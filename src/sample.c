@@ -208,6 +208,8 @@ static void usage(FILE *out)
 	      "                       too (default: Lua-first stacks, where they fold\n"
 	      "                       into the Lua function they run for)\n"
 	      "  -q, --quiet          no status line\n"
+	      "  -v, --verbose        say what it is doing on stderr (modules, debug\n"
+	      "                       info, layouts)\n"
 	      "  -h, --help           show this help\n"
 	      "  -V, --version        show the version\n"
 	      "\n"
@@ -559,6 +561,14 @@ static char *vm_message(const struct lc_sampler *s, uint64_t vm,
 	return lc_strbuf_steal(&b);
 }
 
+/* The library's lines (lc_set_log), on stderr. */
+static void say(void *arg, enum lc_log_level level, const char *msg)
+{
+	(void)arg;
+	(void)level;
+	fprintf(stderr, "luacore-sample: %s\n", msg);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -569,7 +579,8 @@ int main(int argc, char **argv)
 		{ "format", required_argument, NULL, 'f' },
 		{ "wall", no_argument, NULL, 'w' },
 		{ "thread", required_argument, NULL, 't' },
-		{ "vm", required_argument, NULL, 'v' },
+		{ "vm", required_argument, NULL, 'M' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "max-frames", required_argument, NULL, 'm' },
 		{ "native", no_argument, NULL, 'N' },
 		{ "host-frames", no_argument, NULL, 'H' },
@@ -588,7 +599,7 @@ int main(int argc, char **argv)
 	double duration = 0, v, start, next, elapsed;
 	bool quiet = false, poor, top = false, output_given = false;
 	bool folded_time = false, folded_vm = false, out_created = false;
-	bool child_done = false, ended = false;
+	bool child_done = false, ended = false, verbose = false;
 	int child_status = 0;
 	FILE *outf = NULL;
 	const char *title = NULL;
@@ -604,7 +615,7 @@ int main(int argc, char **argv)
 	const struct lc_sink *sink;
 	unsigned seed;
 
-	while ((c = getopt_long(argc, argv, "+p:r:d:o:f:qhV", longopts,
+	while ((c = getopt_long(argc, argv, "+p:r:d:o:f:qvhV", longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'p':
@@ -636,7 +647,10 @@ int main(int argc, char **argv)
 				return EXIT_USAGE;
 			so.tid = (int)v;
 			break;
-		case 'v': {
+		case 'v':
+			verbose = true;
+			break;
+		case 'M': {
 			char *end;
 
 			/* An address, or else a name (--vm-name's). */
@@ -734,6 +748,9 @@ int main(int argc, char **argv)
 		 * Lua library among them) before reading its modules. */
 		usleep(50000);
 	}
+	/* After the command started: it keeps DEBUGINFOD_URLS. */
+	lc_set_log(say, NULL, verbose ? LC_LOG_VERBOSE : LC_LOG_NOTICE);
+	lc_debuginfod_take();
 	err = lc_sampler_create(pid, &so, &s);
 	if (err) {
 		int st;

@@ -74,6 +74,13 @@ size_t lc_esc_copy(char *buf, size_t size, const char *s);
 /* The escaped form (C notation) of s to out: lc_print_escaped
  * (luacore.h). */
 
+/* ---- what the library says it is doing (log.c) ---- */
+
+/* Whether a line of this level goes anywhere (to skip building it). */
+bool lc_log_wanted(enum lc_log_level level);
+void lc_log(enum lc_log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 char *lc_strdup_or_null(const char *s);
 /* The part of a path after its last '/' (NULL for NULL). */
 const char *lc_base_name(const char *path);

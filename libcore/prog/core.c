@@ -128,13 +128,13 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata,
 		errno = 0;
 		return -1;
 	}
-	return dwfl_standard_find_debuginfo(mod, userdata, modname, base,
+	return lc_debuginfod_find_debuginfo(mod, userdata, modname, base,
 					    file_name, debuglink_file,
 					    debuglink_crc, debuginfo_file_name);
 }
 
 static const Dwfl_Callbacks core_callbacks = {
-	.find_elf = dwfl_build_id_find_elf,
+	.find_elf = lc_debuginfod_find_elf,
 	.find_debuginfo = find_debuginfo,
 	.debuginfo_path = &debuginfo_path,
 };
@@ -1300,6 +1300,8 @@ struct lc_error *lc_program_open_core(const char *core_path,
 		goto fail;
 
 	t->dwfl = dwfl_begin(&core_callbacks);
+	if (t->dwfl)
+		lc_debuginfod_hook(t->dwfl);
 	if (!t->dwfl) {
 		err = lc_error_create(LC_ERR_NOMEM, "dwfl_begin: %s",
 				      dwfl_errmsg(-1));

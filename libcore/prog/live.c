@@ -44,7 +44,7 @@ static char *debuginfo_path;
 
 static const Dwfl_Callbacks proc_callbacks = {
 	.find_elf = dwfl_linux_proc_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = lc_debuginfod_find_debuginfo,
 	.debuginfo_path = &debuginfo_path,
 };
 
@@ -984,6 +984,8 @@ struct lc_error *lc_program_prepare_live(int pid, bool proc_attach,
 	 * stopped: modules, symbols, CFI (the layers above add the Lua
 	 * layout). */
 	t->dwfl = dwfl_begin(&proc_callbacks);
+	if (t->dwfl)
+		lc_debuginfod_hook(t->dwfl);
 	if (!t->dwfl) {
 		err = lc_error_create(LC_ERR_NOMEM, "dwfl_begin: %s",
 				      dwfl_errmsg(-1));

@@ -20,8 +20,8 @@
 static char *debuginfo_path;
 
 static const Dwfl_Callbacks offline_callbacks = {
-	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_elf = lc_debuginfod_find_elf,
+	.find_debuginfo = lc_debuginfod_find_debuginfo,
 	.section_address = dwfl_offline_section_address,
 	.debuginfo_path = &debuginfo_path,
 };
@@ -175,6 +175,8 @@ struct lc_error *lc_program_add_module(struct lc_program *t, const char *path,
 				       path, kind);
 	if (!t->dwfl) {
 		t->dwfl = dwfl_begin(&offline_callbacks);
+		if (t->dwfl)
+			lc_debuginfod_hook(t->dwfl);
 		if (!t->dwfl)
 			return lc_error_create(LC_ERR_NOMEM, "dwfl_begin: %s",
 					       dwfl_errmsg(-1));

@@ -252,6 +252,25 @@ struct lc_error *lc_program_add_exec(struct lc_program *p, uint64_t start,
 const char *lc_program_exec_name(const struct lc_program *p, uint64_t addr,
 				 bool *anon);
 
+/* ---- debuginfod, bounded (debuginfod.c) ---- */
+
+/* A session's debuginfod client gets the progress function that says
+ * what it waits for and gives up at the run's budget (once the URLs
+ * were taken: lc_debuginfod_take; else nothing).  Call after
+ * dwfl_begin. */
+void lc_debuginfod_hook(Dwfl *dwfl);
+/* dwfl_standard_find_debuginfo and dwfl_build_id_find_elf, asking
+ * debuginfod at most once per build-id and kind in the run. */
+int lc_debuginfod_find_debuginfo(Dwfl_Module *mod, void **userdata,
+				 const char *modname, Dwarf_Addr base,
+				 const char *file_name,
+				 const char *debuglink_file,
+				 GElf_Word debuglink_crc,
+				 char **debuginfo_file_name);
+int lc_debuginfod_find_elf(Dwfl_Module *mod, void **userdata,
+			   const char *modname, Dwarf_Addr base,
+			   char **file_name, Elf **elfp);
+
 /* ---- live processes: ptrace helpers (live.c) ---- */
 
 /* Why ptrace was refused (err: errno), and what to do. */

@@ -299,7 +299,16 @@ struct lc_error *lc_vm_scan_threads(struct lc_lua_ctx *ctx, uint64_t **ret,
 		return lc_error_create(LC_ERR_UNSUPPORTED,
 			"cannot scan for Lua VMs: the layout of global_State or struct LG is unknown");
 	}
-	err = lc_memory_scan(t, SCAN_CHUNK, SCAN_OVERLAP, scan_chunk, &sc);
+	{
+		double t0 = lc_now_s();
+
+		lc_log(LC_LOG_VERBOSE, "scanning writable memory [0x%" PRIx64 ", 0x%" PRIx64 ") for Lua VMs%s",
+		       sc.lo, sc.hi, threads ? " and coroutines" : "");
+		err = lc_memory_scan(t, SCAN_CHUNK, SCAN_OVERLAP, scan_chunk,
+				     &sc);
+		lc_log(LC_LOG_VERBOSE, "scan: %zu VM(s), %zu coroutine candidate(s) in %.3f s",
+		       sc.nvms, sc.nth, lc_now_s() - t0);
+	}
 	free(sc.hits);
 	if (err) {
 		free(sc.vms);

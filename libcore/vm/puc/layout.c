@@ -750,6 +750,9 @@ struct lc_error *lc_layout_open(struct lc_program *t, struct lc_layout **ret)
 	}
 
 	vm_layout(l, ss.mod, &ts);
+	lc_log(LC_LOG_VERBOSE, "Lua %s in %s: layout from its DWARF (%s)",
+	       l->version, l->module_path ? l->module_path : "?",
+	       F[T_STATE] ? "lua_State found" : "no lua_State");
 
 	/* The fields no decoding can do without. */
 	{
