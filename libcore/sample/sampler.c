@@ -107,6 +107,7 @@ struct tstate {
 	int64_t used_ns;		/* CPU time its reads saw it use */
 	int64_t charged_ns;		/* what its points on a CPU stood for */
 	int64_t kept_ns;		/* of which in the profile (--vm) */
+	double stopped_s;		/* how long our stops held it */
 	int64_t off_ns;			/* time we kept it from running since:
 					   our stops, our tick on its CPU */
 	bool preempted;			/* runnable on our CPU at this tick */
@@ -154,6 +155,7 @@ struct known {
 struct gone {
 	int tid;
 	int64_t used_ns, charged_ns, kept_ns;
+	double stopped_s;
 };
 
 struct lc_sampler {
@@ -168,6 +170,7 @@ struct lc_sampler {
 	/* The VMs samples were of, before the vm filter, in order seen. */
 	uint64_t vms[LC_SAMPLER_VMS];
 	size_t nvms;
+	int leader_fd;			/* the leader's stat, kept open */
 	struct gone *gone;		/* threads that exited */
 	size_t ngone, capgone;
 	/* The copies of a tick's stops (BATCH, the first few allocated as
@@ -667,6 +670,7 @@ out:
 		double t1 = lc_now_s();
 
 		*stop_us = (t1 - t0) * 1e6;
+		ts->stopped_s += t1 - t0;
 		/* From the stop we saw to the detach: not on a CPU, and not
 		 * waiting for one either (schedstat counts neither). */
 		if (sn->t_stopped > 0 && t1 > sn->t_stopped)
@@ -804,27 +808,48 @@ static int stat_parse(char *buf, char *state)
  * or -1; *state gets the leader's state letter, '?' if unknown.  The
  * leader's own stat, not the process's: that one adds up every thread's
  * times. */
-static long threads_of(int pid, char *state)
+/* The leader's state and the process's thread count (field 20 of its
+ * stat), from the file kept open at *fd (opened on the first call; -1
+ * again when the read fails). */
+static long threads_of(int pid, int *fd, char *state)
 {
-	char path[64], buf[1024], *p;
+	char buf[1024], *p;
 	long n = -1;
-	int fd;
 	ssize_t got;
 
 	*state = '?';
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (*fd < 0) {
+		char path[64];
+
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, pid);
+		*fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (*fd < 0)
+			return -1;
+	}
+	got = pread(*fd, buf, sizeof(buf) - 1, 0);
+	if (got <= 0) {
+		close(*fd);
+		*fd = -1;
 		return -1;
-	got = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (got <= 0)
-		return -1;
+	}
 	buf[got] = '\0';
-	p = strrchr(buf, ')');
-	if (p && sscanf(p + 1, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %ld",
-			state, &n) != 2)
-		n = -1;
+	/* After "pid (comm)": state is field 3, num_threads field 20. */
+	if ((p = strrchr(buf, ')'))) {
+		int field = 2;
+
+		for (p++; *p && field < 20;) {
+			while (*p == ' ')
+				p++;
+			if (!*p)
+				break;
+			if (++field == 3)
+				*state = *p;
+			else if (field == 20)
+				n = strtol(p, NULL, 10);
+			while (*p && *p != ' ')
+				p++;
+		}
+	}
 	return n;
 }
 
@@ -919,8 +944,19 @@ static uint64_t schedstat_read(int fd, uint64_t *slices, uint64_t *wait)
 	if (got <= 0)
 		return UINT64_MAX;
 	buf[got] = '\0';
-	if (sscanf(buf, "%llu %llu %llu", &ns, &wait_ns, &n) != 3)
-		return UINT64_MAX;
+	{
+		char *p = buf, *e;
+
+		ns = strtoull(p, &e, 10);
+		if (e == p)
+			return UINT64_MAX;
+		wait_ns = strtoull(p = e, &e, 10);
+		if (e == p)
+			return UINT64_MAX;
+		n = strtoull(p = e, &e, 10);
+		if (e == p)
+			return UINT64_MAX;
+	}
 	*slices = n;
 	*wait = wait_ns;
 	return ns;
@@ -1610,7 +1646,7 @@ static int look_at(struct lc_sampler *s, struct tick *k, size_t idx,
  * allows: one not kept keeps its samples as charged). */
 static void remember_gone(struct lc_sampler *s, const struct tstate *ts)
 {
-	if (!ts->used_ns && !ts->charged_ns)
+	if (!ts->used_ns && !ts->charged_ns && !ts->stopped_s)
 		return;
 	if (s->ngone == s->capgone) {
 		size_t cap = s->capgone ? 2 * s->capgone : 64;
@@ -1622,7 +1658,8 @@ static void remember_gone(struct lc_sampler *s, const struct tstate *ts)
 		s->capgone = cap;
 	}
 	s->gone[s->ngone++] = (struct gone){ ts->tid, ts->used_ns,
-					     ts->charged_ns, ts->kept_ns };
+					     ts->charged_ns, ts->kept_ns,
+					     ts->stopped_s };
 }
 
 /* Calibrate a CPU profile per thread: each thread's samples are scaled
@@ -1653,7 +1690,8 @@ static void calibrate(struct lc_sampler *s)
 	for (size_t i = 0; i < n; i++) {
 		struct gone g = i < s->nts ?
 			(struct gone){ s->ts[i].tid, s->ts[i].used_ns,
-				       s->ts[i].charged_ns, s->ts[i].kept_ns } :
+				       s->ts[i].charged_ns, s->ts[i].kept_ns,
+				       s->ts[i].stopped_s } :
 			s->gone[i - s->nts];
 
 		if (g.charged_ns > 0 && g.used_ns > 0) {
@@ -1693,7 +1731,7 @@ int lc_sampler_tick(struct lc_sampler *s)
 	if (s->last_tick && k.now - s->last_tick > 2 * k.period)
 		s->prof->q.late_ticks++;
 	s->last_tick = k.now;
-	nthreads = threads_of(s->pid, &state);
+	nthreads = threads_of(s->pid, &s->leader_fd, &state);
 	if (!s->listed || k.now - s->listed >= RELIST_S ||
 	    (!s->o.tid && nthreads != (long)s->nlist)) {
 		if (!relist(s, k.now))
@@ -1832,6 +1870,7 @@ struct lc_error *lc_sampler_create(int pid,
 		s->o.rate_hz = 100;
 	if (s->o.max_frames <= 0)
 		s->o.max_frames = 256;
+	s->leader_fd = -1;
 	s->snaps = calloc(BATCH, sizeof(*s->snaps));
 	s->known = calloc(KNOWN_STATES, sizeof(*s->known));
 	s->known_slot = calloc(2 * KNOWN_STATES, sizeof(*s->known_slot));
@@ -1947,6 +1986,24 @@ struct lc_profile *lc_sampler_profile(struct lc_sampler *s, double elapsed)
 			 (int64_t)s->seen_total_ns;
 	q->achieved_hz = elapsed > 0 ? (double)q->ticks / elapsed : 0;
 	calibrate(s);
+	{
+		double sum = 0, most = 0;
+		size_t n = 0;
+
+		for (size_t i = 0; i < s->nts + s->ngone; i++) {
+			double st = i < s->nts ? s->ts[i].stopped_s :
+				    s->gone[i - s->nts].stopped_s;
+
+			if (st > 0) {
+				sum += st;
+				n++;
+				if (st > most)
+					most = st;
+			}
+		}
+		q->stop_share = n && elapsed > 0 ? sum / (double)n / elapsed : 0;
+		q->stop_share_max = elapsed > 0 ? most / elapsed : 0;
+	}
 	if (s->nstops) {
 		double *v = malloc(s->nstops * sizeof(*v));
 
@@ -2013,6 +2070,8 @@ void lc_sampler_destroy(struct lc_sampler *s)
 		free(s->snaps[i].pages);
 	free(s->snaps);
 	free(s->gone);
+	if (s->leader_fd >= 0)
+		close(s->leader_fd);
 	free(s->live);
 	free(s->known);
 	free(s->known_slot);
