@@ -289,7 +289,7 @@ static void report_quality(const struct lc_profile *p, bool one_vm, FILE *out)
 		(unsigned long long)q->lost_inconsistent,
 		(unsigned long long)q->truncated,
 		(unsigned long long)q->idle_skipped);
-	fprintf(out, "luacore-sample: target stopped %.3f s in all, per sample median %.1f us, p99 %.1f us; its threads stopped %.3f%% of the time (at most %.3f%%); sampler CPU %.2f s\n",
+	fprintf(out, "luacore-sample: target stopped %.3f s in all, per sample median %.1f us, p99 %.1f us; its threads held stopped %.3f%% of the time (at most %.3f%%); sampler CPU %.2f s\n",
 		q->stop_total_s, q->stop_median_us, q->stop_p99_us,
 		100 * q->stop_share, 100 * q->stop_share_max,
 		q->sampler_cpu_s);

@@ -95,9 +95,9 @@ struct lc_prof_quality {
 	double stop_total_s;	/* sum of the time threads were stopped */
 	double stop_median_us;
 	double stop_p99_us;
-	/* The share of the run's wall time its threads were stopped: on
-	 * average over the threads stopped at least once, and the most
-	 * any one was. */
+	/* The share of the run's wall time its threads were held stopped,
+	 * from the stop to the release: on average over the threads
+	 * stopped at least once, and the most any one was. */
 	double stop_share, stop_share_max;
 	double sampler_cpu_s;	/* our own CPU time */
 	bool realtime;		/* the sampler ran at real-time priority */

@@ -670,7 +670,10 @@ out:
 		double t1 = lc_now_s();
 
 		*stop_us = (t1 - t0) * 1e6;
-		ts->stopped_s += t1 - t0;
+		/* Held: from the stop to the release.  (Before the stop it
+		 * ran, or waited for a CPU it had no more of.) */
+		if (sn->t_stopped > 0 && t1 > sn->t_stopped)
+			ts->stopped_s += t1 - sn->t_stopped;
 		/* From the stop we saw to the detach: not on a CPU, and not
 		 * waiting for one either (schedstat counts neither). */
 		if (sn->t_stopped > 0 && t1 > sn->t_stopped)

@@ -452,7 +452,7 @@ static void write_header(struct pw *w)
 		q->lost_read, q->lost_gone, q->lost_inconsistent,
 		q->truncated, q->idle_skipped, q->ticks, q->late_ticks);
 	comments[nc++] = (uint64_t)strf(w,
-		"target stopped: total %.3f s, median %.1f us, p99 %.1f us, %.3f%% of its threads' time (at most %.3f%%); sampler CPU %.3f s",
+		"target stopped: total %.3f s, median %.1f us, p99 %.1f us, its threads held stopped %.3f%% of the time (at most %.3f%%); sampler CPU %.3f s",
 		q->stop_total_s, q->stop_median_us, q->stop_p99_us,
 		100 * q->stop_share, 100 * q->stop_share_max,
 		q->sampler_cpu_s);
