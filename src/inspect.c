@@ -118,6 +118,12 @@ static void usage(FILE *out)
 	      "                     GLOBAL (skynet: SERVICE_NAME)\n"
 	      "  --no-native        Lua frames only\n"
 	      "  --no-scan          do not scan memory for VMs idle on no thread\n"
+	      "  --copy             with -p: copy the process's writable memory while\n"
+	      "                     it is stopped, let it go, then decode the copy\n"
+	      "  --copy-limit MB    copy at most MB megabytes (default 4096; implies\n"
+	      "                     --copy)\n"
+	      "  --stop-budget MS   copy for at most MS milliseconds (implies --copy);\n"
+	      "                     what is left is read while the process runs\n"
 	      "  -v, --verbose      say what it is doing on stderr (modules, debug\n"
 	      "                     info, layouts, scans, copies)\n"
 	      "  -h, --help         show this help\n"
@@ -152,6 +158,9 @@ int main(int argc, char **argv)
 		{ "thread", required_argument, NULL, 't' },
 		{ "vm", required_argument, NULL, 'M' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "copy", no_argument, NULL, 'C' },
+		{ "copy-limit", required_argument, NULL, 'L' },
+		{ "stop-budget", required_argument, NULL, 'B' },
 		{ "state", required_argument, NULL, 'S' },
 		{ "no-native", no_argument, NULL, 'n' },
 		{ "no-scan", no_argument, NULL, 'N' },
@@ -166,6 +175,9 @@ int main(int argc, char **argv)
 	struct lc_report *r;
 	struct lc_error *err;
 	bool json = false, residue_set = false, verbose = false;
+	bool copy = false, copy_done = false, complete = true;
+	uint64_t copy_limit = (uint64_t)4 << 30, copied = 0, mapped = 0;
+	double stop_budget = 1e9;
 	uint64_t states[LC_ARRAY_MAX];
 	size_t nstates = 0;
 	long n, pid = 0;
@@ -198,6 +210,21 @@ int main(int argc, char **argv)
 			break;
 		case 'v':
 			verbose = true;
+			break;
+		case 'C':
+			copy = true;
+			break;
+		case 'L':
+			if (number(optarg, 1, 1 << 30, "--copy-limit", &n) < 0)
+				return EXIT_USAGE;
+			copy_limit = (uint64_t)n << 20;
+			copy = true;
+			break;
+		case 'B':
+			if (number(optarg, 1, 1 << 30, "--stop-budget", &n) < 0)
+				return EXIT_USAGE;
+			stop_budget = (double)n / 1e3;
+			copy = true;
 			break;
 		case 'M':
 			if (address(optarg, "--vm", &opts.vm) < 0)
@@ -265,6 +292,19 @@ int main(int argc, char **argv)
 			lc_error_destroy(err);
 			return EXIT_FATAL;
 		}
+		if (pid && copy) {
+			/* Copy while stopped, let it go, decode the copy. */
+			err = lc_target_copy(t, copy_limit, stop_budget,
+					     &copied, &mapped, &complete);
+			if (!err) {
+				lc_target_detach(t);
+				copy_done = true;
+			} else {
+				message("cannot copy the process's memory: ",
+					lc_error_message(err));
+				lc_error_destroy(err);
+			}
+		}
 		err = lc_report_create(t, &opts, &r);
 		if (!pid)
 			break;
@@ -298,6 +338,13 @@ int main(int argc, char **argv)
 	else
 		lc_report_print_text(r, stdout);
 	status = r->partial ? EXIT_PARTIAL : 0;
+	if (copy_done && (!complete || lc_target_copy_misses(t))) {
+		fprintf(stderr, "luacore-inspect: the copy holds %.1f MB of the %.1f MB of writable memory (cut at --copy-limit or --stop-budget); %llu reads of the rest were made while the process ran on, and may not agree with the copy\n",
+			(double)copied / 1e6, (double)mapped / 1e6,
+			(unsigned long long)lc_target_copy_misses(t));
+		if (!status)
+			status = EXIT_PARTIAL;
+	}
 	if (r->nthreads == 0)
 		status = EXIT_FATAL;
 	for (size_t i = 0; i < r->nwarnings; i++)

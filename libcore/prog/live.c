@@ -594,14 +594,14 @@ bool lc_program_thread_born(struct lc_program *t, int tid)
 {
 	struct user_regs_struct u;
 
-	if (t->kind != LC_PROGRAM_LIVE || t->detached)
+	if (t->kind != LC_PROGRAM_LIVE)
 		return false;
 	for (size_t i = 0; i < t->nthreads; i++) {
 		struct lc_program_thread *th = &t->threads[i];
 
 		if (th->tid != tid)
 			continue;
-		if (!th->born_known) {
+		if (!th->born_known && !t->detached) {
 			th->born_known = true;
 			th->born = ptrace(PTRACE_GETREGS, tid, NULL, &u) == 0 &&
 				   u.rax == 0 && (u.orig_rax == NR_CLONE ||
@@ -874,6 +874,13 @@ static bool live_set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 	Dwarf_Word r[17];
 	pid_t tid = dwfl_thread_tid(thread);
 
+	/* Saved before the threads were let go (lc_program_copy), the
+	 * clone frame's fix-up made. */
+	if (th && th->have_regs) {
+		for (int i = 0; i < 17; i++)
+			r[i] = th->regs[i];
+		return dwfl_thread_state_registers(thread, 0, 17, r);
+	}
 	if (ptrace(PTRACE_GETREGS, tid, NULL, &u) < 0)
 		return false;
 	/* DWARF x86_64 numbering: rax rdx rcx rbx rsi rdi rbp rsp r8-r15

@@ -109,6 +109,8 @@ struct lc_program {
 	 * may write their pages, so the scan never skips them. */
 	uint64_t (*shared)[2];
 	size_t nshared;
+	bool copied;		/* its memory is served by a copy (copy.c) */
+	uint64_t copy_outside;	/* reads the copy could not serve */
 	double stop_start;	/* CLOCK_MONOTONIC seconds of the first stop */
 	double stop_seconds;	/* from the first stop to the detach */
 
@@ -251,6 +253,22 @@ struct lc_error *lc_program_add_exec(struct lc_program *p, uint64_t start,
  * *anon says whether it has no file behind it.  Borrowed. */
 const char *lc_program_exec_name(const struct lc_program *p, uint64_t addr,
 				 bool *anon);
+
+/* ---- a stopped live program's memory, copied (copy.c) ---- */
+
+struct lc_copy_stats {
+	uint64_t mapped;	/* bytes of writable mappings */
+	uint64_t copied;	/* bytes copied (untouched pages left out) */
+	double seconds;
+	bool complete;		/* every writable mapping whole */
+};
+/* Save the stopped threads' registers and copy the writable memory
+ * (the thread stacks first; at most limit bytes, for at most budget_s
+ * seconds), which then serves reads in front of the process: the
+ * program can be detached and decoded after.  Only while every thread is
+ * stopped. */
+struct lc_error *lc_program_copy(struct lc_program *t, uint64_t limit,
+				 double budget_s, struct lc_copy_stats *ret);
 
 /* ---- debuginfod, bounded (debuginfod.c) ---- */
 

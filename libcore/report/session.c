@@ -133,6 +133,26 @@ void lc_target_detach(struct lc_target *t)
 	}
 }
 
+struct lc_error *lc_target_copy(struct lc_target *t, uint64_t limit,
+				double budget_s, uint64_t *copied,
+				uint64_t *mapped, bool *complete)
+{
+	struct lc_copy_stats st;
+	struct lc_error *err = lc_program_copy(t->prog, limit, budget_s, &st);
+
+	*copied = st.copied;
+	*mapped = st.mapped;
+	*complete = st.complete;
+	if (!err)
+		lc_memory_set_caching(t->prog->mem, false);
+	return err;
+}
+
+uint64_t lc_target_copy_misses(const struct lc_target *t)
+{
+	return t->prog->copy_outside;
+}
+
 double lc_target_stopped_seconds(const struct lc_target *t)
 {
 	return lc_program_stopped_seconds(t->prog);

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# luacore-inspect -p --copy: the writable memory is copied while the
+# process is stopped, the process let go, the copy decoded.
+#  - on parked programs of several scenarios and Lua builds: the report's
+#    Lua frames equal the script's truth, as without --copy, and the
+#    program runs on, untraced;
+#  - the stop is shorter than the report's making (the copy is all it
+#    waits for), said in the report;
+#  - --copy-limit 1 on a 2 MB heap: the copy is cut, stderr says how much
+#    was copied and how many reads of the rest were made while the
+#    process ran, exit status 1.
+set -uo pipefail
+top_srcdir=${top_srcdir:-.}
+top_builddir=${top_builddir:-.}
+out=${LUACORE_MATRIX_DIR:-$top_builddir/fixtures/out}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+src=$(cd "$top_srcdir" && pwd)
+inspect=$(cd "$top_builddir/src" && pwd)/luacore-inspect
+py=/usr/bin/python3; [ -x "$py" ] || py=python3
+builds="deb-5.1 deb-5.4 src-5.2.4-O2 src-5.5.0-O0"
+scenarios="coroutines3 two_threads multi_vm deep_recursion tail_calls"
+tmp=$(mktemp -d)
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+status=0
+check() {	# NAME COND...
+	local name=$1; shift
+	if "$@"; then echo "PASS $name"; else echo "FAIL $name"; status=1; fi
+}
+running() {	# PID: alive, not stopped, untraced
+	local st tr
+	st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)
+	tr=$(awk '/^TracerPid:/ { print $2 }' "/proc/$1/status" 2>/dev/null)
+	[ -n "$st" ] && [ "$st" != t ] && [ "$st" != T ] && [ "$st" != Z ] && [ "$tr" = 0 ]
+}
+
+# shellcheck disable=SC2086
+"$src/fixtures/build-lua.sh" "$out" $builds >"$tmp/build.log" 2>&1 ||
+	{ cat "$tmp/build.log"; echo "FAIL: fixtures/build-lua.sh"; exit 1; }
+
+export LC_TRUTH_LUA=$src/fixtures/lua/truth.lua
+for b in $builds; do
+	for sc in $scenarios; do
+		d=$tmp/$b-$sc
+		mkdir -p "$d"
+		(cd "$d" && LC_TRUTH=$d/truth.tsv LC_READY=$d/ready \
+			exec "$out/$b/lchost" "$src/fixtures/scenarios/$sc.lua") >"$d/log" 2>&1 &
+		pid=$!
+		pids+=("$pid")
+		disown "$pid"
+		for i in $(seq 100); do [ -e "$d/ready" ] && break; sleep 0.1; done
+		if [ ! -e "$d/ready" ]; then
+			echo "FAIL $b $sc: not ready: $(tail -2 "$d/log")"; status=1; continue
+		fi
+		"$inspect" --json -p "$pid" >"$d/plain.json" 2>"$d/plain.err"
+		rc_plain=$?
+		"$inspect" --json --copy -p "$pid" >"$d/copy.json" 2>"$d/copy.err"
+		rc_copy=$?
+		"$inspect" --copy -p "$pid" >"$d/copy.txt" 2>/dev/null
+		check "$b $sc: --copy runs on, untraced" running "$pid"
+		check "$b $sc: --copy's Lua frames equal the truth (exit $rc_copy; without --copy $rc_plain)" \
+			eval "[ $rc_copy = $rc_plain ] && $py '$src/tests/matrix/compare.py' -q '$d/truth.tsv' '$d/copy.json' >/dev/null"
+		check "$b $sc: ... and the report's stop is said" grep -q '(live; stopped for [0-9.]* ms)' "$d/copy.txt"
+		kill -KILL "$pid" 2>/dev/null
+	done
+done
+
+# A cut copy: --copy-limit 1 (MB) on a heap of some MB.
+cat >"$tmp/heap.lua" <<'EOF'
+local t = {}
+for i = 1, 40000 do t[i] = { i, tostring(i) } end
+local f = io.open(arg[1], "w") f:write("ready\n") f:close()
+while true do os.execute("sleep 60") end
+EOF
+lua5.4 "$tmp/heap.lua" "$tmp/heap.ready" >/dev/null 2>&1 &
+pid=$!
+pids+=("$pid")
+disown "$pid"
+for i in $(seq 100); do [ -s "$tmp/heap.ready" ] && break; sleep 0.1; done
+rc=0
+"$inspect" --copy-limit 1 -p "$pid" >"$tmp/cut.txt" 2>"$tmp/cut.err" || rc=$?
+sed 's/^/    /' "$tmp/cut.err"
+check "--copy-limit 1: the cut said, with the reads made while it ran; exit 1" \
+	eval "[ $rc = 1 ] && grep -q 'the copy holds [0-9.]* MB of the [0-9.]* MB of writable memory.*[0-9]* reads of the rest were made while the process ran on' '$tmp/cut.err'"
+check "--copy-limit 1: the Lua frames are still shown" grep -q 'main chunk' "$tmp/cut.txt"
+check "--copy-limit 1: the program runs on, untraced" running "$pid"
+exit $status
