@@ -120,25 +120,27 @@ struct lc_error *lc_target_attach(int pid, struct lc_target **ret);
 
 /* Let a live target's threads run again; signals that arrived while they
  * were stopped are delivered.  The target can still be destroyed (its
- * reports stay valid), and read once copied (lc_target_copy). */
+ * reports stay valid), and read when copied (lc_target_attach_copy). */
 void lc_target_detach(struct lc_target *t);
 
 /* How long a live target's threads were stopped: from the first stop to
  * the detach, or until now. */
 double lc_target_stopped_seconds(const struct lc_target *t);
 
-/* Copy an attached target's writable memory while it is stopped (its
- * threads' stacks first; of anonymous memory only the pages it touched;
- * at most limit bytes, for at most budget_s seconds), so that it can be
- * detached at once and the report decode the copy.  What the copy lacks
- * (text and read-only data, which do not change, and what the limit or
- * the budget left out) is read from the process as it runs:
+/* lc_target_attach, then copy the process's writable memory while it is
+ * stopped (its threads' stacks first; of anonymous memory only the pages
+ * it touched; at most limit bytes, for at most budget_s seconds) and let
+ * it go: the target is returned detached, its reports made from the
+ * copy.  The buffers are made ready before the stop.  What the copy
+ * lacks (text and read-only data, which do not change, and what the
+ * limit or the budget left out) is read from the process as it runs:
  * lc_target_copy_misses counts those reads.  *copied and *mapped get the
  * bytes copied and the bytes of writable mappings; *complete whether
  * every one was copied whole. */
-struct lc_error *lc_target_copy(struct lc_target *t, uint64_t limit,
-				double budget_s, uint64_t *copied,
-				uint64_t *mapped, bool *complete);
+struct lc_error *lc_target_attach_copy(int pid, uint64_t limit,
+				       double budget_s, uint64_t *copied,
+				       uint64_t *mapped, bool *complete,
+				       struct lc_target **ret);
 uint64_t lc_target_copy_misses(const struct lc_target *t);
 
 /* Detach every thread any live target holds.  Async-signal-safe: for

@@ -277,7 +277,13 @@ int main(int argc, char **argv)
 	for (;;) {
 		unsigned long releases = lc_live_releases();
 
-		if (pid)
+		if (pid && copy) {
+			/* Copy while stopped, let it go, decode the copy. */
+			err = lc_target_attach_copy((int)pid, copy_limit,
+						    stop_budget, &copied,
+						    &mapped, &complete, &t);
+			copy_done = !err;
+		} else if (pid)
 			err = lc_target_attach((int)pid, &t);
 		else
 			err = lc_target_open_core(argv[optind], optind + 1 < argc ?
@@ -291,19 +297,6 @@ int main(int argc, char **argv)
 			message("", lc_error_message(err));
 			lc_error_destroy(err);
 			return EXIT_FATAL;
-		}
-		if (pid && copy) {
-			/* Copy while stopped, let it go, decode the copy. */
-			err = lc_target_copy(t, copy_limit, stop_budget,
-					     &copied, &mapped, &complete);
-			if (!err) {
-				lc_target_detach(t);
-				copy_done = true;
-			} else {
-				message("cannot copy the process's memory: ",
-					lc_error_message(err));
-				lc_error_destroy(err);
-			}
 		}
 		err = lc_report_create(t, &opts, &r);
 		if (!pid)

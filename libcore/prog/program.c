@@ -346,6 +346,7 @@ void lc_program_destroy(struct lc_program *t)
 		t->dwfl = NULL;
 	}
 	lc_program_detach(t);
+	lc_program_copy_drop(t);
 	if (t->mem_fd >= 0)
 		close(t->mem_fd);
 	if (t->pagemap_fd >= 0)

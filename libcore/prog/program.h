@@ -110,6 +110,7 @@ struct lc_program {
 	uint64_t (*shared)[2];
 	size_t nshared;
 	bool copied;		/* its memory is served by a copy (copy.c) */
+	void *copy_prep;	/* buffers made ready before the stop */
 	uint64_t copy_outside;	/* reads the copy could not serve */
 	double stop_start;	/* CLOCK_MONOTONIC seconds of the first stop */
 	double stop_seconds;	/* from the first stop to the detach */
@@ -269,6 +270,13 @@ struct lc_copy_stats {
  * stopped. */
 struct lc_error *lc_program_copy(struct lc_program *t, uint64_t limit,
 				 double budget_s, struct lc_copy_stats *ret);
+/* Before the stop: buffers for lc_program_copy, the pages the process
+ * has touched faulted in (at most limit bytes), so that the stop does
+ * not wait for them. */
+struct lc_error *lc_program_copy_prepare(struct lc_program *t,
+					 uint64_t limit);
+/* Free the buffers of lc_program_copy_prepare not used (destroy does). */
+void lc_program_copy_drop(struct lc_program *t);
 
 /* ---- debuginfod, bounded (debuginfod.c) ---- */
 

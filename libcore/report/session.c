@@ -133,19 +133,35 @@ void lc_target_detach(struct lc_target *t)
 	}
 }
 
-struct lc_error *lc_target_copy(struct lc_target *t, uint64_t limit,
-				double budget_s, uint64_t *copied,
-				uint64_t *mapped, bool *complete)
+struct lc_error *lc_target_attach_copy(int pid, uint64_t limit,
+				       double budget_s, uint64_t *copied,
+				       uint64_t *mapped, bool *complete,
+				       struct lc_target **ret)
 {
+	struct lc_program *p;
+	struct lc_target *t;
 	struct lc_copy_stats st;
-	struct lc_error *err = lc_program_copy(t->prog, limit, budget_s, &st);
+	struct lc_error *err = lc_program_prepare_live(pid, true, &p);
 
+	*copied = *mapped = 0;
+	*complete = false;
+	if (err)
+		return err;
+	if ((err = lc_target_wrap(p, &t)))
+		return err;
+	(void)lc_target_interp(t, NULL);
+	lc_error_destroy(lc_program_copy_prepare(t->prog, limit));
+	if ((err = lc_program_seize(t->prog)) ||
+	    (err = lc_program_copy(t->prog, limit, budget_s, &st))) {
+		lc_target_destroy(t);
+		return err;
+	}
+	lc_program_detach(t->prog);
 	*copied = st.copied;
 	*mapped = st.mapped;
 	*complete = st.complete;
-	if (!err)
-		lc_memory_set_caching(t->prog->mem, false);
-	return err;
+	*ret = t;
+	return NULL;
 }
 
 uint64_t lc_target_copy_misses(const struct lc_target *t)
