@@ -22,18 +22,7 @@ inspect=$(cd "$top_builddir/src" && pwd)/luacore-inspect
 sample=$(cd "$top_builddir/src" && pwd)/luacore-sample
 py=/usr/bin/python3; [ -x "$py" ] || py=python3
 build=src-5.4.7-O0
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-status=0
-check() {	# NAME COND...
-	local name=$1; shift
-	if "$@"; then echo "PASS $name"; else echo "FAIL $name"; status=1; fi
-}
+. "$src/tests/lib.sh"
 
 "$src/fixtures/build-lua.sh" "$out" "$build" >"$tmp/build.log" 2>&1 ||
 	{ cat "$tmp/build.log"; echo "FAIL: fixtures/build-lua.sh"; exit 1; }

@@ -20,24 +20,7 @@ inspect=$(cd "$top_builddir/src" && pwd)/luacore-inspect
 py=/usr/bin/python3; [ -x "$py" ] || py=python3
 builds="deb-5.1 deb-5.4 src-5.2.4-O2 src-5.5.0-O0"
 scenarios="coroutines3 two_threads multi_vm deep_recursion tail_calls"
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-status=0
-check() {	# NAME COND...
-	local name=$1; shift
-	if "$@"; then echo "PASS $name"; else echo "FAIL $name"; status=1; fi
-}
-running() {	# PID: alive, not stopped, untraced
-	local st tr
-	st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)
-	tr=$(awk '/^TracerPid:/ { print $2 }' "/proc/$1/status" 2>/dev/null)
-	[ -n "$st" ] && [ "$st" != t ] && [ "$st" != T ] && [ "$st" != Z ] && [ "$tr" = 0 ]
-}
+. "$src/tests/lib.sh"
 
 # shellcheck disable=SC2086
 "$src/fixtures/build-lua.sh" "$out" $builds >"$tmp/build.log" 2>&1 ||

@@ -100,19 +100,29 @@ struct lc_error *lc_target_create_callback(lc_read_fn *read, void *arg,
 	return err ? err : lc_target_wrap(p, ret);
 }
 
-struct lc_error *lc_target_attach(int pid, struct lc_target **ret)
+/* A live target, not yet stopped: what does not change while the
+ * process runs is read first, the Lua layout too (an error is the
+ * report's). */
+static struct lc_error *prepare(int pid, struct lc_target **ret)
 {
 	struct lc_program *p;
-	struct lc_target *t;
 	struct lc_error *err = lc_program_prepare_live(pid, true, &p);
 
 	if (err)
 		return err;
-	if ((err = lc_target_wrap(p, &t)))
+	if ((err = lc_target_wrap(p, ret)))
 		return err;
-	/* What does not change while the process runs is read before it
-	 * is stopped: the Lua layout too (an error is the report's). */
-	(void)lc_target_interp(t, NULL);
+	(void)lc_target_interp(*ret, NULL);
+	return NULL;
+}
+
+struct lc_error *lc_target_attach(int pid, struct lc_target **ret)
+{
+	struct lc_target *t;
+	struct lc_error *err = prepare(pid, &t);
+
+	if (err)
+		return err;
 	err = lc_program_seize(t->prog);
 	if (err) {
 		lc_target_destroy(t);
@@ -138,18 +148,14 @@ struct lc_error *lc_target_attach_copy(int pid, uint64_t limit,
 				       uint64_t *mapped, bool *complete,
 				       struct lc_target **ret)
 {
-	struct lc_program *p;
 	struct lc_target *t;
 	struct lc_copy_stats st;
-	struct lc_error *err = lc_program_prepare_live(pid, true, &p);
+	struct lc_error *err = prepare(pid, &t);
 
 	*copied = *mapped = 0;
 	*complete = false;
 	if (err)
 		return err;
-	if ((err = lc_target_wrap(p, &t)))
-		return err;
-	(void)lc_target_interp(t, NULL);
 	lc_error_destroy(lc_program_copy_prepare(t->prog, limit));
 	if ((err = lc_program_seize(t->prog)) ||
 	    (err = lc_program_copy(t->prog, limit, budget_s, &st))) {
