@@ -23,7 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/ptrace.h>
 #include <sys/uio.h>
 #include <sys/user.h>
 #include <unistd.h>
@@ -187,36 +186,15 @@ static void save_regs(struct lc_program *t)
 	for (size_t i = 0; i < t->nthreads; i++) {
 		struct lc_program_thread *th = &t->threads[i];
 		struct user_regs_struct u;
-		uint64_t *r = th->regs;
 
-		if (ptrace(PTRACE_GETREGS, th->tid, NULL, &u) < 0)
+		if (!lc_live_thread_regs(th->tid, &u, th->regs, &th->clone_pc,
+					 &th->clone_sp))
 			continue;
-		r[0] = u.rax; r[1] = u.rdx; r[2] = u.rcx; r[3] = u.rbx;
-		r[4] = u.rsi; r[5] = u.rdi; r[6] = u.rbp; r[7] = u.rsp;
-		r[8] = u.r8; r[9] = u.r9; r[10] = u.r10; r[11] = u.r11;
-		r[12] = u.r12; r[13] = u.r13; r[14] = u.r14; r[15] = u.r15;
-		r[16] = u.rip;
 		th->have_regs = true;
 		if (!th->born_known) {
 			th->born_known = true;
 			th->born = u.rax == 0 && (u.orig_rax == NR_CLONE ||
 						  u.orig_rax == NR_CLONE3);
-		}
-		/* The parent's side of clone: see live.c's
-		 * live_set_initial_registers. */
-		if ((u.orig_rax == NR_CLONE || u.orig_rax == NR_CLONE3) &&
-		    (int64_t)u.rax > 0) {
-			uint8_t insn[2];
-			uint64_t ra;
-
-			if (lc_live_read(th->tid, u.rip - 2, insn, 2) == 0 &&
-			    insn[0] == 0x0f && insn[1] == 0x05 &&
-			    lc_live_read(th->tid, u.rsp, &ra, 8) == 0) {
-				th->clone_pc = u.rip;
-				th->clone_sp = u.rsp;
-				r[16] = ra;
-				r[7] = u.rsp + 8;
-			}
 		}
 	}
 }

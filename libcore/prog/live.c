@@ -874,6 +874,8 @@ static bool live_set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 	Dwarf_Word r[17];
 	pid_t tid = dwfl_thread_tid(thread);
 
+	uint64_t dummy_pc, dummy_sp;
+
 	/* Saved before the threads were let go (lc_program_copy), the
 	 * clone frame's fix-up made. */
 	if (th && th->have_regs) {
@@ -881,33 +883,52 @@ static bool live_set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 			r[i] = th->regs[i];
 		return dwfl_thread_state_registers(thread, 0, 17, r);
 	}
-	if (ptrace(PTRACE_GETREGS, tid, NULL, &u) < 0)
+	{
+		uint64_t v[LC_NREGS];
+
+		if (!lc_live_thread_regs(tid, &u, v,
+					 th ? &th->clone_pc : &dummy_pc,
+					 th ? &th->clone_sp : &dummy_sp))
+			return false;
+		for (int i = 0; i < 17; i++)
+			r[i] = v[i];
+	}
+	return dwfl_thread_state_registers(thread, 0, 17, r);
+}
+
+void lc_live_user_regs(const struct user_regs_struct *u, uint64_t *r)
+{
+	r[0] = u->rax; r[1] = u->rdx; r[2] = u->rcx; r[3] = u->rbx;
+	r[4] = u->rsi; r[5] = u->rdi; r[6] = u->rbp; r[7] = u->rsp;
+	r[8] = u->r8; r[9] = u->r9; r[10] = u->r10; r[11] = u->r11;
+	r[12] = u->r12; r[13] = u->r13; r[14] = u->r14; r[15] = u->r15;
+	r[16] = u->rip;
+}
+
+bool lc_live_thread_regs(int tid, struct user_regs_struct *u, uint64_t *r,
+			 uint64_t *clone_pc, uint64_t *clone_sp)
+{
+	if (ptrace(PTRACE_GETREGS, tid, NULL, u) < 0)
 		return false;
-	/* DWARF x86_64 numbering: rax rdx rcx rbx rsi rdi rbp rsp r8-r15
-	 * rip. */
-	r[0] = u.rax; r[1] = u.rdx; r[2] = u.rcx; r[3] = u.rbx;
-	r[4] = u.rsi; r[5] = u.rdi; r[6] = u.rbp; r[7] = u.rsp;
-	r[8] = u.r8; r[9] = u.r9; r[10] = u.r10; r[11] = u.r11;
-	r[12] = u.r12; r[13] = u.r13; r[14] = u.r14; r[15] = u.r15;
-	r[16] = u.rip;
+	lc_live_user_regs(u, r);
 	/* The parent's side of clone, just after the system call (rax the
 	 * child's tid): nothing pushed since the call, the caller's return
 	 * address at [rsp], and no unwind info to say so. */
-	if (th && (u.orig_rax == NR_CLONE || u.orig_rax == NR_CLONE3) &&
-	    (int64_t)u.rax > 0) {
+	if ((u->orig_rax == NR_CLONE || u->orig_rax == NR_CLONE3) &&
+	    (int64_t)u->rax > 0) {
 		uint8_t insn[2];
 		uint64_t ra;
 
-		if (lc_live_read(tid, u.rip - 2, insn, 2) == 0 &&
+		if (lc_live_read(tid, u->rip - 2, insn, 2) == 0 &&
 		    insn[0] == 0x0f && insn[1] == 0x05 &&
-		    lc_live_read(tid, u.rsp, &ra, 8) == 0) {
-			th->clone_pc = u.rip;
-			th->clone_sp = u.rsp;
+		    lc_live_read(tid, u->rsp, &ra, 8) == 0) {
+			*clone_pc = u->rip;
+			*clone_sp = u->rsp;
 			r[16] = ra;
-			r[7] = u.rsp + 8;
+			r[7] = u->rsp + 8;
 		}
 	}
-	return dwfl_thread_state_registers(thread, 0, 17, r);
+	return true;
 }
 
 bool lc_program_thread_clone(const struct lc_program *t, int tid,

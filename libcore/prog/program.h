@@ -299,6 +299,18 @@ int lc_debuginfod_find_elf(Dwfl_Module *mod, void **userdata,
 
 /* ---- live processes: ptrace helpers (live.c) ---- */
 
+struct user_regs_struct;
+/* A thread's registers as PTRACE_GETREGS gives them, in DWARF x86_64
+ * numbering (rax rdx rcx rbx rsi rdi rbp rsp r8-r15 rip), into r
+ * (LC_NREGS). */
+void lc_live_user_regs(const struct user_regs_struct *u, uint64_t *r);
+/* A stopped thread's registers, raw into *u, into r as the unwinder is
+ * to start from: in the parent's side of clone, just after the system
+ * call, its caller's (*clone_pc and *clone_sp then get the clone frame,
+ * else are left as they are).  false if they cannot be read. */
+bool lc_live_thread_regs(int tid, struct user_regs_struct *u, uint64_t *r,
+			 uint64_t *clone_pc, uint64_t *clone_sp);
+
 /* Why ptrace was refused (err: errno), and what to do. */
 struct lc_error *lc_live_refused(int pid, int err);
 /* Threads held (seized, stopped or about to be), for

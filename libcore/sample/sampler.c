@@ -371,15 +371,6 @@ static const Dwfl_Thread_Callbacks thread_callbacks = {
 
 /* ---- taking one thread's copy ---- */
 
-static void regs_from_user(const struct user_regs_struct *u, uint64_t *r)
-{
-	r[0] = u->rax; r[1] = u->rdx; r[2] = u->rcx; r[3] = u->rbx;
-	r[4] = u->rsi; r[5] = u->rdi; r[6] = u->rbp; r[7] = u->rsp;
-	r[8] = u->r8; r[9] = u->r9; r[10] = u->r10; r[11] = u->r11;
-	r[12] = u->r12; r[13] = u->r13; r[14] = u->r14; r[15] = u->r15;
-	r[16] = u->rip;
-}
-
 static int cmp_page(const void *a, const void *b)
 {
 	const struct page *x = a, *y = b;
@@ -600,7 +591,7 @@ static enum take take(struct lc_sampler *s, struct tstate *ts, int sched_fd,
 		res = FAILED;
 		goto out;
 	}
-	regs_from_user(&u, sn->regs);
+	lc_live_user_regs(&u, sn->regs);
 	/* In a system call (orig_rax is its number) that our interrupt
 	 * broke off: it was waiting.  A call that was working on a CPU
 	 * ends with its own result before the stop. */
