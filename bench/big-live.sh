@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # luacore-inspect -p on a big heap: Debian's lua5.4 holding N tables
 # (default 2,000,000: about 370 MB), parked in os.execute.  Side by side
-# in one run: the stop with the report made while stopped (with and
-# without the memory scan) and with --copy, luacore-inspect's peak RSS,
-# the target (heap / 2 GB/s + 50 ms), and whether the --copy report's
+# in one run: the stop with the report made while stopped (--no-copy,
+# with and without the memory scan) and with the copy (the default),
+# luacore-inspect's peak RSS, the target (heap / 2 GB/s + 50 ms), and
+# whether the copy's report's
 # frames equal those of the report of a gcore taken right after.
 #   bench/big-live.sh [BUILDDIR] [N]
 set -uo pipefail
@@ -26,19 +27,19 @@ for i in $(seq 1200); do [ -s "$tmp/ready" ] && break; sleep 0.1; done
 rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status")
 echo "== luacore-inspect -p on lua5.4 holding $n tables: RSS $((rss / 1024)) MB"
 printf '  %-22s %12s %14s\n' mode "stopped ms" "peak RSS MB"
-for mode in "" "--no-scan" "--copy" "--copy --no-scan"; do
+for mode in "--no-copy" "--no-copy --no-scan" "" "--no-scan"; do
 	# shellcheck disable=SC2086
 	/usr/bin/time -f '%M' -o "$tmp/rss" "$inspect" $mode -p "$pid" >"$tmp/out" 2>/dev/null
 	ms=$(sed -n 's/.*(live; stopped for \([0-9.]*\) ms).*/\1/p' "$tmp/out")
 	printf '  %-22s %12s %14s\n' "${mode:-(default)}" "$ms" "$(( $(cat "$tmp/rss") / 1024 ))"
-	[ "$mode" = "--copy" ] && cp "$tmp/out" "$tmp/copy.txt"
+	[ "$mode" = "" ] && cp "$tmp/out" "$tmp/copy.txt"
 done
 awk -v r="$rss" 'BEGIN { printf "  target: %.0f ms (heap / 2 GB/s + 50 ms)\n", r * 1024 / 2e9 * 1e3 + 50 }'
 gcore -o "$tmp/core" "$pid" >/dev/null 2>&1
 "$inspect" "$tmp/core.$pid" "$(command -v lua5.4)" >"$tmp/core.txt" 2>/dev/null
 if diff <(grep '^#' "$tmp/copy.txt") <(grep '^#' "$tmp/core.txt") >/dev/null; then
-	echo "  --copy's frames equal those of the gcore taken after: yes"
+	echo "  the copy's frames equal those of the gcore taken after: yes"
 else
-	echo "  --copy's frames equal those of the gcore taken after: NO"
+	echo "  the copy's frames equal those of the gcore taken after: NO"
 	diff <(grep '^#' "$tmp/copy.txt") <(grep '^#' "$tmp/core.txt") | head -10
 fi

@@ -29,7 +29,7 @@ services="$svc:spin,0.030,0.020 $svc:burst10,0.010,0.090 $svc:burst1,0.001,0.009
 run() {
 	"$sample" -q -r "$1" -o "$tmp/p.folded" -- "$sky" 2 "$SECONDS_EACH" $services \
 		>/dev/null 2>"$tmp/err"
-	sed -n 's/.*per sample median \([0-9.]*\) us, p99 \([0-9.]*\) us; its threads held stopped \([0-9.]*\)% of the time (at most \([0-9.]*\)%).*/\3 \4 \1 \2/p' "$tmp/err"
+	sed -n 's/.*per sample median \([0-9.]*\) us, p99 \([0-9.]*\) us, longest hold [0-9.]* us ([^)]*); its threads held stopped \([0-9.]*\)% of the time (at most \([0-9.]*\)%).*/\3 \4 \1 \2/p' "$tmp/err"
 }
 hog() {
 	for i in $(seq $((2 * $(nproc)))); do

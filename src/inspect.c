@@ -103,9 +103,9 @@ static void usage(FILE *out)
 	      "Show every thread's mixed C+Lua backtrace from a core file of a\n"
 	      "process that embeds Lua 5.1-5.5, or from a running one.\n"
 	      "\n"
-	      "  -p, --pid PID      a running process: stop it with ptrace for as\n"
-	      "                     long as reading it takes (the time is shown),\n"
-	      "                     then let it go on\n"
+	      "  -p, --pid PID      a running process: stop it with ptrace, copy its\n"
+	      "                     writable memory, let it go on (the stop time is\n"
+	      "                     shown), then decode the copy\n"
 	      "  --json             print one JSON document (format luacore-inspect/1)\n"
 	      "  --max-frames N     at most N frames per thread (default 512)\n"
 	      "  --locals           show locals, varargs and upvalues of Lua frames\n"
@@ -118,12 +118,12 @@ static void usage(FILE *out)
 	      "                     GLOBAL (skynet: SERVICE_NAME)\n"
 	      "  --no-native        Lua frames only\n"
 	      "  --no-scan          do not scan memory for VMs idle on no thread\n"
-	      "  --copy             with -p: copy the process's writable memory while\n"
-	      "                     it is stopped, let it go, then decode the copy\n"
-	      "  --copy-limit MB    copy at most MB megabytes (default 4096; implies\n"
-	      "                     --copy)\n"
-	      "  --stop-budget MS   copy for at most MS milliseconds (implies --copy);\n"
-	      "                     what is left is read while the process runs\n"
+	      "  --no-copy          with -p: no copy; read the process while it is\n"
+	      "                     stopped, for as long as the report takes\n"
+	      "  --copy-limit MB    copy at most MB megabytes (default 4096, or half\n"
+	      "                     the memory available if less)\n"
+	      "  --stop-budget MS   copy for at most MS milliseconds; what is left\n"
+	      "                     is read while the process runs, and said so\n"
 	      "  -v, --verbose      say what it is doing on stderr (modules, debug\n"
 	      "                     info, layouts, scans, copies)\n"
 	      "  -h, --help         show this help\n"
@@ -137,6 +137,23 @@ static void usage(FILE *out)
 	      "\n"
 	      "Exit status: 0 all shown, 1 partial result, 2 nothing shown or fatal\n"
 	      "error (ptrace refused, no such process...), 64 usage error.\n", out);
+}
+
+/* MemAvailable of /proc/meminfo in bytes, 0 unknown: the copy of a
+ * process's memory stays within half of it by default. */
+static uint64_t mem_available(void)
+{
+	char line[256];
+	unsigned long long kb = 0;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return (uint64_t)kb << 10;
 }
 
 /* The library's lines (lc_set_log), on stderr. */
@@ -159,6 +176,7 @@ int main(int argc, char **argv)
 		{ "vm", required_argument, NULL, 'M' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "copy", no_argument, NULL, 'C' },
+		{ "no-copy", no_argument, NULL, 'c' },
 		{ "copy-limit", required_argument, NULL, 'L' },
 		{ "stop-budget", required_argument, NULL, 'B' },
 		{ "state", required_argument, NULL, 'S' },
@@ -175,7 +193,8 @@ int main(int argc, char **argv)
 	struct lc_report *r;
 	struct lc_error *err;
 	bool json = false, residue_set = false, verbose = false;
-	bool copy = false, copy_done = false, complete = true;
+	bool copy = true, copy_done = false, complete = true;
+	bool limit_set = false;
 	uint64_t copy_limit = (uint64_t)4 << 30, copied = 0, mapped = 0;
 	double stop_budget = 1e9;
 	uint64_t states[LC_ARRAY_MAX];
@@ -214,10 +233,14 @@ int main(int argc, char **argv)
 		case 'C':
 			copy = true;
 			break;
+		case 'c':
+			copy = false;
+			break;
 		case 'L':
 			if (number(optarg, 1, 1 << 30, "--copy-limit", &n) < 0)
 				return EXIT_USAGE;
 			copy_limit = (uint64_t)n << 20;
+			limit_set = true;
 			copy = true;
 			break;
 		case 'B':
@@ -274,6 +297,12 @@ int main(int argc, char **argv)
 	}
 	if (pid)
 		release_on_signals();
+	if (pid && copy && !limit_set) {
+		uint64_t half = mem_available() / 2;
+
+		if (half && half < copy_limit)
+			copy_limit = half;
+	}
 	for (;;) {
 		unsigned long releases = lc_live_releases();
 
@@ -332,8 +361,9 @@ int main(int argc, char **argv)
 		lc_report_print_text(r, stdout);
 	status = r->partial ? EXIT_PARTIAL : 0;
 	if (copy_done && (!complete || lc_target_copy_misses(t))) {
-		fprintf(stderr, "luacore-inspect: the copy holds %.1f MB of the %.1f MB of writable memory (cut at --copy-limit or --stop-budget); %llu reads of the rest were made while the process ran on, and may not agree with the copy\n",
+		fprintf(stderr, "luacore-inspect: the copy holds %.1f MB of the %.1f MB of writable memory (cut at the copy limit, %llu MB, or the stop budget: --copy-limit, --stop-budget); %llu reads of the rest were made while the process ran on, and may not agree with the copy\n",
 			(double)copied / 1e6, (double)mapped / 1e6,
+			(unsigned long long)(copy_limit >> 20),
 			(unsigned long long)lc_target_copy_misses(t));
 		if (!status)
 			status = EXIT_PARTIAL;

@@ -200,6 +200,9 @@ static void usage(FILE *out)
 	      "      --vm ADDR|NAME   only samples of the VM whose global_State is ADDR,\n"
 	      "                       or whose name (--vm-name) is NAME\n"
 	      "      --max-frames N   frames per stack (default 256)\n"
+	      "      --stop-budget MS a stop that has held its thread MS milliseconds\n"
+	      "                       before its copy is done lets it go unread, a\n"
+	      "                       lost sample (default 1)\n"
 	      "      --title TEXT     the SVG flame graph's title\n"
 	      "      --folded-time    folded counts in microseconds of CPU (wall) time,\n"
 	      "                       not samples\n"
@@ -277,20 +280,22 @@ static int write_profile(const struct lc_profile *p,
 static void report_quality(const struct lc_profile *p, bool one_vm, FILE *out)
 {
 	const struct lc_prof_quality *q = &p->q;
-	uint64_t lost = q->lost_read + q->lost_gone + q->lost_inconsistent;
+	uint64_t lost = lc_prof_lost(q);
 
 	fprintf(out, "luacore-sample: %.1f s, %.0f Hz requested, %.1f Hz achieved, %llu late ticks\n",
 		(double)p->duration_ns / 1e9, q->rate_hz, q->achieved_hz,
 		(unsigned long long)q->late_ticks);
-	fprintf(out, "luacore-sample: samples: %llu attempted, %llu taken, %llu lost (stack read failed %llu, thread gone %llu, inconsistent %llu), %llu truncated, %llu idle threads skipped\n",
+	fprintf(out, "luacore-sample: samples: %llu attempted, %llu taken, %llu lost (stack read failed %llu, thread gone %llu, inconsistent %llu, released at the stop budget %llu), %llu truncated, %llu idle threads skipped\n",
 		(unsigned long long)q->attempted, (unsigned long long)q->taken,
 		(unsigned long long)lost, (unsigned long long)q->lost_read,
 		(unsigned long long)q->lost_gone,
 		(unsigned long long)q->lost_inconsistent,
+		(unsigned long long)q->lost_held,
 		(unsigned long long)q->truncated,
 		(unsigned long long)q->idle_skipped);
-	fprintf(out, "luacore-sample: target stopped %.3f s in all, per sample median %.1f us, p99 %.1f us; its threads held stopped %.3f%% of the time (at most %.3f%%); sampler CPU %.2f s\n",
+	fprintf(out, "luacore-sample: target stopped %.3f s in all, per sample median %.1f us, p99 %.1f us, longest hold %.1f us (stop budget %.0f us); its threads held stopped %.3f%% of the time (at most %.3f%%); sampler CPU %.2f s\n",
 		q->stop_total_s, q->stop_median_us, q->stop_p99_us,
+		q->stop_max_us, q->stop_budget_us,
 		100 * q->stop_share, 100 * q->stop_share_max,
 		q->sampler_cpu_s);
 	if (!p->wall && q->cpu_used_ns > 0) {
@@ -440,7 +445,7 @@ static void draw_top(const struct lc_profile *p, struct top *t, int pid,
 	bool times;
 	struct winsize ws;
 	char label[LC_SINK_LABEL_MAX], line[LC_SINK_LABEL_MAX + 64];
-	uint64_t lost = p->q.lost_read + p->q.lost_gone + p->q.lost_inconsistent;
+	uint64_t lost = lc_prof_lost(&p->q);
 	double cpu;
 
 	if (!self || !total || !rows ||
@@ -583,6 +588,7 @@ int main(int argc, char **argv)
 		{ "vm", required_argument, NULL, 'M' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "max-frames", required_argument, NULL, 'm' },
+		{ "stop-budget", required_argument, NULL, 'B' },
 		{ "native", no_argument, NULL, 'N' },
 		{ "host-frames", no_argument, NULL, 'H' },
 		{ "vm-name", required_argument, NULL, 'G' },
@@ -678,6 +684,11 @@ int main(int argc, char **argv)
 			if (parse_double(optarg, 1, 100000, "--max-frames", &v) < 0)
 				return EXIT_USAGE;
 			so.max_frames = (int)v;
+			break;
+		case 'B':
+			if (parse_double(optarg, 0.001, 10000, "--stop-budget", &v) < 0)
+				return EXIT_USAGE;
+			so.stop_budget_us = v * 1e3;
 			break;
 		case 'N':
 			so.native = true;
@@ -845,9 +856,7 @@ int main(int argc, char **argv)
 					now - start,
 					(unsigned long long)p->q.taken,
 					p->q.achieved_hz,
-					(unsigned long long)(p->q.lost_read +
-							     p->q.lost_gone +
-							     p->q.lost_inconsistent));
+					(unsigned long long)lc_prof_lost(&p->q));
 				last_status = now;
 			}
 		}
@@ -875,7 +884,7 @@ int main(int argc, char **argv)
 	report_quality(prof, so.vm || so.vm_only, stderr);
 	if (!status && (!top || output_given))
 		fprintf(stderr, "luacore-sample: wrote %s\n", output);
-	lost = prof->q.lost_read + prof->q.lost_gone + prof->q.lost_inconsistent;
+	lost = lc_prof_lost(&prof->q);
 	poor = prof->q.attempted && lost * 2 > prof->q.attempted;
 	if (poor)
 		fprintf(stderr, "luacore-sample: warning: %llu of %llu samples lost: the profile is not to be trusted\n",

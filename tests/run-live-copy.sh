@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# luacore-inspect -p --copy: the writable memory is copied while the
-# process is stopped, the process let go, the copy decoded.
+# luacore-inspect -p (its default, the copy): the writable memory is
+# copied while the process is stopped, the process let go, the copy
+# decoded.
 #  - on parked programs of several scenarios and Lua builds: the report's
-#    Lua frames equal the script's truth, as without --copy, and the
+#    Lua frames equal the script's truth, as with --no-copy, and the
 #    program runs on, untraced;
 #  - the stop is shorter than the report's making (the copy is all it
 #    waits for), said in the report;
@@ -40,13 +41,13 @@ for b in $builds; do
 		if [ ! -e "$d/ready" ]; then
 			echo "FAIL $b $sc: not ready: $(tail -2 "$d/log")"; status=1; continue
 		fi
-		"$inspect" --json -p "$pid" >"$d/plain.json" 2>"$d/plain.err"
+		"$inspect" --json --no-copy -p "$pid" >"$d/plain.json" 2>"$d/plain.err"
 		rc_plain=$?
-		"$inspect" --json --copy -p "$pid" >"$d/copy.json" 2>"$d/copy.err"
+		"$inspect" --json -p "$pid" >"$d/copy.json" 2>"$d/copy.err"
 		rc_copy=$?
-		"$inspect" --copy -p "$pid" >"$d/copy.txt" 2>/dev/null
+		"$inspect" -p "$pid" >"$d/copy.txt" 2>/dev/null
 		check "$b $sc: --copy runs on, untraced" running "$pid"
-		check "$b $sc: --copy's Lua frames equal the truth (exit $rc_copy; without --copy $rc_plain)" \
+		check "$b $sc: --copy's Lua frames equal the truth (exit $rc_copy; with --no-copy $rc_plain)" \
 			eval "[ $rc_copy = $rc_plain ] && $py '$src/tests/matrix/compare.py' -q '$d/truth.tsv' '$d/copy.json' >/dev/null"
 		check "$b $sc: ... and the report's stop is said" grep -q '(live; stopped for [0-9.]* ms)' "$d/copy.txt"
 		kill -KILL "$pid" 2>/dev/null

@@ -85,15 +85,18 @@ truth_tid() { sed -n 's/^tid //p' "$tmp/truth"; }
 
 # ---- job control: inspect ----
 section "job control: luacore-inspect"
-# 250 idle threads and 1000 suspended coroutines: a report takes long
-# enough to be stopped in the middle.
-if LTHOST_COROUTINES=1000 start -n 250 "$scripts/many.lua"; then
+# 250 idle threads, 1000 suspended coroutines and 400 MB of written
+# memory: a report made while stopped (--no-copy, odd rounds) and a copy
+# (the default, even rounds) take long enough to be stopped in the middle.
+if LTHOST_BALLAST=400 LTHOST_COROUTINES=1000 start -n 250 "$scripts/many.lua"; then
 	held=0 bad=0 ok=0 again=0
 	for i in $(seq 10); do
 		sig=TSTP
 		[ "$i" = 9 ] && sig=TTIN
 		[ "$i" = 10 ] && sig=TTOU
-		pgrun "$inspect" -p "$pid" >"$tmp/out" 2>"$tmp/err" &
+		mode=
+		[ $((i % 2)) = 1 ] && mode=--no-copy
+		pgrun "$inspect" $mode -p "$pid" >"$tmp/out" 2>"$tmp/err" &
 		ip=$!
 		# Until the target is stopped: then the tool holds it.
 		for _ in $(seq 500); do [ "$(state "$pid")" = t ] && break; sleep 0.002; done

@@ -152,17 +152,17 @@ run_sample() {
 	if python3 - "$tmp/$name.err" "$rc" <<'PY'
 import re, sys
 err = open(sys.argv[1]).read(); rc = int(sys.argv[2])
-m = re.search(r"samples: (\d+) attempted, (\d+) taken, (\d+) lost \(stack read failed (\d+), thread gone (\d+), inconsistent (\d+)\)", err)
+m = re.search(r"samples: (\d+) attempted, (\d+) taken, (\d+) lost \(stack read failed (\d+), thread gone (\d+), inconsistent (\d+), released at the stop budget (\d+)\)", err)
 if not m:
     print("    no quality line"); sys.exit(1)
-att, taken, lost, rd, gone, inc = map(int, m.groups())
+att, taken, lost, rd, gone, inc, held = map(int, m.groups())
 no_lua = "warning: native stacks only, no Lua frames" in err
 vm = "--vm 0x" in err and "no sample was of that VM" in err
 poor = att > 0 and lost * 2 > att
 want = 2 if (no_lua or vm) and taken == 0 else 1 if poor or no_lua else 0
 warned = re.search(r"warning: %d of %d samples lost" % (lost, att), err) is not None
 # Every attempt is taken or lost to a read or a gone thread.
-counted = att == taken + rd + gone
+counted = att == taken + rd + gone + held
 if rc != want or warned != poor or not counted:
     print("    exit %d, wanted %d; %d attempted, %d taken, %d lost; poor %s, warned %s, counted %s"
           % (rc, want, att, taken, lost, poor, warned, counted))
@@ -219,6 +219,22 @@ else
 	bad "two_vms: inspect -p found VMs '$vms', wanted 2"
 fi
 stop "$two"
+# A stop budget of 1 us: every stop lasts longer before its copy is done,
+# so every thread is let go unread and the sample lost to the budget;
+# more than half lost: exit 1 with the warning.  The longest hold and the
+# budget are said.
+start budget "$out/deb-5.4/lchost" "$scen/split.lua"; bp=$pid
+sleep 0.3
+sample_expect budget 1 "released at the stop budget [1-9][0-9]*\)" -- -d 1 --stop-budget 0.001 -p "$bp"
+if grep -qE "samples: [0-9]+ attempted, 0 taken" "$tmp/budget.err" &&
+   grep -qE "longest hold [0-9.]+ us \(stop budget 1 us\)" "$tmp/budget.err"; then
+	ok "sample budget: no sample taken; the longest hold and the budget said"
+else
+	bad "sample budget: $(grep 'samples:' "$tmp/budget.err")"
+fi
+# The default budget (1 ms) is said too.
+sample_expect budget_default 0 "longest hold [0-9.]+ us \(stop budget 1000 us\)" -- -d 0.5 -p "$bp"
+stop "$bp"
 
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -64,6 +64,8 @@ struct lc_prof_quality {
 	uint64_t lost_read;	/* a stack or state read failed */
 	uint64_t lost_gone;	/* the thread exited meanwhile */
 	uint64_t lost_inconsistent; /* the Lua state failed validation */
+	uint64_t lost_held;	/* released unread: the stop would have
+				   lasted past the stop budget */
 	uint64_t truncated;	/* stacks cut at the frame limit */
 	uint64_t idle_skipped;	/* threads not on a CPU at the tick, not
 				   stopped (CPU mode) */
@@ -101,7 +103,17 @@ struct lc_prof_quality {
 	double stop_share, stop_share_max;
 	double sampler_cpu_s;	/* our own CPU time */
 	bool realtime;		/* the sampler ran at real-time priority */
+	double stop_budget_us;	/* the bound on one stop's hold */
+	double stop_max_us;	/* the longest hold, from the stop to the
+				   release */
 };
+
+/* The samples lost, for whatever reason. */
+static inline uint64_t lc_prof_lost(const struct lc_prof_quality *q)
+{
+	return q->lost_read + q->lost_gone + q->lost_inconsistent +
+	       q->lost_held;
+}
 
 /* One sample as it was taken, in time order: which merged sample it
  * added to and its own weight.  For speedscope's time order. */

@@ -516,8 +516,10 @@ static void copy_found_states(struct lc_sampler *s)
 }
 
 /* RELEASED: a job-control stop of ours let the thread go in the middle
- * (lc_live_stop_self): what was copied may be of it running. */
-enum take { TAKEN, GONE, FAILED, RELEASED };
+ * (lc_live_stop_self): what was copied may be of it running.  CUT: let
+ * go unread, the stop having lasted its budget (options.stop_budget_us)
+ * before the copy was done. */
+enum take { TAKEN, GONE, FAILED, RELEASED, CUT };
 
 /* The sampler waits for its ticks, stops threads and decodes them at
  * real-time priority where it may (decoding for one period at most: see
@@ -553,6 +555,7 @@ static enum take take(struct lc_sampler *s, struct tstate *ts, int sched_fd,
 	double t0;
 	enum take res = TAKEN;
 	unsigned long releases = lc_live_releases();
+	double budget = s->o.stop_budget_us / 1e6;
 
 	sn->tid = ts->tid;
 	sn->asleep = false;
@@ -591,6 +594,14 @@ static enum take take(struct lc_sampler *s, struct tstate *ts, int sched_fd,
 		res = FAILED;
 		goto out;
 	}
+	/* The budget is checked between the steps of the copy: a hold
+	 * lasts at most the budget and one step (a system call).  A
+	 * sampler not given a CPU while it holds a thread (no real-time
+	 * priority on a busy machine) holds it that long and more. */
+	if (lc_now_s() - sn->t_stopped > budget) {
+		res = CUT;
+		goto out;
+	}
 	lc_live_user_regs(&u, sn->regs);
 	/* In a system call (orig_rax is its number) that our interrupt
 	 * broke off: it was waiting.  A call that was working on a CPU
@@ -626,6 +637,10 @@ static enum take take(struct lc_sampler *s, struct tstate *ts, int sched_fd,
 			end = re;
 		sn->stack_hi = end > sn->stack_lo ? end : sn->stack_lo;
 	}
+	if (lc_now_s() - sn->t_stopped > budget) {
+		res = CUT;
+		goto out;
+	}
 	for (size_t i = 0; i < ts->nhot_states; i++)
 		sn->held[sn->nheld++] = ts->hot_states[i];
 	for (size_t i = 0; i < ts->nhot; i++) {
@@ -653,6 +668,10 @@ static enum take take(struct lc_sampler *s, struct tstate *ts, int sched_fd,
 			sn->stack_hi = sn->stack_lo + (st & ~7ull);
 		}
 	}
+	if (lc_now_s() - sn->t_stopped > budget) {
+		res = CUT;
+		goto out;
+	}
 	copy_found_states(s);
 out:
 	ptrace(PTRACE_DETACH, ts->tid, NULL, (void *)(long)sig);
@@ -667,8 +686,13 @@ out:
 			ts->stopped_s += t1 - sn->t_stopped;
 		/* From the stop we saw to the detach: not on a CPU, and not
 		 * waiting for one either (schedstat counts neither). */
-		if (sn->t_stopped > 0 && t1 > sn->t_stopped)
+		if (sn->t_stopped > 0 && t1 > sn->t_stopped) {
+			double hold_us = (t1 - sn->t_stopped) * 1e6;
+
 			ts->off_ns += (int64_t)((t1 - sn->t_stopped) * 1e9);
+			if (hold_us > s->prof->q.stop_max_us)
+				s->prof->q.stop_max_us = hold_us;
+		}
 	}
 	qsort(sn->pages, sn->npages, sizeof(*sn->pages), cmp_page);
 	return lc_live_releases() != releases ? RELEASED : res;
@@ -1328,6 +1352,10 @@ static void finish_sample(struct lc_sampler *s, const struct pending *pd)
 		s->prof->q.lost_read++;
 		return;
 	}
+	if (k == CUT) {
+		s->prof->q.lost_held++;
+		return;
+	}
 	err = decode(s, ts, &st);
 	if (!err && st.nstates && !held(s->cur, st.states[0])) {
 		/* The state it runs is one the stop did not copy (the first
@@ -1350,6 +1378,8 @@ static void finish_sample(struct lc_sampler *s, const struct pending *pd)
 		if (k != TAKEN) {
 			if (k == GONE)
 				s->prof->q.lost_gone++;
+			else if (k == CUT)
+				s->prof->q.lost_held++;
 			else
 				s->prof->q.lost_read++;
 			return;
@@ -1864,6 +1894,8 @@ struct lc_error *lc_sampler_create(int pid,
 		s->o.rate_hz = 100;
 	if (s->o.max_frames <= 0)
 		s->o.max_frames = 256;
+	if (s->o.stop_budget_us <= 0)
+		s->o.stop_budget_us = 1000;
 	s->leader_fd = -1;
 	s->snaps = calloc(BATCH, sizeof(*s->snaps));
 	s->known = calloc(KNOWN_STATES, sizeof(*s->known));
@@ -1954,6 +1986,7 @@ struct lc_error *lc_sampler_create(int pid,
 		s->rt = sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK,
 					   &sp) == 0;
 		s->prof->q.realtime = s->rt;
+		s->prof->q.stop_budget_us = s->o.stop_budget_us;
 	}
 	*ret = s;
 	return NULL;

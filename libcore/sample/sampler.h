@@ -27,6 +27,9 @@ struct lc_sampler_options {
 	int max_frames;		/* per stack (0: 256) */
 	bool native;		/* keep every machine frame: no Lua-first
 				   folding (profile.h) */
+	/* A stop that has held its thread this long before its copy is
+	 * done lets it go unread: a lost sample (0: 1000). */
+	double stop_budget_us;
 };
 
 struct lc_sampler;

@@ -445,16 +445,16 @@ static void write_header(struct pw *w)
 		"samples: attempted %" PRIu64 ", taken %" PRIu64
 		", lost %" PRIu64 " (stack read failed %" PRIu64
 		", thread gone %" PRIu64 ", inconsistent %" PRIu64
-		"), truncated %" PRIu64 ", idle skipped %" PRIu64
+		", released at the stop budget %" PRIu64 "), truncated %" PRIu64 ", idle skipped %" PRIu64
 		"; ticks %" PRIu64 ", late ticks %" PRIu64,
 		q->attempted, q->taken,
-		q->lost_read + q->lost_gone + q->lost_inconsistent,
-		q->lost_read, q->lost_gone, q->lost_inconsistent,
+		lc_prof_lost(q),
+		q->lost_read, q->lost_gone, q->lost_inconsistent, q->lost_held,
 		q->truncated, q->idle_skipped, q->ticks, q->late_ticks);
 	comments[nc++] = (uint64_t)strf(w,
-		"target stopped: total %.3f s, median %.1f us, p99 %.1f us, its threads held stopped %.3f%% of the time (at most %.3f%%); sampler CPU %.3f s",
+		"target stopped: total %.3f s, median %.1f us, p99 %.1f us, longest hold %.1f us (stop budget %.0f us), its threads held stopped %.3f%% of the time (at most %.3f%%); sampler CPU %.3f s",
 		q->stop_total_s, q->stop_median_us, q->stop_p99_us,
-		100 * q->stop_share, 100 * q->stop_share_max,
+		q->stop_max_us, q->stop_budget_us, 100 * q->stop_share, 100 * q->stop_share_max,
 		q->sampler_cpu_s);
 	if (p->command) {
 		char esc[LC_SINK_LABEL_MAX];

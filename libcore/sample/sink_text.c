@@ -180,7 +180,7 @@ void lc_sink_describe_quality(const struct lc_profile *p, char *buf,
 			      size_t size)
 {
 	const struct lc_prof_quality *q = &p->q;
-	uint64_t lost = q->lost_read + q->lost_gone + q->lost_inconsistent;
+	uint64_t lost = lc_prof_lost(q);
 	char a[32], b[32], c[32];
 
 	buf[0] = '\0';
@@ -193,8 +193,9 @@ void lc_sink_describe_quality(const struct lc_profile *p, char *buf,
 	    lc_sink_grouped(a, sizeof(a), (int64_t)lost));
 	if (lost)
 		lc_sink_cat(buf, size, " (%" PRIu64 " unreadable, %" PRIu64
-		    " exited, %" PRIu64 " inconsistent)", q->lost_read,
-		    q->lost_gone, q->lost_inconsistent);
+		    " exited, %" PRIu64 " inconsistent, %" PRIu64
+		    " over the stop budget)", q->lost_read,
+		    q->lost_gone, q->lost_inconsistent, q->lost_held);
 	if (q->truncated)
 		lc_sink_cat(buf, size, ", %" PRIu64 " truncated", q->truncated);
 	if (q->idle_skipped)

@@ -280,9 +280,11 @@ int main(int argc, char **argv)
 	p->q = (struct lc_prof_quality){
 		.ticks = 250, .late_ticks = 3, .attempted = 1234,
 		.taken = 1200, .lost_read = 20, .lost_gone = 10,
-		.lost_inconsistent = 4, .truncated = 2, .idle_skipped = 17,
+		.lost_inconsistent = 4, .lost_held = 3, .truncated = 2,
+		.idle_skipped = 17,
 		.rate_hz = 100, .achieved_hz = 99.2, .stop_total_s = 0.125,
 		.stop_median_us = 41.5, .stop_p99_us = 230.5,
+		.stop_max_us = 812.5, .stop_budget_us = 1000,
 		.sampler_cpu_s = 0.5,
 	};
 	if (!p->command) {
@@ -296,11 +298,12 @@ int main(int argc, char **argv)
 	fprintf(truth, "duration_nanos\t%" PRId64 "\n", p->duration_ns);
 	fprintf(truth, "comment\tpid 4242\n");
 	fprintf(truth, "comment\t100 Hz requested, 99.2 Hz achieved\n");
-	fprintf(truth, "comment\tattempted 1234, taken 1200, lost 34 "
-		"(stack read failed 20, thread gone 10, inconsistent 4), "
-		"truncated 2, idle skipped 17\n");
+	fprintf(truth, "comment\tattempted 1234, taken 1200, lost 37 "
+		"(stack read failed 20, thread gone 10, inconsistent 4, "
+		"released at the stop budget 3), truncated 2, idle skipped 17\n");
 	fprintf(truth, "comment\tlate ticks 3\n");
-	fprintf(truth, "comment\ttotal 0.125 s, median 41.5 us, p99 230.5 us");
+	fprintf(truth, "comment\ttotal 0.125 s, median 41.5 us, p99 230.5 us, "
+		"longest hold 812.5 us (stop budget 1000 us)");
 	fprintf(truth, "\ncomment\tsampler CPU 0.500 s\n");
 	fprintf(truth, "comment\tcommand: lua5.4 bench.lua --n 3\n");
 	if (!empty) {
