@@ -106,8 +106,12 @@ int main(int argc, char **argv)
 		}
 		t0 = now_s();
 		ptrace(PTRACE_INTERRUPT, pid, NULL, NULL);
-		while ((r = waitpid(pid, &st, __WALL | (spin ? WNOHANG : 0))) == 0)
+		/* At most 250 us, then asleep: as luacore-sample waits. */
+		while ((r = waitpid(pid, &st, __WALL | (spin ? WNOHANG : 0))) == 0) {
+			if (now_s() - t0 > 250e-6)
+				spin = 0;
 			sched_yield();
+		}
 		if (r < 0 || !WIFSTOPPED(st))
 			break;
 		ptrace(PTRACE_GETREGS, pid, NULL, &u);

@@ -293,11 +293,14 @@ static void report_quality(const struct lc_profile *p, bool one_vm, FILE *out)
 		(unsigned long long)q->lost_held,
 		(unsigned long long)q->truncated,
 		(unsigned long long)q->idle_skipped);
-	fprintf(out, "luacore-sample: target stopped %.3f s in all, per sample median %.1f us, p99 %.1f us, longest hold %.1f us (stop budget %.0f us); its threads held stopped %.3f%% of the time (at most %.3f%%); sampler CPU %.2f s\n",
+	fprintf(out, "luacore-sample: target stopped %.3f s in all, per sample median %.1f us, p99 %.1f us, longest hold %.1f us (stop budget %.0f us); its threads held stopped %.3f%% of the time (at most %.3f%%); sampler CPU %.2f s (%.2f s in stops, %.2f s decoding; per sample %.0f us and %.0f us)\n",
 		q->stop_total_s, q->stop_median_us, q->stop_p99_us,
 		q->stop_max_us, q->stop_budget_us,
 		100 * q->stop_share, 100 * q->stop_share_max,
-		q->sampler_cpu_s);
+		q->sampler_cpu_s, q->sampler_stop_cpu_s,
+		q->sampler_decode_cpu_s,
+		q->taken ? 1e6 * q->sampler_stop_cpu_s / (double)q->taken : 0,
+		q->taken ? 1e6 * q->sampler_decode_cpu_s / (double)q->taken : 0);
 	if (!p->wall && q->cpu_used_ns > 0) {
 		uint64_t points = q->taken + q->found_asleep + q->found_waiting;
 

@@ -31,7 +31,7 @@ static inline struct lc_error *lc_test_ctx(struct lc_target *t,
 	const struct lc_layout *l = NULL;
 	struct lc_error *err = lc_layout_get(t, &l);
 
-	return err ? err : lc_lua_ctx_create(t->prog, l, ret);
+	return err ? err : lc_lua_ctx_create(t->prog, l, NULL, ret);
 }
 
 #endif

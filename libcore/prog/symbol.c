@@ -52,10 +52,19 @@ char *lc_symbol_display(const char *raw, char **linkage)
 
 /* ---- the symbol names lc_program_symbol hands out ---- */
 
+/* The answers for the addresses asked last, direct-mapped: libdwfl
+ * looks a symbol up by a walk of the module's whole symbol table, and a
+ * sampler asks for the same few C functions at every sample.  Valid for
+ * one set of modules (generation). */
+#define ADDR_CACHE	1024
+
 struct lc_symnames {
 	const char **raw;	/* libdwfl's string: the key */
 	char **name;		/* what lc_program_symbol returns */
 	size_t n, cap;		/* cap: a power of two */
+	unsigned generation;	/* of the modules the addresses are of */
+	uint64_t addr[ADDR_CACHE];	/* 0: free */
+	const char *answer[ADDR_CACHE];
 };
 
 static size_t sym_slot(const struct lc_symnames *s, const char *raw)
@@ -103,7 +112,30 @@ void lc_symnames_free(struct lc_symnames *s)
 	free(s);
 }
 
+static const char *symbol_of(struct lc_program *p, uint64_t addr);
+
 const char *lc_program_symbol(struct lc_program *p, uint64_t addr)
+{
+	struct lc_symnames *s;
+	size_t i = (size_t)((addr * 0x9e3779b97f4a7c15ull) >> 54);
+
+	if (!p->dwfl || !addr)
+		return NULL;
+	if (!p->symnames && !(p->symnames = calloc(1, sizeof(*p->symnames))))
+		return symbol_of(p, addr);
+	s = p->symnames;
+	if (s->generation != p->generation) {
+		memset(s->addr, 0, sizeof(s->addr));
+		s->generation = p->generation;
+	}
+	if (s->addr[i] != addr) {
+		s->answer[i] = symbol_of(p, addr);
+		s->addr[i] = addr;
+	}
+	return s->answer[i];
+}
+
+static const char *symbol_of(struct lc_program *p, uint64_t addr)
 {
 	Dwfl_Module *mod;
 	const char *raw;
@@ -111,7 +143,7 @@ const char *lc_program_symbol(struct lc_program *p, uint64_t addr)
 	size_t i;
 	char *name;
 
-	if (!p->dwfl || !addr || !(mod = dwfl_addrmodule(p->dwfl, addr)) ||
+	if (!(mod = dwfl_addrmodule(p->dwfl, addr)) ||
 	    !(raw = dwfl_module_addrname(mod, addr)))
 		return NULL;
 	/* Most names (C) are shown as the symbol table has them. */

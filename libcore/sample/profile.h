@@ -102,6 +102,8 @@ struct lc_prof_quality {
 	 * stopped at least once, and the most any one was. */
 	double stop_share, stop_share_max;
 	double sampler_cpu_s;	/* our own CPU time */
+	double sampler_stop_cpu_s;	/* of which in stops (ptrace, copy) */
+	double sampler_decode_cpu_s;	/* and in decoding */
 	bool realtime;		/* the sampler ran at real-time priority */
 	double stop_budget_us;	/* the bound on one stop's hold */
 	double stop_max_us;	/* the longest hold, from the stop to the

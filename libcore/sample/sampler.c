@@ -543,9 +543,32 @@ static void set_rt(struct lc_sampler *s, bool on)
 	}
 }
 
+/* Our thread's CPU time: what its stops and decoding cost, apart. */
+static double thread_cpu_s(void)
+{
+	struct timespec t;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) < 0)
+		return 0;
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static enum take take_copy(struct lc_sampler *s, struct tstate *ts,
+			   int sched_fd, double *stop_us);
+
 /* Seize, stop, copy, let go.  *stop_us gets how long it was stopped. */
 static enum take take(struct lc_sampler *s, struct tstate *ts, int sched_fd,
 		      double *stop_us)
+{
+	double c0 = thread_cpu_s();
+	enum take k = take_copy(s, ts, sched_fd, stop_us);
+
+	s->prof->q.sampler_stop_cpu_s += thread_cpu_s() - c0;
+	return k;
+}
+
+static enum take take_copy(struct lc_sampler *s, struct tstate *ts,
+			   int sched_fd, double *stop_us)
 {
 	struct snap *sn = s->cur;
 	struct user_regs_struct u;
@@ -1138,9 +1161,22 @@ static const char *vm_name_of(const struct lc_sampler *s, uint64_t vm)
 	return NULL;
 }
 
+static int decode_copy(struct lc_sampler *s, struct tstate *ts,
+		       struct lc_stack *st);
+
 /* Decode the copy just taken, in a pass of its own, into *st; learn what
  * to copy next time.  0, or -1 when the pass cannot begin. */
 static int decode(struct lc_sampler *s, struct tstate *ts, struct lc_stack *st)
+{
+	double c0 = thread_cpu_s();
+	int r = decode_copy(s, ts, st);
+
+	s->prof->q.sampler_decode_cpu_s += thread_cpu_s() - c0;
+	return r;
+}
+
+static int decode_copy(struct lc_sampler *s, struct tstate *ts,
+		       struct lc_stack *st)
 {
 	struct lc_stack_options so = { .max_frames = (size_t)s->o.max_frames };
 	struct lc_pass *pass = NULL;
@@ -1939,6 +1975,9 @@ struct lc_error *lc_sampler_create(int pid,
 	/* The layout is read now, before any thread is stopped; without
 	 * one, samples are native stacks (the error stays with the target). */
 	s->in = lc_target_interp(s->t, &s->no_lua);
+	/* Many short passes: an index of package.loaded serves a second. */
+	if (s->in)
+		s->in->reuse_s = 1.0;
 	/* Is ptrace allowed at all?  Better to know now than per sample.
 	 * (A seized thread is let go only from a stop.) */
 	{

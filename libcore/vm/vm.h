@@ -107,6 +107,14 @@ struct lc_interp {
 	 * any the family knows), or NULL; owned by the interp */
 	const char *version_warning;
 	void *priv;		/* the family's own (PUC: the layout) */
+	void *cache;		/* the family's, kept across passes (PUC:
+				   struct lc_lua_cache) */
+	/* How long what changes seldom and cannot be checked in full at
+	 * each use may be reused by later passes (PUC: the names of
+	 * package.loaded's functions, each still checked where it was
+	 * found), in seconds; 0 (the default): read again by every pass.
+	 * A sampler, whose passes are many and short, sets it. */
+	double reuse_s;
 };
 
 struct lc_pass;

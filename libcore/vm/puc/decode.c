@@ -69,6 +69,12 @@ static const struct cist *cist_of(const struct lc_layout *l)
 #define LUA_IDSIZE	60	/* luaconf.h default, for short_src */
 #define ST_YIELD	1	/* L->status after a yield (LUA_YIELD), every release */
 
+/* Bytes of a Proto's fields that say what it is (proto_fingerprint). */
+#define PROTO_FP	192
+/* Protos kept across passes: beyond this many, all are dropped before
+ * the next pass. */
+#define CACHE_PROTOS	4096
+
 struct proto {
 	uint64_t addr;
 	bool ok;		/* header readable */
@@ -94,48 +100,137 @@ struct proto {
 	char **upvalnames;
 	int nupvals;
 	struct lc_proto_view view;
+	/* The cache's (lc_lua_cache): the fields it was read with, and the
+	 * last pass that found them unchanged. */
+	uint8_t fp[PROTO_FP];
+	size_t nfp;
+	unsigned checked;
 };
 
 /* A function reachable as package.loaded[mod][key], for naming C
  * functions the way luaL_traceback does (lauxlib.c:pushglobalfuncname). */
 struct gname {
-	uint64_t g;		/* the VM */
 	unsigned tag;		/* the function value's tag and payload */
 	uint64_t value;
+	uint64_t node;		/* the table node it was found in */
+	uint64_t key;		/* and that node's key (a TString) */
+	size_t seq;		/* the order found: the first name wins */
 	char *name;		/* "string.gsub"; "_G." stripped */
 };
 
 /* A VM whose package.loaded was indexed, and whether the index met
- * damage (gnames_build). */
+ * damage (gnames_build): its names sorted by value, tag and seq.
+ * Kept across passes (lc_lua_cache) for reuse_s seconds: a name found
+ * in it is checked against its node in every pass; one that no longer
+ * holds makes the pass index the VM again. */
 struct gn_vm {
 	uint64_t g;
 	bool damaged;
+	struct gname *names;
+	size_t n, cap;
+	double built;		/* when (lc_now_s) */
+	unsigned serial;	/* the pass that built it */
+};
+
+#define CACHE_VMS	4096	/* VMs whose names are kept */
+
+/* Protos by address, each allocated on its own (a pass holds pointers
+ * to them), with an index: open addressing, 1 + index into protos. */
+struct lc_lua_cache {
+	struct proto **protos;
+	size_t n, cap;
+	uint32_t *slot;
+	size_t nslots;		/* a power of two, > 2 n; 0 none yet */
+	unsigned serial;	/* the pass now using it (+1 per context) */
+	const struct lc_layout *l;	/* what its Protos were read with */
+	struct gn_vm *gn_vms;	/* VMs whose package.loaded was indexed */
+	size_t ngn_vms;
+	double reuse_s;		/* how long an index may serve (0: a pass) */
 };
 
 struct lc_lua_ctx {
 	struct lc_program *prog;
 	struct lc_memory *mem;
 	const struct lc_layout *l;
-	struct proto *protos;
-	size_t nprotos, cap;
-	struct gname *gnames;
-	size_t ngnames;
-	struct gn_vm *gn_vms;	/* VMs whose package.loaded was scanned */
-	size_t ngn_vms;
+	struct lc_lua_cache *cache;
+	bool own_cache;		/* none was given: the context's own */
+	uint64_t scan_node;	/* the node lc_lua_table_scan visits */
 	size_t ci_steps;	/* CallInfo steps taken (LC_CI_BUDGET) */
 };
 
+static void proto_free(struct proto *p);
+
+struct lc_lua_cache *lc_lua_cache_create(void)
+{
+	return calloc(1, sizeof(struct lc_lua_cache));
+}
+
+static void gn_vm_clear(struct gn_vm *v)
+{
+	for (size_t i = 0; i < v->n; i++)
+		free(v->names[i].name);
+	free(v->names);
+	v->names = NULL;
+	v->n = v->cap = 0;
+	v->damaged = false;
+}
+
+static void cache_clear(struct lc_lua_cache *c)
+{
+	for (size_t i = 0; i < c->ngn_vms; i++)
+		gn_vm_clear(&c->gn_vms[i]);
+	free(c->gn_vms);
+	c->gn_vms = NULL;
+	c->ngn_vms = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		proto_free(c->protos[i]);
+		free(c->protos[i]);
+	}
+	free(c->protos);
+	free(c->slot);
+	c->protos = NULL;
+	c->slot = NULL;
+	c->n = c->cap = c->nslots = 0;
+}
+
+void lc_lua_cache_set_reuse(struct lc_lua_cache *c, double seconds)
+{
+	c->reuse_s = seconds;
+}
+
+void lc_lua_cache_destroy(struct lc_lua_cache *c)
+{
+	if (!c)
+		return;
+	cache_clear(c);
+	free(c);
+}
+
 struct lc_error *lc_lua_ctx_create(struct lc_program *p,
 				   const struct lc_layout *l,
+				   struct lc_lua_cache *c,
 				   struct lc_lua_ctx **ret)
 {
 	struct lc_lua_ctx *ctx = calloc(1, sizeof(*ctx));
 
 	if (!ctx)
 		return &lc_error_nomem;
+	if (!c) {
+		if (!(c = lc_lua_cache_create())) {
+			free(ctx);
+			return &lc_error_nomem;
+		}
+		ctx->own_cache = true;
+	}
+	if (c->n > CACHE_PROTOS || c->ngn_vms >= CACHE_VMS ||
+	    (c->l && c->l != l))
+		cache_clear(c);
+	c->l = l;
+	c->serial++;
 	ctx->prog = p;
 	ctx->mem = p->mem;
 	ctx->l = l;
+	ctx->cache = c;
 	*ret = ctx;
 	return NULL;
 }
@@ -164,13 +259,8 @@ void lc_lua_ctx_destroy(struct lc_lua_ctx *ctx)
 {
 	if (!ctx)
 		return;
-	for (size_t i = 0; i < ctx->ngnames; i++)
-		free(ctx->gnames[i].name);
-	free(ctx->gnames);
-	free(ctx->gn_vms);
-	for (size_t i = 0; i < ctx->nprotos; i++)
-		proto_free(&ctx->protos[i]);
-	free(ctx->protos);
+	if (ctx->own_cache)
+		lc_lua_cache_destroy(ctx->cache);
 	free(ctx);
 }
 
@@ -406,6 +496,7 @@ int lc_lua_table_scan(struct lc_lua_ctx *ctx, uint64_t tbl, lc_node_fn *fn,
 			return -1;
 		if (base_type(l, v.tag) == 0)	/* nil or empty */
 			continue;
+		ctx->scan_node = node + i * l->sz_node;
 		if (!fn(ctx, &k, &v, arg))
 			return 0;
 	}
@@ -439,7 +530,7 @@ static bool find_key_fn(struct lc_lua_ctx *ctx, const struct lc_tvalue *k,
 }
 
 struct gn_scan {
-	uint64_t g;
+	struct gn_vm *vm;
 	const char *mod;
 	size_t *budget;
 	bool keep_G;		/* 5.2: "_G.x" is a name of its own */
@@ -447,10 +538,10 @@ struct gn_scan {
 				   read as what its tags say */
 };
 
-static void gname_add(struct lc_lua_ctx *ctx, uint64_t g, const struct lc_tvalue *v,
+static void gname_add(struct lc_lua_ctx *ctx, struct gn_vm *vm,
+		      const struct lc_tvalue *k, const struct lc_tvalue *v,
 		      const char *mod, const char *key)
 {
-	struct gname *p;
 	char *name;
 
 	if (!mod || strcmp(mod, "_G") == 0)
@@ -459,15 +550,22 @@ static void gname_add(struct lc_lua_ctx *ctx, uint64_t g, const struct lc_tvalue
 		name = NULL;
 	if (!name)
 		return;
-	p = realloc(ctx->gnames, (ctx->ngnames + 1) * sizeof(*p));
-	if (!p) {
-		free(name);
-		return;
+	if (vm->n == vm->cap) {
+		size_t ncap = vm->cap ? vm->cap * 2 : 64;
+		struct gname *p = realloc(vm->names, ncap * sizeof(*p));
+
+		if (!p) {
+			free(name);
+			return;
+		}
+		vm->names = p;
+		vm->cap = ncap;
 	}
-	ctx->gnames = p;
-	ctx->gnames[ctx->ngnames++] = (struct gname){
-		.g = g, .tag = v->tag, .value = v->value, .name = name,
+	vm->names[vm->n] = (struct gname){
+		.tag = v->tag, .value = v->value, .node = ctx->scan_node,
+		.key = k->value, .seq = vm->n, .name = name,
 	};
+	vm->n++;
 }
 
 static bool gn_field_fn(struct lc_lua_ctx *ctx, const struct lc_tvalue *k,
@@ -486,10 +584,10 @@ static bool gn_field_fn(struct lc_lua_ctx *ctx, const struct lc_tvalue *k,
 			char *n = NULL;
 
 			if (asprintf(&n, "_G.%s", key) >= 0)
-				gname_add(ctx, sc->g, v, NULL, n);
+				gname_add(ctx, sc->vm, k, v, NULL, n);
 			free(n);
 		} else {
-			gname_add(ctx, sc->g, v, sc->mod, key);
+			gname_add(ctx, sc->vm, k, v, sc->mod, key);
 		}
 	}
 	free(key);
@@ -514,7 +612,7 @@ static bool gn_module_fn(struct lc_lua_ctx *ctx, const struct lc_tvalue *k,
 	/* findfield: a function stored as package.loaded[mod] itself is
 	 * named mod. */
 	if (base_type(ctx->l, v->tag) == 6) {
-		gname_add(ctx, sc->g, v, NULL, mod);
+		gname_add(ctx, sc->vm, k, v, NULL, mod);
 		free(mod);
 		return true;
 	}
@@ -525,29 +623,60 @@ static bool gn_module_fn(struct lc_lua_ctx *ctx, const struct lc_tvalue *k,
 	return true;
 }
 
-/* Index the functions of package.loaded (registry._LOADED) of VM g. */
-static void gnames_build(struct lc_lua_ctx *ctx, uint64_t g)
+static int gname_cmp(const void *a, const void *b)
+{
+	const struct gname *x = a, *y = b;
+
+	if (x->value != y->value)
+		return x->value < y->value ? -1 : 1;
+	if (x->tag != y->tag)
+		return x->tag < y->tag ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static struct gn_vm *gn_vm_find(struct lc_lua_cache *c, uint64_t g)
+{
+	for (size_t i = 0; i < c->ngn_vms; i++)
+		if (c->gn_vms[i].g == g)
+			return &c->gn_vms[i];
+	return NULL;
+}
+
+/* Index the functions of package.loaded (registry._LOADED) of VM g,
+ * unless this pass did, or an earlier one less than reuse_s ago (and
+ * not again: always when again is set). */
+static struct gn_vm *gnames_build(struct lc_lua_ctx *ctx, uint64_t g,
+				  bool again)
 {
 	const struct lc_layout *l = ctx->l;
+	struct lc_lua_cache *c = ctx->cache;
 	struct find_key fk = { .key = "_LOADED" };
 	struct lc_tvalue reg;
 	size_t budget = LC_MAX_NODE_READS;
-	struct gn_vm *p;
+	struct gn_vm *vm = gn_vm_find(c, g);
 	bool *damaged;
+	double now = lc_now_s();
 
-	for (size_t i = 0; i < ctx->ngn_vms; i++)
-		if (ctx->gn_vms[i].g == g)
-			return;
-	p = realloc(ctx->gn_vms, (ctx->ngn_vms + 1) * sizeof(*p));
-	if (!p)
-		return;
-	ctx->gn_vms = p;
-	ctx->gn_vms[ctx->ngn_vms] = (struct gn_vm){ .g = g };
-	damaged = &ctx->gn_vms[ctx->ngn_vms++].damaged;
+	if (vm && (vm->serial == c->serial ||
+		   (!again && c->reuse_s > 0 && now - vm->built < c->reuse_s)))
+		return vm;
+	if (!vm) {
+		struct gn_vm *p = realloc(c->gn_vms, (c->ngn_vms + 1) * sizeof(*p));
+
+		if (!p)
+			return NULL;
+		c->gn_vms = p;
+		vm = &c->gn_vms[c->ngn_vms++];
+		*vm = (struct gn_vm){ .g = g };
+	}
+	gn_vm_clear(vm);
+	vm->built = now;
+	vm->serial = c->serial;
+	damaged = &vm->damaged;
 	if (!LC_HAS(l->G.l_registry) ||
 	    lc_lua_read_tvalue(ctx, g + (uint64_t)l->G.l_registry.off, &reg) < 0 ||
 	    base_type(l, reg.tag) != 5)
-		return;
+		return vm;
 	/* 5.2 lauxlib.c pushglobalfuncname searches the global table,
 	 * registry[LUA_RIDX_GLOBALS], two levels deep, and keeps "_G."
 	 * names ("_G.print" when the walk meets _G._G first); 5.3+ search
@@ -562,19 +691,22 @@ static void gnames_build(struct lc_lua_ctx *ctx, uint64_t g)
 				&array) < 0 ||
 		    lc_lua_read_tvalue(ctx, array + l->sz_tvalue, &gt) < 0 ||
 		    base_type(l, gt.tag) != 5)
-			return;
+			return vm;
 		fk.val = gt;
 	} else {
 		if (lc_lua_table_scan(ctx, reg.value, find_key_fn, &fk, &budget) < 0 ||
 		    fk.damaged)
 			*damaged = true;
 		if (!fk.found || base_type(l, fk.val.tag) != 5)
-			return;
+			return vm;
 	}
-	struct gn_scan sc = { .g = g, .budget = &budget,
+	struct gn_scan sc = { .vm = vm, .budget = &budget,
 			      .keep_G = l->major == 502, .damaged = damaged };
 	if (lc_lua_table_scan(ctx, fk.val.value, gn_module_fn, &sc, &budget) < 0)
 		*damaged = true;
+	if (vm->n > 1)
+		qsort(vm->names, vm->n, sizeof(*vm->names), gname_cmp);
+	return vm;
 }
 
 /* registry._LOADED._G: the table of globals, in every release (the base
@@ -628,10 +760,9 @@ uint64_t lc_lua_allocator(struct lc_lua_ctx *ctx, uint64_t g)
  * as its tags say: a name not found there may be one lost. */
 static bool gnames_damaged(const struct lc_lua_ctx *ctx, uint64_t g)
 {
-	for (size_t i = 0; i < ctx->ngn_vms; i++)
-		if (ctx->gn_vms[i].g == g)
-			return ctx->gn_vms[i].damaged;
-	return false;
+	const struct gn_vm *vm = gn_vm_find(ctx->cache, g);
+
+	return vm && vm->damaged;
 }
 
 static const char *global_name(struct lc_lua_ctx *ctx, uint64_t g,
@@ -641,11 +772,33 @@ static const char *global_name(struct lc_lua_ctx *ctx, uint64_t g,
 
 	if (lc_lua_read_tvalue(ctx, func_slot, &fv) < 0)
 		return NULL;
-	gnames_build(ctx, g);
-	for (size_t i = 0; i < ctx->ngnames; i++)
-		if (ctx->gnames[i].g == g && ctx->gnames[i].tag == fv.tag &&
-		    ctx->gnames[i].value == fv.value)
-			return ctx->gnames[i].name;
+	for (int round = 0; round < 2; round++) {
+		struct gn_vm *vm = gnames_build(ctx, g, round > 0);
+		size_t lo = 0, hi = vm ? vm->n : 0;
+		const struct gname *e;
+		struct lc_tvalue k, v;
+
+		/* The first (lowest seq) name of the value. */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			const struct gname *m = &vm->names[mid];
+
+			if (m->value < fv.value ||
+			    (m->value == fv.value && m->tag < fv.tag))
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (!vm || lo == vm->n || vm->names[lo].value != fv.value ||
+		    vm->names[lo].tag != fv.tag)
+			return NULL;
+		e = &vm->names[lo];
+		/* Built in this pass, or its node still holds it. */
+		if (vm->serial == ctx->cache->serial ||
+		    (node_read(ctx, e->node, &k, &v) == 0 &&
+		     k.value == e->key && v.value == e->value && v.tag == e->tag))
+			return e->name;
+	}
 	return NULL;
 }
 
@@ -1122,27 +1275,136 @@ static bool arrays_overlap(struct lc_lua_ctx *ctx, const struct proto *p)
 	return false;
 }
 
-static struct proto *proto_get(struct lc_lua_ctx *ctx, uint64_t addr)
+/* What Proto addr is, as the fields of its header that never change
+ * once it is made (lparser.c, lundump.c): its source, lines, arrays and
+ * their sizes, and its parameters; not its GC header, gclist or (5.2,
+ * 5.3) closure cache.  Every array it points to is written before the
+ * Proto is published and never after, so a Proto whose fingerprint is
+ * the same in a later pass is the same function, and what was read from
+ * its arrays holds.  -1 when unreadable. */
+static int proto_fingerprint(struct lc_lua_ctx *ctx, uint64_t addr,
+			     uint8_t *out, size_t *nout)
 {
 	const struct lc_layout *l = ctx->l;
-	struct proto *p;
-	uint64_t src;
+	const struct lc_field fs[] = {
+		l->p.source, l->p.linedefined, l->p.lastlinedefined, l->p.code,
+		l->p.sizecode, l->p.lineinfo, l->p.sizelineinfo,
+		l->p.abslineinfo, l->p.sizeabslineinfo, l->p.k, l->p.sizek,
+		l->p.locvars, l->p.sizelocvars, l->p.upvalues,
+		l->p.sizeupvalues, l->p.p, l->p.sizep, l->p.numparams,
+		l->p.is_vararg, l->p.maxstacksize, l->p.flag,
+	};
+	uint8_t hdr[512];
+	uint64_t end = 0;
+	size_t n = 0;
 
-	for (size_t i = 0; i < ctx->nprotos; i++)
-		if (ctx->protos[i].addr == addr)
-			return &ctx->protos[i];
-	if (ctx->nprotos == ctx->cap) {
-		size_t ncap = ctx->cap ? ctx->cap * 2 : 32;
-		struct proto *np = realloc(ctx->protos, ncap * sizeof(*np));
+	for (size_t i = 0; i < sizeof(fs) / sizeof(*fs); i++)
+		if (LC_HAS(fs[i]) && (uint64_t)fs[i].off + fs[i].size > end)
+			end = (uint64_t)fs[i].off + fs[i].size;
+	if (!end || end > sizeof(hdr) || lc_read(ctx->mem, addr, hdr, end) < 0)
+		return -1;
+	for (size_t i = 0; i < sizeof(fs) / sizeof(*fs); i++) {
+		if (!LC_HAS(fs[i]))
+			continue;
+		if (n + fs[i].size > PROTO_FP)
+			return -1;
+		memcpy(out + n, hdr + fs[i].off, fs[i].size);
+		n += fs[i].size;
+	}
+	*nout = n;
+	return 0;
+}
+
+static struct proto **cache_find(struct lc_lua_cache *c, uint64_t addr)
+{
+	size_t i;
+
+	if (!c->nslots)
+		return NULL;
+	for (i = (size_t)((addr * 0x9e3779b97f4a7c15ull) >> 20) & (c->nslots - 1);
+	     c->slot[i]; i = (i + 1) & (c->nslots - 1))
+		if (c->protos[c->slot[i] - 1]->addr == addr)
+			return &c->protos[c->slot[i] - 1];
+	return NULL;
+}
+
+static void cache_index(struct lc_lua_cache *c, size_t k)
+{
+	size_t i = (size_t)((c->protos[k]->addr * 0x9e3779b97f4a7c15ull) >> 20) &
+		   (c->nslots - 1);
+
+	while (c->slot[i])
+		i = (i + 1) & (c->nslots - 1);
+	c->slot[i] = (uint32_t)(k + 1);
+}
+
+/* A new entry for addr, indexed; NULL when memory ran out. */
+static struct proto *cache_add(struct lc_lua_cache *c, uint64_t addr)
+{
+	struct proto *p;
+
+	if (c->n >= UINT32_MAX - 1)
+		return NULL;
+	if (c->n == c->cap) {
+		size_t ncap = c->cap ? c->cap * 2 : 64;
+		struct proto **np = realloc(c->protos, ncap * sizeof(*np));
 
 		if (!np)
 			return NULL;
-		ctx->protos = np;
-		ctx->cap = ncap;
+		c->protos = np;
+		c->cap = ncap;
 	}
-	p = &ctx->protos[ctx->nprotos++];
-	memset(p, 0, sizeof(*p));
+	if ((c->n + 1) * 2 > c->nslots) {
+		size_t ns = c->nslots ? c->nslots * 2 : 128;
+		uint32_t *sl = calloc(ns, sizeof(*sl));
+
+		if (!sl)
+			return NULL;
+		free(c->slot);
+		c->slot = sl;
+		c->nslots = ns;
+		for (size_t k = 0; k < c->n; k++)
+			cache_index(c, k);
+	}
+	if (!(p = calloc(1, sizeof(*p))))
+		return NULL;
 	p->addr = addr;
+	c->protos[c->n] = p;
+	cache_index(c, c->n++);
+	return p;
+}
+
+static struct proto *proto_get(struct lc_lua_ctx *ctx, uint64_t addr)
+{
+	const struct lc_layout *l = ctx->l;
+	struct lc_lua_cache *c = ctx->cache;
+	struct proto **pp = cache_find(c, addr), *p;
+	uint8_t fp[PROTO_FP];
+	size_t nfp = 0;
+	uint64_t src;
+	bool have_fp;
+
+	if (pp && (*pp)->checked == c->serial)
+		return *pp;
+	have_fp = proto_fingerprint(ctx, addr, fp, &nfp) == 0;
+	if (pp) {
+		p = *pp;
+		/* Read in an earlier pass: the same function still? */
+		if (have_fp && p->ok && p->nfp == nfp &&
+		    memcmp(p->fp, fp, nfp) == 0) {
+			p->checked = c->serial;
+			return p;
+		}
+		proto_free(p);
+		memset(p, 0, sizeof(*p));
+		p->addr = addr;
+	} else if (!(p = cache_add(c, addr)))
+		return NULL;
+	p->checked = c->serial;
+	if (have_fp) {
+		memcpy(p->fp, fp, nfp);
+		p->nfp = nfp;
+	}
 	if (lc_read_u64(ctx->mem, addr + (uint64_t)l->p.source.off, &src) < 0 ||
 	    rd_int(ctx, addr, l->p.linedefined, &p->linedefined) < 0 ||
 	    rd_int(ctx, addr, l->p.lastlinedefined, &p->lastlinedefined) < 0 ||

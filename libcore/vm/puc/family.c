@@ -16,9 +16,16 @@
 #include "vm/puc/puc.h"
 #include "vm/puc/values.h"
 
+/* Words checked by is_state in this pass, and what was found: a stack
+ * holds the same lua_State in frame after frame.  (A pass reads one
+ * view of the memory: the answer cannot change within it.) */
+#define SEEN_STATES	64
+
 struct lc_pass {
 	struct lc_lua_ctx *ctx;
 	struct lc_interp *in;
+	uint64_t seen[SEEN_STATES];	/* 0: free */
+	bool seen_ok[SEEN_STATES];
 };
 
 _Static_assert(sizeof(struct lc_lstate) <= sizeof(((struct lc_vstate *)0)->priv),
@@ -52,6 +59,7 @@ static struct lc_error *puc_open(struct lc_program *p, struct lc_interp **ret)
 	in->version_warning = l->version_warning[0] ? l->version_warning :
 			      NULL;
 	in->priv = l;
+	in->cache = lc_lua_cache_create();
 	*ret = in;
 	return NULL;
 }
@@ -59,6 +67,7 @@ static struct lc_error *puc_open(struct lc_program *p, struct lc_interp **ret)
 static void puc_close(struct lc_interp *in)
 {
 	lc_layout_destroy(in->priv);
+	lc_lua_cache_destroy(in->cache);
 	free(in);
 }
 
@@ -69,7 +78,9 @@ static struct lc_error *puc_begin(struct lc_interp *in, struct lc_pass **ret)
 
 	if (!pass)
 		return &lc_error_nomem;
-	err = lc_lua_ctx_create(in->prog, in->priv, &pass->ctx);
+	if (in->cache)
+		lc_lua_cache_set_reuse(in->cache, in->reuse_s);
+	err = lc_lua_ctx_create(in->prog, in->priv, in->cache, &pass->ctx);
 	if (err) {
 		free(pass);
 		return err;
@@ -129,8 +140,15 @@ static bool puc_is_state(void *arg, uint64_t addr)
 {
 	struct lc_pass *pass = arg;
 	struct lc_lstate st;
+	size_t i = (size_t)((addr * 0x9e3779b97f4a7c15ull) >> 58);
 
-	return lc_lua_state_read(pass->ctx, addr, &st) == 0;
+	if (!addr)
+		return false;
+	if (pass->seen[i] == addr)
+		return pass->seen_ok[i];
+	pass->seen[i] = addr;
+	pass->seen_ok[i] = lc_lua_state_read(pass->ctx, addr, &st) == 0;
+	return pass->seen_ok[i];
 }
 
 static struct lc_error *puc_walk(struct lc_pass *pass,

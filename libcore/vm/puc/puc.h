@@ -54,10 +54,24 @@ struct lc_ci {
 };
 
 struct lc_lua_ctx;
+struct lc_lua_cache;
 
-/* A decoder context over program p with layout l (both borrowed). */
+/* What decoder contexts keep across passes over one program: the
+ * Protos read, each checked against the target's memory in every pass
+ * that uses it (protos_cached in decode.c).  Owned by the family's
+ * interpreter. */
+struct lc_lua_cache *lc_lua_cache_create(void);
+void lc_lua_cache_destroy(struct lc_lua_cache *c);
+/* How long an index of a VM's package.loaded serves later passes
+ * (lc_interp.reuse_s). */
+void lc_lua_cache_set_reuse(struct lc_lua_cache *c, double seconds);
+
+/* A decoder context over program p with layout l and cache c (all
+ * borrowed; c may be NULL: nothing kept after the context).  Contexts
+ * that share a cache must not be alive at once. */
 struct lc_error *lc_lua_ctx_create(struct lc_program *p,
 				   const struct lc_layout *l,
+				   struct lc_lua_cache *c,
 				   struct lc_lua_ctx **ret);
 void lc_lua_ctx_destroy(struct lc_lua_ctx *ctx);
 const struct lc_layout *lc_lua_layout(const struct lc_lua_ctx *ctx);

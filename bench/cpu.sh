@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# luacore-sample's own cost per sample, beside the machine's floor, in
+# one run: the deep.lua workload at 40 frames (14 levels) and 126 frames
+# (57 levels) of Lua-first stack, at 100 Hz and 1000 Hz, each for
+# SECONDS (5).  For each:
+#  - the sampler's CPU per sample taken, in all, in its stops (seize,
+#    interrupt, wait, registers, copy, detach) and decoding, as its
+#    report prints them;
+#  - its stop per sample (median, p99) beside bench/stopfloor's bare
+#    ptrace stop of the same thread at the same rate, run right after,
+#    and that floor's own CPU per stop: the kernel's part, which no
+#    sampler that stops threads can save;
+#  - with LC_BASELINE=OTHER_BUILDDIR, the same sampler figures of that
+#    build, runs alternating.
+# Targets (issue 16): stop median <= 1.5x the floor, p99 <= 3x; CPU per
+# sample <= 30 us at 40 frames, <= 60 us at 126.
+#   bench/cpu.sh [BUILDDIR] [BUILD]      (BUILD default deb-5.4)
+set -uo pipefail
+builddir=$(cd "${1:-.}" && pwd)
+build=${2:-deb-5.4}
+here=$(cd "$(dirname "$0")/.." && pwd)
+host=$builddir/fixtures/out/$build/lchost
+secs=${SECONDS_EACH:-5}
+export LC_TRUTH_LUA=$here/fixtures/lua/truth.lua
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+[ -x "$host" ] || { echo "no $host: run fixtures/build-lua.sh first" >&2; exit 1; }
+cc -O2 -o "$tmp/stopfloor" "$here/bench/stopfloor.c" || exit 1
+samplers=("$builddir/src/luacore-sample")
+names=("this build")
+if [ -n "${LC_BASELINE:-}" ]; then
+	samplers+=("$(cd "$LC_BASELINE" && pwd)/src/luacore-sample")
+	names+=("baseline")
+fi
+
+# SAMPLER LEVELS HZ: "taken total_us stop_us decode_us median p99 hz"
+sampler_run() {
+	LC_DEEP_LEVELS=$2 LC_SAMPLE_SECONDS=$secs "$1" -q --max-frames 2000 -r "$3" \
+		-o "$tmp/out.folded" -- "$host" "$here/fixtures/scenarios/sample/deep.lua" \
+		>/dev/null 2>"$tmp/err"
+	awk '/samples: [0-9]* attempted/ { for (i = 1; i <= NF; i++) if ($(i + 1) == "taken,") n = $i }
+	     /Hz achieved/ { for (i = 1; i <= NF; i++) if ($(i + 1) == "Hz" && $(i + 2) == "achieved,") hz = $i }
+	     /sampler CPU/ {
+		gsub(/\(/, "")
+		for (i = 1; i <= NF; i++) {
+			if ($i == "CPU" && $(i - 1) == "sampler") c = $(i + 1)
+			if ($i == "median") med = $(i + 1)
+			if ($i == "p99") p99 = $(i + 1)
+			if ($i == "stops,") st = $(i - 3)
+			if ($i == "decoding;") dc = $(i - 2)
+		}
+	     }
+	     END { if (n > 0) printf "%d %.1f %.1f %.1f %s %s %s\n", n, 1e6 * c / n, 1e6 * st / n, 1e6 * dc / n, med, p99, hz }' "$tmp/err"
+}
+
+# LEVELS HZ: "stops median p99 cpu_us_per_stop"
+floor_run() {
+	LC_DEEP_LEVELS=$1 LC_SAMPLE_SECONDS=$((secs + 2)) "$host" "$here/fixtures/scenarios/sample/deep.lua" >/dev/null &
+	local p=$!
+	sleep 0.5
+	/usr/bin/time -f '%U %S' -o "$tmp/time" "$tmp/stopfloor" "$p" "$2" "$secs" >"$tmp/floor"
+	kill "$p" 2>/dev/null; wait "$p" 2>/dev/null
+	read -r _ n _ med _ p99 <"$tmp/floor"
+	read -r u s <"$tmp/time"
+	awk -v n="$n" -v m="$med" -v p="$p99" -v u="$u" -v s="$s" 'BEGIN { printf "%d %s %s %.1f\n", n, m, p, 1e6 * (u + s) / n }'
+}
+
+echo "== luacore-sample CPU and stop per sample on $(nproc) CPUs, $build, $secs s each"
+for levels in 14 57; do
+	frames=$([ "$levels" = 14 ] && echo 40 || echo 126)
+	for hz in 100 1000; do
+		echo "-- $frames frames, $hz Hz"
+		read -r fn fmed fp99 fcpu <<<"$(floor_run "$levels" "$hz")"
+		for k in "${!samplers[@]}"; do
+			read -r n tot st dc med p99 ahz <<<"$(sampler_run "${samplers[$k]}" "$levels" "$hz")"
+			printf "  %-10s %6s samples (%s Hz): CPU per sample %7s us (stops %s, decoding %s); stop median %s us (x%.2f the floor), p99 %s us (x%.2f)\n" \
+				"${names[$k]}" "$n" "$ahz" "$tot" "$st" "$dc" "$med" "$(awk -v a="$med" -v b="$fmed" 'BEGIN { print a / b }')" \
+				"$p99" "$(awk -v a="$p99" -v b="$fp99" 'BEGIN { print a / b }')"
+		done
+		printf "  %-10s %6s stops: median %s us, p99 %s us, its CPU per stop %s us\n" floor "$fn" "$fmed" "$fp99" "$fcpu"
+	done
+done
