@@ -143,6 +143,17 @@ struct lc_error *lc_target_attach_copy(int pid, uint64_t limit,
 				       struct lc_target **ret);
 uint64_t lc_target_copy_misses(const struct lc_target *t);
 
+/* Read a running process without stopping it (no ptrace stop, no
+ * signal): memory is read with process_vm_readv while it runs.  A
+ * thread asleep in the kernel is unwound from the stack pointer and pc
+ * the kernel shows for it (/proc/PID/task/TID/syscall), with no other
+ * register; a thread that is running has no machine stack, and its
+ * report says so.  What was read may change while it is read: the
+ * caller compares reports (luacore-inspect --nonblocking).  The target
+ * needs no detach. */
+struct lc_error *lc_target_attach_nonblocking(int pid,
+					      struct lc_target **ret);
+
 /* Detach every thread any live target holds.  Async-signal-safe: for
  * the handlers of SIGINT, SIGTERM, SIGSEGV... of a front end. */
 void lc_live_release_all(void);
@@ -417,6 +428,7 @@ struct lc_report {
 	 * front end sets it once it has detached). */
 	bool live;
 	double stopped_seconds;
+	bool not_stopped;	/* read as it ran (lc_target_attach_nonblocking) */
 };
 
 struct lc_report_options {

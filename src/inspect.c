@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "luacore.h"
 
@@ -124,6 +125,9 @@ static void usage(FILE *out)
 	      "                     the memory available if less)\n"
 	      "  --stop-budget MS   copy for at most MS milliseconds; what is left\n"
 	      "                     is read while the process runs, and said so\n"
+	      "  --nonblocking      with -p: never stop the process; read it as it\n"
+	      "                     runs, until two reads agree (at most 5); a\n"
+	      "                     running thread has no machine stack\n"
 	      "  -v, --verbose      say what it is doing on stderr (modules, debug\n"
 	      "                     info, layouts, scans, copies)\n"
 	      "  -h, --help         show this help\n"
@@ -156,6 +160,161 @@ static uint64_t mem_available(void)
 	return (uint64_t)kb << 10;
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The report as text: what two reads are compared by. */
+static char *report_text(const struct lc_report *r, size_t *len)
+{
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, len);
+
+	if (!f)
+		return NULL;
+	lc_report_print_text(r, f);
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* The section of text for "Thread TID" (to the next blank line), or
+ * the VM list (tid 0); *len its length. */
+static const char *section(const char *text, int tid, size_t *len)
+{
+	char head[32];
+	const char *p, *e;
+
+	if (tid)
+		snprintf(head, sizeof(head), "\nThread %d", tid);
+	else
+		snprintf(head, sizeof(head), "\nVMs: ");
+	for (p = strstr(text, head); p; p = strstr(p + 1, head))
+		if (tid == 0 || p[strlen(head)] == ' ' || p[strlen(head)] == '\n' ||
+		    p[strlen(head)] == '(' || p[strlen(head)] == ':')
+			break;
+	if (!p) {
+		*len = 0;
+		return "";
+	}
+	e = strstr(p + 1, "\n\n");
+	*len = e ? (size_t)(e - p) : strlen(p);
+	return p;
+}
+
+/* Up to this many reads of a running process, until two in a row agree. */
+#define NONBLOCKING_READS	5
+
+/* -p --nonblocking: the process is never stopped.  Each read lists its
+ * threads afresh (where each sleeps) and reads everything as it runs;
+ * a read that agrees with the one before is consistent.  When none
+ * does, the last is shown, marked, with the threads whose stacks
+ * differed. */
+static int inspect_nonblocking(int pid, const struct lc_report_options *opts,
+			       bool json)
+{
+	struct lc_report *r = NULL, *prev = NULL;
+	struct lc_target *t = NULL, *prev_t = NULL;
+	char *text = NULL, *prev_text = NULL;
+	size_t len = 0, prev_len = 0;
+	int reads = 0, status;
+	bool agree = false;
+	double t0 = now_s();
+
+	for (reads = 0; reads < NONBLOCKING_READS && !agree; reads++) {
+		struct lc_error *err = lc_target_attach_nonblocking(pid, &t);
+
+		if (!err)
+			err = lc_report_create(t, opts, &r);
+		if (err) {
+			message("", lc_error_message(err));
+			lc_error_destroy(err);
+			lc_target_destroy(t);
+			if (prev)
+				lc_report_destroy(prev);
+			lc_target_destroy(prev_t);
+			free(prev_text);
+			return EXIT_FATAL;
+		}
+		text = report_text(r, &len);
+		agree = text && prev_text && len == prev_len &&
+			memcmp(text, prev_text, len) == 0;
+		if (prev) {
+			lc_report_destroy(prev);
+			lc_target_destroy(prev_t);
+		}
+		free(prev_text);
+		prev = r;
+		prev_t = t;
+		prev_text = text;
+		prev_len = len;
+		text = NULL;
+	}
+	if (json)
+		lc_report_print_json(prev, stdout);
+	else
+		lc_report_print_text(prev, stdout);
+	status = prev->partial ? EXIT_PARTIAL : 0;
+	if (agree) {
+		fprintf(stderr, "luacore-inspect: read without stopping process %d: %d reads in %.0f ms, the last two agree\n",
+			pid, reads, (now_s() - t0) * 1e3);
+	} else {
+		/* One more read, only to name what kept changing. */
+		struct lc_target *t2 = NULL;
+		struct lc_report *r2 = NULL;
+		char *text2 = NULL, *names = NULL;
+		size_t len2 = 0, nlen = 0;
+		FILE *nf = open_memstream(&names, &nlen);
+		int ndiff = 0;
+
+		if (!lc_target_attach_nonblocking(pid, &t2) &&
+		    !lc_report_create(t2, opts, &r2))
+			text2 = report_text(r2, &len2);
+		for (size_t i = 0; nf && text2 && i <= prev->nthreads; i++) {
+			int tid = i < prev->nthreads ? prev->threads[i].tid : 0;
+			size_t a, b;
+			const char *sa = section(prev_text, tid, &a);
+			const char *sb = section(text2, tid, &b);
+
+			if (a == b && memcmp(sa, sb, a) == 0)
+				continue;
+			if (tid)
+				fprintf(nf, "%sthread %d", ndiff ? ", " : "", tid);
+			else
+				fprintf(nf, "%sthe VM list", ndiff ? ", " : "");
+			ndiff++;
+		}
+		if (nf)
+			fclose(nf);
+		fprintf(stderr, "luacore-inspect: read without stopping process %d: %d reads in %.0f ms and no two in a row agree: it changed while it was read%s%s; what is shown is the last read, and may not hold together\n",
+			pid, reads, (now_s() - t0) * 1e3,
+			ndiff ? "; a read after it differs in " : "",
+			ndiff ? names : "");
+		free(names);
+		free(text2);
+		if (r2)
+			lc_report_destroy(r2);
+		lc_target_destroy(t2);
+		status = EXIT_PARTIAL;
+	}
+	if (prev->nthreads == 0)
+		status = EXIT_FATAL;
+	for (size_t i = 0; i < prev->nwarnings; i++)
+		message("warning: ", prev->warnings[i]);
+	if (fflush(stdout) != 0)
+		status = EXIT_FATAL;
+	free(prev_text);
+	lc_report_destroy(prev);
+	lc_target_destroy(prev_t);
+	return status;
+}
+
 /* The library's lines (lc_set_log), on stderr. */
 static void say(void *arg, enum lc_log_level level, const char *msg)
 {
@@ -177,6 +336,7 @@ int main(int argc, char **argv)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "copy", no_argument, NULL, 'C' },
 		{ "no-copy", no_argument, NULL, 'c' },
+		{ "nonblocking", no_argument, NULL, 'b' },
 		{ "copy-limit", required_argument, NULL, 'L' },
 		{ "stop-budget", required_argument, NULL, 'B' },
 		{ "state", required_argument, NULL, 'S' },
@@ -194,7 +354,7 @@ int main(int argc, char **argv)
 	struct lc_error *err;
 	bool json = false, residue_set = false, verbose = false;
 	bool copy = true, copy_done = false, complete = true;
-	bool limit_set = false;
+	bool limit_set = false, nonblocking = false;
 	uint64_t copy_limit = (uint64_t)4 << 30, copied = 0, mapped = 0;
 	double stop_budget = 1e9;
 	uint64_t states[LC_ARRAY_MAX];
@@ -235,6 +395,9 @@ int main(int argc, char **argv)
 			break;
 		case 'c':
 			copy = false;
+			break;
+		case 'b':
+			nonblocking = true;
 			break;
 		case 'L':
 			if (number(optarg, 1, 1 << 30, "--copy-limit", &n) < 0)
@@ -295,6 +458,8 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
+	if (pid && nonblocking)
+		return inspect_nonblocking((int)pid, &opts, json);
 	if (pid)
 		release_on_signals();
 	if (pid && copy && !limit_set) {

@@ -873,6 +873,16 @@ static bool looks_broken(struct lc_program *t, const struct collect *c,
 	       !lc_program_exec_name(t, c->frames[1].pc - 1, &anon);
 }
 
+/* A thread of a program read as it runs that was running when listed
+ * (lc_program_list_running). */
+static bool thread_running(const struct lc_program *t, int tid)
+{
+	for (size_t i = 0; i < t->nthreads; i++)
+		if (t->threads[i].tid == tid)
+			return t->threads[i].running;
+	return false;
+}
+
 struct lc_error *lc_unwind_thread(struct lc_unwinder *u,
 				  const struct lc_state_probe *probe,
 				  int tid, size_t max,
@@ -910,6 +920,12 @@ struct lc_error *lc_unwind_thread(struct lc_unwinder *u,
 			*partial = LC_NATIVE_TRUNCATED;
 			*why = strdup("native stack truncated at the frame limit");
 		}
+	} else if (t->not_stopped && thread_running(t, tid)) {
+		*partial = LC_NATIVE_BROKEN;
+		*why = strdup("running when read, and not stopped (--nonblocking): no machine stack");
+		*ret = NULL;
+		*nret = 0;
+		return NULL;
 	} else if (!t->dwfl || !t->dwfl_attached) {
 		*partial = LC_NATIVE_BROKEN;
 		*why = strdup("native unwinding unavailable (dwfl_core_file_attach failed)");
@@ -918,6 +934,18 @@ struct lc_error *lc_unwind_thread(struct lc_unwinder *u,
 		return NULL;
 	} else {
 		int r = dwfl_getthread_frames(t->dwfl, tid, frame_cb, &c);
+		const struct lc_native_frame *last = c.n ? &c.frames[c.n - 1] : NULL;
+
+		/* Read as it ran: its frame pointer was unknown, and the
+		 * unwinding ends at a frame that needs it. */
+		if (t->not_stopped && !c.nomem && !c.truncated && last &&
+		    !(last->function && is_thread_entry(last->function)) &&
+		    (last->regmask & (1u << LC_REG_SP)) &&
+		    lc_program_guess_fp(t, tid, last->pc, last->regs[LC_REG_SP])) {
+			lc_native_frames_free(c.frames, c.n);
+			c = (struct collect){ .max = max };
+			r = dwfl_getthread_frames(t->dwfl, tid, frame_cb, &c);
+		}
 		if (c.nomem) {
 			lc_native_frames_free(c.frames, c.n);
 			return &lc_error_nomem;

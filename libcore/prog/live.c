@@ -757,6 +757,109 @@ struct lc_error *lc_program_seize(struct lc_program *t)
 	return NULL;
 }
 
+/* The "syscall" file of a thread that is not stopped: "running", or the
+ * system call's number, six arguments, sp and pc ("-1 sp pc" when it
+ * sleeps in the kernel outside a system call), in hex. */
+static bool syscall_sp_pc(int pid, int tid, uint64_t *sp, uint64_t *pc)
+{
+	char path[80], buf[256], *tok[9], *save = NULL;
+	int fd, n = 0;
+	ssize_t got;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid, tid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return false;
+	got = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (got <= 0)
+		return false;
+	buf[got] = '\0';
+	for (char *t = strtok_r(buf, " \n", &save); t && n < 9;
+	     t = strtok_r(NULL, " \n", &save))
+		tok[n++] = t;
+	if (n != 9 && n != 3)
+		return false;	/* "running" */
+	*sp = strtoull(tok[n - 2], NULL, 16);
+	*pc = strtoull(tok[n - 1], NULL, 16);
+	return *sp && *pc;
+}
+
+bool lc_program_guess_fp(struct lc_program *t, int tid, uint64_t pc,
+			 uint64_t sp)
+{
+	struct lc_program_thread *th = NULL;
+	uint64_t w[513], start;
+	Dwfl_Module *mod;
+	GElf_Off off;
+	GElf_Sym sym;
+
+	for (size_t i = 0; i < t->nthreads; i++)
+		if (t->threads[i].tid == tid)
+			th = &t->threads[i];
+	if (!th || !th->sp_pc_only || th->regs[6] || !t->dwfl || pc < 2 ||
+	    !(mod = dwfl_addrmodule(t->dwfl, pc - 1)) ||
+	    !dwfl_module_addrinfo(mod, pc - 1, &off, &sym, NULL, NULL, NULL) ||
+	    lc_live_read(t->pid, sp & ~7ull, w, sizeof(w)) < 0)
+		return false;
+	start = pc - 1 - off;
+	for (size_t i = 0; i + 1 < LC_ARRAY_SIZE(w); i++) {
+		uint64_t p = (sp & ~7ull) + 8 * i, ret = w[i + 1];
+		uint8_t call[5];
+		int32_t rel;
+
+		if (w[i] <= p || w[i] - p >= (1u << 20) || (w[i] & 7) ||
+		    ret < 5 || lc_live_read(t->pid, ret - 5, call, 5) < 0 ||
+		    call[0] != 0xe8)
+			continue;
+		memcpy(&rel, call + 1, 4);
+		if (ret + (uint64_t)(int64_t)rel == start) {
+			th->regs[6] = p;
+			return true;
+		}
+	}
+	return false;
+}
+
+struct lc_error *lc_program_list_running(struct lc_program *t)
+{
+	char path[64];
+	DIR *d;
+	struct dirent *de;
+	struct lc_error *err = NULL;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", t->pid);
+	if (!(d = opendir(path)))
+		return lc_error_create(LC_ERR_NOT_FOUND, "no process %d (%s)",
+				       t->pid, strerror(errno));
+	while (!err && (de = readdir(d))) {
+		int tid = atoi(de->d_name);
+		struct lc_program_thread *th;
+		uint64_t sp, pc;
+
+		if (tid <= 0)
+			continue;
+		if (t->nthreads >= LC_MAX_THREADS)
+			break;
+		if ((err = add_live_thread(t, tid, -1, lc_live_comm(t->pid, tid))))
+			break;
+		th = &t->threads[t->nthreads - 1];
+		if (syscall_sp_pc(t->pid, tid, &sp, &pc)) {
+			th->sp_pc_only = true;
+			th->regs[7] = sp;
+			th->regs[16] = pc;
+		} else {
+			th->running = true;
+		}
+	}
+	closedir(d);
+	t->not_stopped = true;
+	t->detached = true;
+	if (!err && !t->nthreads)
+		err = lc_error_create(LC_ERR_NOT_FOUND,
+				      "process %d has no thread left", t->pid);
+	return err;
+}
+
 static void read_regions(struct lc_program *t)
 {
 	char path[64], line[4096];
@@ -876,6 +979,18 @@ static bool live_set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 
 	uint64_t dummy_pc, dummy_sp;
 
+	/* Not stopped: what its system call shows, or nothing. */
+	if (th && th->running)
+		return false;
+	if (th && th->sp_pc_only) {
+		Dwarf_Word sp = th->regs[7], fp = th->regs[6];
+
+		if (!dwfl_thread_state_registers(thread, 7, 1, &sp) ||
+		    (fp && !dwfl_thread_state_registers(thread, 6, 1, &fp)))
+			return false;
+		dwfl_thread_state_register_pc(thread, th->regs[16]);
+		return true;
+	}
 	/* Saved before the threads were let go (lc_program_copy), the
 	 * clone frame's fix-up made. */
 	if (th && th->have_regs) {

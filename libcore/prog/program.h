@@ -44,6 +44,10 @@ struct lc_program_thread {
 	 * back in front.  0 otherwise. */
 	uint64_t clone_pc, clone_sp;
 	int held;		/* live: its slot in the held list, -1 none */
+	/* Live, not stopped (lc_program_list_threads): only regs[7] (sp)
+	 * and regs[16] (pc) are known, from its system call; or it was
+	 * running, and nothing is. */
+	bool sp_pc_only, running;
 	char *name;		/* callback programs: as the debugger names it */
 	/* Callback programs: the machine frames a debugger unwound. */
 	struct lc_frame_regs *frames;
@@ -99,6 +103,7 @@ struct lc_program {
 
 	/* Live programs (live.c). */
 	bool detached;
+	bool not_stopped;	/* live, its threads listed, never seized */
 	/* The thread that stands for the process in /proc and for
 	 * process_vm_readv: pid, or a live thread of it where the leader
 	 * is a zombie (it called pthread_exit, the others run on). */
@@ -188,6 +193,19 @@ struct lc_error *lc_program_prepare_live(int pid, bool proc_attach,
 					 struct lc_program **ret);
 /* Seize and stop every thread of a prepared live program. */
 struct lc_error *lc_program_seize(struct lc_program *p);
+/* The threads of live program p, never stopped: each one's stack pointer
+ * and pc where it sleeps in the kernel, per /proc/PID/task/TID/syscall,
+ * or marked running. */
+struct lc_error *lc_program_list_running(struct lc_program *p);
+/* For such a thread, whose unwinding stopped at a frame (its pc and sp)
+ * that finds its CFA from rbp, which no system call shows: the frame
+ * pointer that frame keeps, guessed from the stack above sp (a word that
+ * points higher up the stack, beside the return address of a direct
+ * call to that frame's function, as its prologue pushed them).  Sets it
+ * as the thread's rbp, for an unwinding again; false when no word
+ * fits. */
+bool lc_program_guess_fp(struct lc_program *t, int tid, uint64_t pc,
+			 uint64_t sp);
 /* Let a live program's threads go (idempotent). */
 void lc_program_detach(struct lc_program *p);
 double lc_program_stopped_seconds(const struct lc_program *p);

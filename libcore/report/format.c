@@ -249,7 +249,10 @@ static void print_header(const struct lc_report *r, FILE *out)
 		es(out, r->executable);
 		fputc('\n', out);
 	}
-	if (r->live)
+	if (r->live && r->not_stopped)
+		fprintf(out, "pid: %d (live; not stopped, read as it ran)\n",
+			r->pid);
+	else if (r->live)
 		fprintf(out, "pid: %d (live; stopped for %.3f ms)\n", r->pid,
 			r->stopped_seconds * 1e3);
 	else
@@ -718,7 +721,8 @@ void lc_report_print_json(const struct lc_report *r, FILE *out)
 	fprintf(out, "},\"vms_found\":%zu,\"vms_scanned\":%zu,\"live\":%s",
 		r->nvms, r->nvms_scanned, r->live ? "true" : "false");
 	if (r->live)
-		fprintf(out, ",\"stopped_seconds\":%.6f", r->stopped_seconds);
+		fprintf(out, ",\"stopped_seconds\":%.6f,\"not_stopped\":%s",
+			r->stopped_seconds, r->not_stopped ? "true" : "false");
 	fputs("},\"threads\":[", out);
 	for (size_t i = 0; i < r->nthreads; i++) {
 		const struct lc_thread *th = &r->threads[i];

@@ -430,6 +430,7 @@ struct lc_error *lc_report_create(struct lc_target *t,
 	r->executable = lc_strdup_or_null(p->exe_path);
 	r->pid = p->pid;
 	r->live = (p->kind == LC_PROGRAM_LIVE);
+	r->not_stopped = p->not_stopped;
 	r->signo = p->signo;
 	r->si_code = p->si_code;
 	r->fault_addr = p->fault_addr;

@@ -143,6 +143,22 @@ void lc_target_detach(struct lc_target *t)
 	}
 }
 
+struct lc_error *lc_target_attach_nonblocking(int pid,
+					      struct lc_target **ret)
+{
+	struct lc_target *t;
+	struct lc_error *err = prepare(pid, &t);
+
+	if (err)
+		return err;
+	if ((err = lc_program_list_running(t->prog))) {
+		lc_target_destroy(t);
+		return err;
+	}
+	*ret = t;
+	return NULL;
+}
+
 struct lc_error *lc_target_attach_copy(int pid, uint64_t limit,
 				       double budget_s, uint64_t *copied,
 				       uint64_t *mapped, bool *complete,

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# luacore-inspect -p --nonblocking: the process is never stopped nor
+# traced; its threads are unwound from where they sleep in the kernel
+# (/proc/PID/task/TID/syscall), everything read as it runs, and reads
+# are repeated until two agree.
+#  - on parked programs of several scenarios and Lua builds (every
+#    thread asleep): the Lua frames equal the script's truth, as the
+#    report of a stopped process does, the reads agree, and a watcher
+#    that polls the target's state and TracerPid all the while never
+#    sees it stopped or traced;
+#  - on a program that computes (split.lua): its thread's report says it
+#    was running and has no machine stack, the exit status is 1, and the
+#    target is never stopped or traced either.
+set -uo pipefail
+top_srcdir=${top_srcdir:-.}
+top_builddir=${top_builddir:-.}
+out=${LUACORE_MATRIX_DIR:-$top_builddir/fixtures/out}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+src=$(cd "$top_srcdir" && pwd)
+inspect=$(cd "$top_builddir/src" && pwd)/luacore-inspect
+py=/usr/bin/python3; [ -x "$py" ] || py=python3
+builds="deb-5.1 deb-5.4 src-5.2.4-O2 src-5.5.0-O0"
+scenarios="coroutines3 two_threads multi_vm deep_recursion tail_calls"
+. "$src/tests/lib.sh"
+
+# shellcheck disable=SC2086
+"$src/fixtures/build-lua.sh" "$out" $builds >"$tmp/build.log" 2>&1 ||
+	{ cat "$tmp/build.log"; echo "FAIL: fixtures/build-lua.sh"; exit 1; }
+
+# watch PID FILE: until FILE.stop exists, record every state letter and
+# TracerPid of every thread of PID seen stopped (t, T) or traced.
+watch() {
+	while [ ! -e "$2.stop" ]; do
+		for s in /proc/"$1"/task/*/status; do
+			awk '/^State:/ { st = $2 } /^TracerPid:/ { tr = $2 }
+			     END { if (st == "t" || st == "T" || tr != 0) print st, tr }' "$s" 2>/dev/null
+		done >>"$2"
+	done
+}
+# inspect_watched PID OUT ERR ARGS...: luacore-inspect under the
+# watcher; rc its exit status, $OUT.seen what the watcher saw.
+inspect_watched() {
+	local pid=$1 o=$2 e=$3; shift 3
+	: >"$o.seen"
+	watch "$pid" "$o.seen" &
+	local w=$!
+	rc=0
+	"$inspect" "$@" -p "$pid" >"$o" 2>"$e" || rc=$?
+	touch "$o.seen.stop"
+	wait "$w"
+}
+
+export LC_TRUTH_LUA=$src/fixtures/lua/truth.lua
+for b in $builds; do
+	for sc in $scenarios; do
+		d=$tmp/$b-$sc
+		mkdir -p "$d"
+		(cd "$d" && LC_TRUTH=$d/truth.tsv LC_READY=$d/ready \
+			exec "$out/$b/lchost" "$src/fixtures/scenarios/$sc.lua") >"$d/log" 2>&1 &
+		pid=$!
+		pids+=("$pid")
+		disown "$pid"
+		for i in $(seq 100); do [ -e "$d/ready" ] && break; sleep 0.1; done
+		if [ ! -e "$d/ready" ]; then
+			echo "FAIL $b $sc: not ready: $(tail -2 "$d/log")"; status=1; continue
+		fi
+		inspect_watched "$pid" "$d/nb.json" "$d/nb.err" --json --nonblocking
+		check "$b $sc: --nonblocking's Lua frames equal the truth (exit $rc)" \
+			eval "[ $rc = 0 ] && $py '$src/tests/matrix/compare.py' -q '$d/truth.tsv' '$d/nb.json' >/dev/null"
+		check "$b $sc: ... two reads agree" grep -q 'the last two agree' "$d/nb.err"
+		check "$b $sc: ... never stopped nor traced ($(sort -u "$d/nb.json.seen" | tr '\n' ' '))" \
+			eval "[ ! -s '$d/nb.json.seen' ] && running $pid"
+		[ "$status" = 0 ] || sed 's/^/    /' "$d/nb.err" | head -5
+		kill -KILL "$pid" 2>/dev/null
+	done
+done
+
+# A thread that computes: running when read.
+LC_SAMPLE_SECONDS=60 "$out/deb-5.4/lchost" "$src/fixtures/scenarios/sample/split.lua" >/dev/null 2>&1 &
+pid=$!
+pids+=("$pid")
+disown "$pid"
+sleep 0.5
+inspect_watched "$pid" "$tmp/busy.txt" "$tmp/busy.err" --nonblocking
+sed 's/^/    /' "$tmp/busy.err"
+check "a busy thread: said to be running, with no machine stack; exit 1 (got $rc)" \
+	eval "[ $rc = 1 ] && grep -q 'running when read, and not stopped (--nonblocking): no machine stack' '$tmp/busy.txt'"
+check "a busy thread: the header says the process was not stopped" \
+	grep -q '(live; not stopped, read as it ran)' "$tmp/busy.txt"
+check "a busy thread: its VM is still listed" grep -q '^VMs: [1-9]' "$tmp/busy.txt"
+check "a busy thread: never stopped nor traced ($(sort -u "$tmp/busy.txt.seen" | tr '\n' ' '))" \
+	eval "[ ! -s '$tmp/busy.txt.seen' ] && running $pid"
+exit $status
