@@ -1,9 +1,26 @@
-# Helpers for the test scripts that source it (after setting src):
+# Helpers for the test scripts that source it (". DIR/lib.sh"):
+#   src, out     the source tree, the directory of the fixture builds;
+#   inspect, sample, py   the tools under test and python3;
 #   tmp      a scratch directory, removed at exit;
 #   pids     processes to kill at exit (pids+=("$pid"));
 #   status   0, or 1 once a check failed: the script's exit status;
 #   check NAME COND...   PASS or FAIL NAME as COND succeeds;
-#   running PID          the process is alive, not stopped, untraced.
+#   running PID          the process is alive, not stopped, untraced;
+#   fixtures BUILD...    make the builds (fixtures/build-lua.sh), or exit;
+#   LIVE_BUILDS, LIVE_SCENARIOS  what the live tests park and read;
+#   park BUILD SCENARIO DIR   lchost of BUILD runs fixtures/scenarios/
+#                        SCENARIO.lua until it parks, its truth in
+#                        DIR/truth.tsv (LC_TRUTH_LUA set): pid is its pid;
+#                        1 (a FAIL said) when it never gets ready.
+top_srcdir=${top_srcdir:-.}
+top_builddir=${top_builddir:-.}
+out=${LUACORE_MATRIX_DIR:-$top_builddir/fixtures/out}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+src=$(cd "$top_srcdir" && pwd)
+inspect=$(cd "$top_builddir/src" && pwd)/luacore-inspect
+sample=$(cd "$top_builddir/src" && pwd)/luacore-sample
+py=/usr/bin/python3; [ -x "$py" ] || py=python3
 tmp=$(mktemp -d)
 pids=()
 status=0
@@ -22,3 +39,22 @@ running() {
 	tr=$(awk '/^TracerPid:/ { print $2 }' "/proc/$1/status" 2>/dev/null)
 	[ -n "$st" ] && [ "$st" != t ] && [ "$st" != T ] && [ "$st" != Z ] && [ "$tr" = 0 ]
 }
+park() {
+	local b=$1 sc=$2 d=$3
+	mkdir -p "$d"
+	(cd "$d" && LC_TRUTH=$d/truth.tsv LC_READY=$d/ready \
+		exec "$out/$b/lchost" "$src/fixtures/scenarios/$sc.lua") >"$d/log" 2>&1 &
+	pid=$!
+	pids+=("$pid")
+	disown "$pid"
+	for _ in $(seq 100); do [ -e "$d/ready" ] && return 0; sleep 0.1; done
+	echo "FAIL $b $sc: not ready: $(tail -2 "$d/log")"
+	status=1
+	return 1
+}
+fixtures() {
+	"$src/fixtures/build-lua.sh" "$out" "$@" >"$tmp/build.log" 2>&1 ||
+		{ cat "$tmp/build.log"; echo "FAIL: fixtures/build-lua.sh"; exit 1; }
+}
+LIVE_BUILDS="deb-5.1 deb-5.4 src-5.2.4-O2 src-5.5.0-O0"
+LIVE_SCENARIOS="coroutines3 two_threads multi_vm deep_recursion tail_calls"

@@ -12,20 +12,9 @@
 #  - luacore-sample with the same never-answering server: within the
 #    same bound, and says so too.
 set -uo pipefail
-top_srcdir=${top_srcdir:-.}
-top_builddir=${top_builddir:-.}
-out=${LUACORE_MATRIX_DIR:-$top_builddir/fixtures/out}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-src=$(cd "$top_srcdir" && pwd)
-inspect=$(cd "$top_builddir/src" && pwd)/luacore-inspect
-sample=$(cd "$top_builddir/src" && pwd)/luacore-sample
-py=/usr/bin/python3; [ -x "$py" ] || py=python3
+. "$(cd "$(dirname "$0")" && pwd)/lib.sh"
 build=src-5.4.7-O0
-. "$src/tests/lib.sh"
-
-"$src/fixtures/build-lua.sh" "$out" "$build" >"$tmp/build.log" 2>&1 ||
-	{ cat "$tmp/build.log"; echo "FAIL: fixtures/build-lua.sh"; exit 1; }
+fixtures "$build"
 
 # The host without its DWARF; the DWARF on its own.
 exe=$tmp/bin/lchost

@@ -11,36 +11,19 @@
 #    was copied and how many reads of the rest were made while the
 #    process ran, exit status 1.
 set -uo pipefail
-top_srcdir=${top_srcdir:-.}
-top_builddir=${top_builddir:-.}
-out=${LUACORE_MATRIX_DIR:-$top_builddir/fixtures/out}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-src=$(cd "$top_srcdir" && pwd)
-inspect=$(cd "$top_builddir/src" && pwd)/luacore-inspect
-py=/usr/bin/python3; [ -x "$py" ] || py=python3
-builds="deb-5.1 deb-5.4 src-5.2.4-O2 src-5.5.0-O0"
-scenarios="coroutines3 two_threads multi_vm deep_recursion tail_calls"
-. "$src/tests/lib.sh"
-
+. "$(cd "$(dirname "$0")" && pwd)/lib.sh"
+# The Lua builds and the parked scenarios (tests/lib.sh park) of the
+# live tests.
+builds=$LIVE_BUILDS
+scenarios=$LIVE_SCENARIOS
 # shellcheck disable=SC2086
-"$src/fixtures/build-lua.sh" "$out" $builds >"$tmp/build.log" 2>&1 ||
-	{ cat "$tmp/build.log"; echo "FAIL: fixtures/build-lua.sh"; exit 1; }
+fixtures $builds
 
 export LC_TRUTH_LUA=$src/fixtures/lua/truth.lua
 for b in $builds; do
 	for sc in $scenarios; do
 		d=$tmp/$b-$sc
-		mkdir -p "$d"
-		(cd "$d" && LC_TRUTH=$d/truth.tsv LC_READY=$d/ready \
-			exec "$out/$b/lchost" "$src/fixtures/scenarios/$sc.lua") >"$d/log" 2>&1 &
-		pid=$!
-		pids+=("$pid")
-		disown "$pid"
-		for i in $(seq 100); do [ -e "$d/ready" ] && break; sleep 0.1; done
-		if [ ! -e "$d/ready" ]; then
-			echo "FAIL $b $sc: not ready: $(tail -2 "$d/log")"; status=1; continue
-		fi
+		park "$b" "$sc" "$d" || continue
 		"$inspect" --json --no-copy -p "$pid" >"$d/plain.json" 2>"$d/plain.err"
 		rc_plain=$?
 		"$inspect" --json -p "$pid" >"$d/copy.json" 2>"$d/copy.err"

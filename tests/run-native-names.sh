@@ -14,30 +14,10 @@
 #    copied into an mmap'd page) is named [anon:exec], in a core and live,
 #    and leaves the stack whole: exit status 0, no note, Lua frames placed.
 set -uo pipefail
-top_srcdir=${top_srcdir:-.}
-top_builddir=${top_builddir:-.}
-out=${LUACORE_MATRIX_DIR:-$top_builddir/fixtures/out}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-src=$(cd "$top_srcdir" && pwd)
-inspect=$(cd "$top_builddir/src" && pwd)/luacore-inspect
-sample=$(cd "$top_builddir/src" && pwd)/luacore-sample
+. "$(cd "$(dirname "$0")" && pwd)/lib.sh"
 export LUACORE_LIB=${LUACORE_LIB:-$(cd "$top_builddir/libcore/.libs" && pwd)/libluacore.so}
 luaprof=${LUAPROF:-$src/gdb/luaprof.py}
-py=/usr/bin/python3; [ -x "$py" ] || py=python3
 builds="deb-5.4 src-5.4.7-O0"
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-status=0
-check() {	# NAME COND...
-	local name=$1; shift
-	if "$@"; then echo "PASS $name"; else echo "FAIL $name"; status=1; fi
-}
 
 # The builds (cheap when made already, as by tests/run-matrix.sh).
 # shellcheck disable=SC2086
@@ -109,12 +89,6 @@ start() {	# BUILD SCENARIO DIR -> $pid, parked
 stop() {	# PID
 	kill -KILL "$1"
 	wait "$1" 2>/dev/null
-}
-running() {	# PID: alive, not stopped, untraced
-	local st tr
-	st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)
-	tr=$(awk '/^TracerPid:/ { print $2 }' "/proc/$1/status" 2>/dev/null)
-	[ -n "$st" ] && [ "$st" != t ] && [ "$st" != T ] && [ "$st" != Z ] && [ "$tr" = 0 ]
 }
 
 for b in $builds; do

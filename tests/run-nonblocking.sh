@@ -12,21 +12,13 @@
 #    was running and has no machine stack, the exit status is 1, and the
 #    target is never stopped or traced either.
 set -uo pipefail
-top_srcdir=${top_srcdir:-.}
-top_builddir=${top_builddir:-.}
-out=${LUACORE_MATRIX_DIR:-$top_builddir/fixtures/out}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-src=$(cd "$top_srcdir" && pwd)
-inspect=$(cd "$top_builddir/src" && pwd)/luacore-inspect
-py=/usr/bin/python3; [ -x "$py" ] || py=python3
-builds="deb-5.1 deb-5.4 src-5.2.4-O2 src-5.5.0-O0"
-scenarios="coroutines3 two_threads multi_vm deep_recursion tail_calls"
-. "$src/tests/lib.sh"
-
+. "$(cd "$(dirname "$0")" && pwd)/lib.sh"
+# The Lua builds and the parked scenarios (tests/lib.sh park) of the
+# live tests.
+builds=$LIVE_BUILDS
+scenarios=$LIVE_SCENARIOS
 # shellcheck disable=SC2086
-"$src/fixtures/build-lua.sh" "$out" $builds >"$tmp/build.log" 2>&1 ||
-	{ cat "$tmp/build.log"; echo "FAIL: fixtures/build-lua.sh"; exit 1; }
+fixtures $builds
 
 # watch PID FILE: until FILE.stop exists, record every state letter and
 # TracerPid of every thread of PID seen stopped (t, T) or traced.
@@ -55,16 +47,7 @@ export LC_TRUTH_LUA=$src/fixtures/lua/truth.lua
 for b in $builds; do
 	for sc in $scenarios; do
 		d=$tmp/$b-$sc
-		mkdir -p "$d"
-		(cd "$d" && LC_TRUTH=$d/truth.tsv LC_READY=$d/ready \
-			exec "$out/$b/lchost" "$src/fixtures/scenarios/$sc.lua") >"$d/log" 2>&1 &
-		pid=$!
-		pids+=("$pid")
-		disown "$pid"
-		for i in $(seq 100); do [ -e "$d/ready" ] && break; sleep 0.1; done
-		if [ ! -e "$d/ready" ]; then
-			echo "FAIL $b $sc: not ready: $(tail -2 "$d/log")"; status=1; continue
-		fi
+		park "$b" "$sc" "$d" || continue
 		inspect_watched "$pid" "$d/nb.json" "$d/nb.err" --json --nonblocking
 		check "$b $sc: --nonblocking's Lua frames equal the truth (exit $rc)" \
 			eval "[ $rc = 0 ] && $py '$src/tests/matrix/compare.py' -q '$d/truth.tsv' '$d/nb.json' >/dev/null"
