@@ -458,6 +458,11 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
+	if (nonblocking && !pid) {
+		fputs("luacore-inspect: --nonblocking reads a running process: give -p PID\n",
+		      stderr);
+		return EXIT_USAGE;
+	}
 	if (pid && nonblocking)
 		return inspect_nonblocking((int)pid, &opts, json);
 	if (pid)

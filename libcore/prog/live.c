@@ -788,7 +788,9 @@ bool lc_program_guess_fp(struct lc_program *t, int tid, uint64_t pc,
 			 uint64_t sp)
 {
 	struct lc_program_thread *th = NULL;
-	uint64_t w[513], start;
+	uint64_t w[513], start, rs, re;
+	size_t nw = LC_ARRAY_SIZE(w);
+	unsigned rf;
 	Dwfl_Module *mod;
 	GElf_Off off;
 	GElf_Sym sym;
@@ -798,11 +800,17 @@ bool lc_program_guess_fp(struct lc_program *t, int tid, uint64_t pc,
 			th = &t->threads[i];
 	if (!th || !th->sp_pc_only || th->regs[6] || !t->dwfl || pc < 2 ||
 	    !(mod = dwfl_addrmodule(t->dwfl, pc - 1)) ||
-	    !dwfl_module_addrinfo(mod, pc - 1, &off, &sym, NULL, NULL, NULL) ||
-	    lc_live_read(t->pid, sp & ~7ull, w, sizeof(w)) < 0)
+	    !dwfl_module_addrinfo(mod, pc - 1, &off, &sym, NULL, NULL, NULL))
+		return false;
+	/* Near the top of its stack (a shallow main thread), as far as the
+	 * mapping goes. */
+	if (lc_memory_region_at(t->mem, sp, &rs, &re, &rf) &&
+	    re > (sp & ~7ull) && (re - (sp & ~7ull)) / 8 < nw)
+		nw = (size_t)((re - (sp & ~7ull)) / 8);
+	if (nw < 2 || lc_live_read(t->pid, sp & ~7ull, w, nw * 8) < 0)
 		return false;
 	start = pc - 1 - off;
-	for (size_t i = 0; i + 1 < LC_ARRAY_SIZE(w); i++) {
+	for (size_t i = 0; i + 1 < nw; i++) {
 		uint64_t p = (sp & ~7ull) + 8 * i, ret = w[i + 1];
 		uint8_t call[5];
 		int32_t rel;
