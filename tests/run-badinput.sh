@@ -29,6 +29,7 @@ mkdir "$tmp/dir"
 expect 64 "Usage" --
 expect 64 "Usage" -- --no-such-option x
 expect 64 "max-frames" -- --max-frames 0 x
+expect 64 "--nonblocking reads a running process: give -p PID" -- --nonblocking x
 expect 2 "cannot open core" -- "$tmp/missing"
 expect 2 "is empty" -- "$tmp/empty"
 expect 2 "not a regular file" -- "$tmp/dir"
