@@ -184,8 +184,8 @@ static char *report_text(const struct lc_report *r, size_t *len)
 	return buf;
 }
 
-/* The section of text for "Thread TID" (to the next blank line), or
- * the VM list (tid 0); *len its length. */
+/* The section of text for "Thread TID", or the VM list (tid 0); *len
+ * its length. */
 static const char *section(const char *text, int tid, size_t *len)
 {
 	char head[32];
@@ -203,7 +203,9 @@ static const char *section(const char *text, int tid, size_t *len)
 		*len = 0;
 		return "";
 	}
-	e = strstr(p + 1, "\n\n");
+	/* A thread's section ends at a blank line; the VM list, whose VMs
+	 * blank lines part, at the end. */
+	e = tid ? strstr(p + 1, "\n\n") : NULL;
 	*len = e ? (size_t)(e - p) : strlen(p);
 	return p;
 }
@@ -273,9 +275,13 @@ static int inspect_nonblocking(int pid, const struct lc_report_options *opts,
 		FILE *nf = open_memstream(&names, &nlen);
 		int ndiff = 0;
 
-		if (!lc_target_attach_nonblocking(pid, &t2) &&
-		    !lc_report_create(t2, opts, &r2))
+		struct lc_error *e2 = lc_target_attach_nonblocking(pid, &t2);
+
+		if (!e2)
+			e2 = lc_report_create(t2, opts, &r2);
+		if (!e2)
 			text2 = report_text(r2, &len2);
+		lc_error_destroy(e2);
 		for (size_t i = 0; nf && text2 && i <= prev->nthreads; i++) {
 			int tid = i < prev->nthreads ? prev->threads[i].tid : 0;
 			size_t a, b;

@@ -10,7 +10,9 @@
 #    sees it stopped or traced;
 #  - on a program that computes (split.lua): its thread's report says it
 #    was running and has no machine stack, the exit status is 1, and the
-#    target is never stopped or traced either.
+#    target is never stopped or traced either;
+#  - on a Lua stack that never holds still: no two reads agree, and it
+#    says so, naming what changed, exit 1.
 set -uo pipefail
 . "$(cd "$(dirname "$0")" && pwd)/lib.sh"
 # The Lua builds and the parked scenarios (tests/lib.sh park) of the
@@ -74,4 +76,32 @@ check "a busy thread: the header says the process was not stopped" \
 check "a busy thread: its VM is still listed" grep -q '^VMs: [1-9]' "$tmp/busy.txt"
 check "a busy thread: never stopped nor traced ($(sort -u "$tmp/busy.txt.seen" | tr '\n' ' '))" \
 	eval "[ ! -s '$tmp/busy.txt.seen' ] && running $pid"
+
+# A Lua stack that never holds still (a recursion of random depth, 1 to
+# 400, from one of 8 call sites): no two reads agree; the last is shown,
+# the VM list named as what changed, exit 1.
+cat >"$tmp/restless.lua" <<'EOF'
+local r = math.random
+local function f(n)
+	if n == 0 then return 0 end
+	local k = r(8)
+	if k == 1 then return 1 + f(n - 1) elseif k == 2 then return 2 + f(n - 1)
+	elseif k == 3 then return 3 + f(n - 1) elseif k == 4 then return 4 + f(n - 1)
+	elseif k == 5 then return 5 + f(n - 1) elseif k == 6 then return 6 + f(n - 1)
+	elseif k == 7 then return 7 + f(n - 1) else return 8 + f(n - 1) end
+end
+while true do f(r(1, 400)) end
+EOF
+lua5.4 "$tmp/restless.lua" &
+pid=$!
+pids+=("$pid")
+disown "$pid"
+sleep 0.3
+inspect_watched "$pid" "$tmp/restless.txt" "$tmp/restless.err" --nonblocking
+sed 's/^/    /' "$tmp/restless.err" | cut -c1-240
+check "a restless stack: 5 reads, no two agree, the VM list named; exit 1 (got $rc)" \
+	eval "[ $rc = 1 ] && grep -q '5 reads in [0-9]* ms and no two in a row agree: it changed while it was read; a read after it differs in .*the VM list' '$tmp/restless.err'"
+check "a restless stack: the last read shown" grep -q '^VMs: 1' "$tmp/restless.txt"
+check "a restless stack: never stopped nor traced ($(sort -u "$tmp/restless.txt.seen" | tr '\n' ' '))" \
+	eval "[ ! -s '$tmp/restless.txt.seen' ] && running $pid"
 exit $status
