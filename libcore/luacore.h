@@ -153,6 +153,10 @@ uint64_t lc_target_copy_misses(const struct lc_target *t);
  * needs no detach. */
 struct lc_error *lc_target_attach_nonblocking(int pid,
 					      struct lc_target **ret);
+/* Such a target's threads listed again, each where it sleeps now: for
+ * another read, without reading modules, symbols and layout again.
+ * Reports made before stay valid. */
+struct lc_error *lc_target_relist(struct lc_target *t);
 
 /* Detach every thread any live target holds.  Async-signal-safe: for
  * the handlers of SIGINT, SIGTERM, SIGSEGV... of a front end. */

@@ -214,7 +214,8 @@ static const char *section(const char *text, int tid, size_t *len)
 #define NONBLOCKING_READS	5
 
 /* -p --nonblocking: the process is never stopped.  Each read lists its
- * threads afresh (where each sleeps) and reads everything as it runs;
+ * threads afresh (where each sleeps; modules, symbols and layout are
+ * read once) and reads everything as it runs;
  * a read that agrees with the one before is consistent.  When none
  * does, the last is shown, marked, with the threads whose stacks
  * differed. */
@@ -222,7 +223,7 @@ static int inspect_nonblocking(int pid, const struct lc_report_options *opts,
 			       bool json)
 {
 	struct lc_report *r = NULL, *prev = NULL;
-	struct lc_target *t = NULL, *prev_t = NULL;
+	struct lc_target *t = NULL;
 	char *text = NULL, *prev_text = NULL;
 	size_t len = 0, prev_len = 0;
 	int reads = 0, status;
@@ -230,30 +231,27 @@ static int inspect_nonblocking(int pid, const struct lc_report_options *opts,
 	double t0 = now_s();
 
 	for (reads = 0; reads < NONBLOCKING_READS && !agree; reads++) {
-		struct lc_error *err = lc_target_attach_nonblocking(pid, &t);
+		struct lc_error *err = t ? lc_target_relist(t) :
+				       lc_target_attach_nonblocking(pid, &t);
 
 		if (!err)
 			err = lc_report_create(t, opts, &r);
 		if (err) {
 			message("", lc_error_message(err));
 			lc_error_destroy(err);
-			lc_target_destroy(t);
 			if (prev)
 				lc_report_destroy(prev);
-			lc_target_destroy(prev_t);
+			lc_target_destroy(t);
 			free(prev_text);
 			return EXIT_FATAL;
 		}
 		text = report_text(r, &len);
 		agree = text && prev_text && len == prev_len &&
 			memcmp(text, prev_text, len) == 0;
-		if (prev) {
+		if (prev)
 			lc_report_destroy(prev);
-			lc_target_destroy(prev_t);
-		}
 		free(prev_text);
 		prev = r;
-		prev_t = t;
 		prev_text = text;
 		prev_len = len;
 		text = NULL;
@@ -268,17 +266,16 @@ static int inspect_nonblocking(int pid, const struct lc_report_options *opts,
 			pid, reads, (now_s() - t0) * 1e3);
 	} else {
 		/* One more read, only to name what kept changing. */
-		struct lc_target *t2 = NULL;
 		struct lc_report *r2 = NULL;
 		char *text2 = NULL, *names = NULL;
 		size_t len2 = 0, nlen = 0;
 		FILE *nf = open_memstream(&names, &nlen);
 		int ndiff = 0;
 
-		struct lc_error *e2 = lc_target_attach_nonblocking(pid, &t2);
+		struct lc_error *e2 = lc_target_relist(t);
 
 		if (!e2)
-			e2 = lc_report_create(t2, opts, &r2);
+			e2 = lc_report_create(t, opts, &r2);
 		if (!e2)
 			text2 = report_text(r2, &len2);
 		lc_error_destroy(e2);
@@ -306,7 +303,6 @@ static int inspect_nonblocking(int pid, const struct lc_report_options *opts,
 		free(text2);
 		if (r2)
 			lc_report_destroy(r2);
-		lc_target_destroy(t2);
 		status = EXIT_PARTIAL;
 	}
 	if (prev->nthreads == 0)
@@ -317,7 +313,7 @@ static int inspect_nonblocking(int pid, const struct lc_report_options *opts,
 		status = EXIT_FATAL;
 	free(prev_text);
 	lc_report_destroy(prev);
-	lc_target_destroy(prev_t);
+	lc_target_destroy(t);
 	return status;
 }
 

@@ -12,7 +12,7 @@
 #    was running and has no machine stack, the exit status is 1, and the
 #    target is never stopped or traced either;
 #  - on a Lua stack that never holds still: no two reads agree, and it
-#    says so, naming what changed, exit 1.
+#    says so (naming what changed, when one more read differs), exit 1.
 set -uo pipefail
 . "$(cd "$(dirname "$0")" && pwd)/lib.sh"
 # The Lua builds and the parked scenarios (tests/lib.sh park) of the
@@ -97,10 +97,21 @@ pid=$!
 pids+=("$pid")
 disown "$pid"
 sleep 0.3
-inspect_watched "$pid" "$tmp/restless.txt" "$tmp/restless.err" --nonblocking
+# Two reads agree when the program got no CPU between them (a loaded
+# machine): up to 3 tries, each of 5 reads some 50 ms apart.
+for try in 1 2 3; do
+	inspect_watched "$pid" "$tmp/restless.txt" "$tmp/restless.err" --nonblocking
+	grep -q 'no two in a row agree' "$tmp/restless.err" && break
+done
 sed 's/^/    /' "$tmp/restless.err" | cut -c1-240
-check "a restless stack: 5 reads, no two agree, the VM list named; exit 1 (got $rc)" \
-	eval "[ $rc = 1 ] && grep -q '5 reads in [0-9]* ms and no two in a row agree: it changed while it was read; a read after it differs in .*the VM list' '$tmp/restless.err'"
+check "a restless stack: 5 reads, no two agree, said; exit 1 (got $rc, try $try)" \
+	eval "[ $rc = 1 ] && grep -q '5 reads in [0-9]* ms and no two in a row agree: it changed while it was read' '$tmp/restless.err'"
+# What changed is named from one more read, when that differs too: the
+# VM list (the program's only thread has no stack: it runs).
+if grep -q 'a read after it differs in' "$tmp/restless.err"; then
+	check "a restless stack: what changed is the VM list" \
+		grep -q 'a read after it differs in the VM list;' "$tmp/restless.err"
+fi
 check "a restless stack: the last read shown" grep -q '^VMs: 1' "$tmp/restless.txt"
 check "a restless stack: never stopped nor traced ($(sort -u "$tmp/restless.txt.seen" | tr '\n' ' '))" \
 	eval "[ ! -s '$tmp/restless.txt.seen' ] && running $pid"

@@ -839,6 +839,9 @@ struct lc_error *lc_program_list_running(struct lc_program *t)
 	if (!(d = opendir(path)))
 		return lc_error_create(LC_ERR_NOT_FOUND, "no process %d (%s)",
 				       t->pid, strerror(errno));
+	/* Listed again: the threads as they are now. */
+	while (t->nthreads)
+		drop_thread(t, t->nthreads - 1);
 	while (!err && (de = readdir(d))) {
 		int tid = atoi(de->d_name);
 		struct lc_program_thread *th;

@@ -159,6 +159,14 @@ struct lc_error *lc_target_attach_nonblocking(int pid,
 	return NULL;
 }
 
+struct lc_error *lc_target_relist(struct lc_target *t)
+{
+	if (!t->prog->not_stopped)
+		return lc_error_create(LC_ERR_INVALID,
+			"only a target read as it runs can be listed again");
+	return lc_program_list_running(t->prog);
+}
+
 struct lc_error *lc_target_attach_copy(int pid, uint64_t limit,
 				       double budget_s, uint64_t *copied,
 				       uint64_t *mapped, bool *complete,
