@@ -160,6 +160,20 @@ static uint64_t mem_available(void)
 	return (uint64_t)kb << 10;
 }
 
+/* After a report is printed: its warnings, and the exit status from
+ * status as far as it goes (no thread shown, or stdout not written, is
+ * fatal). */
+static int report_end(const struct lc_report *r, int status)
+{
+	if (r->nthreads == 0)
+		status = EXIT_FATAL;
+	for (size_t i = 0; i < r->nwarnings; i++)
+		message("warning: ", r->warnings[i]);
+	if (fflush(stdout) != 0)
+		status = EXIT_FATAL;
+	return status;
+}
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -305,12 +319,7 @@ static int inspect_nonblocking(int pid, const struct lc_report_options *opts,
 			lc_report_destroy(r2);
 		status = EXIT_PARTIAL;
 	}
-	if (prev->nthreads == 0)
-		status = EXIT_FATAL;
-	for (size_t i = 0; i < prev->nwarnings; i++)
-		message("warning: ", prev->warnings[i]);
-	if (fflush(stdout) != 0)
-		status = EXIT_FATAL;
+	status = report_end(prev, status);
 	free(prev_text);
 	lc_report_destroy(prev);
 	lc_target_destroy(t);
@@ -540,12 +549,7 @@ int main(int argc, char **argv)
 		if (!status)
 			status = EXIT_PARTIAL;
 	}
-	if (r->nthreads == 0)
-		status = EXIT_FATAL;
-	for (size_t i = 0; i < r->nwarnings; i++)
-		message("warning: ", r->warnings[i]);
-	if (fflush(stdout) != 0)
-		status = EXIT_FATAL;
+	status = report_end(r, status);
 	lc_report_destroy(r);
 	lc_target_destroy(t);
 	return status;

@@ -384,20 +384,35 @@ static bool tidset_has(const struct tidset *s, int tid)
 	return false;
 }
 
+/* /proc/PID/task/TID/NAME, one read of at most size - 1 bytes, ended
+ * with a NUL: its length, or -1 (also when empty). */
+static ssize_t task_file(int pid, int tid, const char *name, char *buf,
+			 size_t size)
+{
+	char path[96];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/%s", pid, tid, name);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return n;
+}
+
 char *lc_live_comm(int pid, int tid)
 {
-	char path[64], buf[64];
+	char buf[64];
+	ssize_t got = task_file(pid, tid, "comm", buf, sizeof(buf));
 	size_t n;
-	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", pid, tid);
-	f = fopen(path, "r");
-	if (!f)
+	if (got < 0)
 		return NULL;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	if (!n)
-		return NULL;
+	n = (size_t)got;
 	/* The kernel ends the name with a newline; the name itself may hold
 	 * one (any byte but NUL: it is the executable's file name, or what
 	 * the thread set), which the printers escape. */
@@ -495,22 +510,12 @@ int lc_live_wait_stop(int tid, int *sig)
 static bool stat_fields(int pid, int tid, char *state, int *ppid,
 			unsigned long *flags, char *comm, size_t ncomm)
 {
-	char path[80], buf[1024], *open_, *close_;
-	int fd;
-	ssize_t n;
+	char buf[1024], *open_, *close_;
 
 	/* The task's own stat, also for the leader: the process's adds up
 	 * the times of every thread (slow with thousands of them). */
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid,
-		 tid ? tid : pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (task_file(pid, tid ? tid : pid, "stat", buf, sizeof(buf)) < 0)
 		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
 	/* "pid (comm) S ppid pgrp session tty tpgid flags ...": the name
 	 * may hold spaces and parentheses, the last ')' ends it. */
 	open_ = strchr(buf, '(');
@@ -762,18 +767,11 @@ struct lc_error *lc_program_seize(struct lc_program *t)
  * sleeps in the kernel outside a system call), in hex. */
 static bool syscall_sp_pc(int pid, int tid, uint64_t *sp, uint64_t *pc)
 {
-	char path[80], buf[256], *tok[9], *save = NULL;
-	int fd, n = 0;
-	ssize_t got;
+	char buf[256], *tok[9], *save = NULL;
+	int n = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid, tid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+	if (task_file(pid, tid, "syscall", buf, sizeof(buf)) < 0)
 		return false;
-	got = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (got <= 0)
-		return false;
-	buf[got] = '\0';
 	for (char *t = strtok_r(buf, " \n", &save); t && n < 9;
 	     t = strtok_r(NULL, " \n", &save))
 		tok[n++] = t;

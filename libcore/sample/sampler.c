@@ -556,6 +556,12 @@ static double thread_cpu_s(void)
 static enum take take_copy(struct lc_sampler *s, struct tstate *ts,
 			   int sched_fd, double *stop_us);
 
+/* The stop has held its thread longer than budget seconds. */
+static bool over_budget(const struct snap *sn, double budget)
+{
+	return lc_now_s() - sn->t_stopped > budget;
+}
+
 /* Seize, stop, copy, let go.  *stop_us gets how long it was stopped. */
 static enum take take(struct lc_sampler *s, struct tstate *ts, int sched_fd,
 		      double *stop_us)
@@ -621,7 +627,7 @@ static enum take take_copy(struct lc_sampler *s, struct tstate *ts,
 	 * lasts at most the budget and one step (a system call).  A
 	 * sampler not given a CPU while it holds a thread (no real-time
 	 * priority on a busy machine) holds it that long and more. */
-	if (lc_now_s() - sn->t_stopped > budget) {
+	if (over_budget(sn, budget)) {
 		res = CUT;
 		goto out;
 	}
@@ -660,7 +666,7 @@ static enum take take_copy(struct lc_sampler *s, struct tstate *ts,
 			end = re;
 		sn->stack_hi = end > sn->stack_lo ? end : sn->stack_lo;
 	}
-	if (lc_now_s() - sn->t_stopped > budget) {
+	if (over_budget(sn, budget)) {
 		res = CUT;
 		goto out;
 	}
@@ -691,7 +697,7 @@ static enum take take_copy(struct lc_sampler *s, struct tstate *ts,
 			sn->stack_hi = sn->stack_lo + (st & ~7ull);
 		}
 	}
-	if (lc_now_s() - sn->t_stopped > budget) {
+	if (over_budget(sn, budget)) {
 		res = CUT;
 		goto out;
 	}
@@ -703,18 +709,17 @@ out:
 		double t1 = lc_now_s();
 
 		*stop_us = (t1 - t0) * 1e6;
-		/* Held: from the stop to the release.  (Before the stop it
-		 * ran, or waited for a CPU it had no more of.) */
-		if (sn->t_stopped > 0 && t1 > sn->t_stopped)
-			ts->stopped_s += t1 - sn->t_stopped;
-		/* From the stop we saw to the detach: not on a CPU, and not
-		 * waiting for one either (schedstat counts neither). */
+		/* Held: from the stop we saw to the release.  (Before the
+		 * stop it ran, or waited for a CPU it had no more of.)  Not
+		 * on a CPU, and not waiting for one either (schedstat counts
+		 * neither). */
 		if (sn->t_stopped > 0 && t1 > sn->t_stopped) {
-			double hold_us = (t1 - sn->t_stopped) * 1e6;
+			double hold = t1 - sn->t_stopped;
 
-			ts->off_ns += (int64_t)((t1 - sn->t_stopped) * 1e9);
-			if (hold_us > s->prof->q.stop_max_us)
-				s->prof->q.stop_max_us = hold_us;
+			ts->stopped_s += hold;
+			ts->off_ns += (int64_t)(hold * 1e9);
+			if (hold * 1e6 > s->prof->q.stop_max_us)
+				s->prof->q.stop_max_us = hold * 1e6;
 		}
 	}
 	qsort(sn->pages, sn->npages, sizeof(*sn->pages), cmp_page);

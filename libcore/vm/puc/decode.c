@@ -1315,14 +1315,19 @@ static int proto_fingerprint(struct lc_lua_ctx *ctx, uint64_t addr,
 	return 0;
 }
 
+/* Where the index probes for addr first. */
+static size_t cache_home(const struct lc_lua_cache *c, uint64_t addr)
+{
+	return (size_t)((addr * 0x9e3779b97f4a7c15ull) >> 20) & (c->nslots - 1);
+}
+
 static struct proto **cache_find(struct lc_lua_cache *c, uint64_t addr)
 {
 	size_t i;
 
 	if (!c->nslots)
 		return NULL;
-	for (i = (size_t)((addr * 0x9e3779b97f4a7c15ull) >> 20) & (c->nslots - 1);
-	     c->slot[i]; i = (i + 1) & (c->nslots - 1))
+	for (i = cache_home(c, addr); c->slot[i]; i = (i + 1) & (c->nslots - 1))
 		if (c->protos[c->slot[i] - 1]->addr == addr)
 			return &c->protos[c->slot[i] - 1];
 	return NULL;
@@ -1330,8 +1335,7 @@ static struct proto **cache_find(struct lc_lua_cache *c, uint64_t addr)
 
 static void cache_index(struct lc_lua_cache *c, size_t k)
 {
-	size_t i = (size_t)((c->protos[k]->addr * 0x9e3779b97f4a7c15ull) >> 20) &
-		   (c->nslots - 1);
+	size_t i = cache_home(c, c->protos[k]->addr);
 
 	while (c->slot[i])
 		i = (i + 1) & (c->nslots - 1);
