@@ -67,9 +67,23 @@ build() {
 	make -j"$(nproc)"
 }
 
+# After a failed suite: each failing test's failing lines and the end of
+# its log, last, so that a CI page that shows only the end of the output
+# still says what failed.
+show_failures() {
+	local log
+	for log in tests/*.log; do
+		grep -q '^:test-result: FAIL' "${log%.log}.trs" 2>/dev/null || continue
+		echo "==== $log: last lines"
+		tail -12 "$log"
+		echo "==== $log: failing lines"
+		grep -E '^(FAIL|not ok)' "$log" | head -20
+	done
+}
+
 case "${1:-}" in
 deps) deps ;;
 demo) deps; build; make demo ;;
-check) deps; npm_deps; build; make -j"$(nproc)" check ;;
+check) deps; npm_deps; build; make -j"$(nproc)" check || { show_failures; exit 1; } ;;
 *) echo "usage: $0 demo|check|deps" >&2; exit 64 ;;
 esac

@@ -10,13 +10,8 @@
 # Target: <= 1% stopped at 100 Hz oversubscribed.
 #   bench/contention.sh [BUILDDIR] [BUILD]      (BUILD default deb-5.4)
 set -uo pipefail
-builddir=$(cd "${1:-.}" && pwd)
-build=${2:-deb-5.4}
-here=$(cd "$(dirname "$0")/.." && pwd)
-sky=$builddir/fixtures/out/$build/skyhost
-sample=$builddir/src/luacore-sample
+. "$(dirname "$0")/lib.sh"
 svc=$here/fixtures/scenarios/sky/service.lua
-export LC_TRUTH_LUA=$here/fixtures/lua/truth.lua
 SECONDS_EACH=${SECONDS_EACH:-8}
 tmp=$(mktemp -d)
 hogs=()

@@ -12,10 +12,7 @@
 # the median beside it.
 #   [LC_BASELINE=DIR] bench/decode.sh [BUILDDIR] [BUILD]   (BUILD: deb-5.4)
 set -uo pipefail
-builddir=$(cd "${1:-.}" && pwd)
-build=${2:-deb-5.4}
-here=$(cd "$(dirname "$0")/.." && pwd)
-out=$builddir/fixtures/out/$build
+. "$(dirname "$0")/lib.sh"
 N=${N:-2000}
 REPS=${REPS:-9}
 tmp=$(mktemp -d)

@@ -2,7 +2,7 @@
 """The sampler's overhead on the program, measured side by side in one
 run of the program (bench/sample.sh runs it).
 
-    overhead.py LCHOST CALLS_LUA LUACORE_SAMPLE STOPFLOOR [CYCLES] [WINDOW]
+    overhead.py LCHOST CALLS_LUA LUACORE_SAMPLE STOPFLOOR [CYCLES] [WINDOW] [KINDS]
 
 One long run of calls.lua repeats fib(27) and times every repetition on
 the monotonic clock.  Meanwhile, CYCLES times over: WINDOW seconds
@@ -12,7 +12,11 @@ compared with the alone ones; the machine's own drift, which between two
 separate runs can be larger than the effect, touches all kinds alike.
 Repetitions that straddle a stretch's edges, and the sampler's start-up
 (reading modules and debug info before its first sample), are left out;
-the start-up is reported on its own."""
+the start-up is reported on its own.  KINDS, a comma-separated list of
+"100 Hz", "1000 Hz", "floor 100", "floor 1000", "100 Hz nonblocking" and
+"1000 Hz nonblocking" (luacore-sample --nonblocking), sets the sampled
+stretches of a cycle, each after a stretch alone (default: the first
+four)."""
 import os
 import statistics
 import subprocess
@@ -24,8 +28,9 @@ def main():
     host, script, sampler, floor = sys.argv[1:5]
     cycles = int(sys.argv[5]) if len(sys.argv) > 5 else 4
     window = float(sys.argv[6]) if len(sys.argv) > 6 else 2.0
-    order = ("alone", "100 Hz", "alone", "floor 100", "alone", "1000 Hz",
-             "alone", "floor 1000")
+    kinds = (sys.argv[7].split(",") if len(sys.argv) > 7 else
+             ["100 Hz", "floor 100", "1000 Hz", "floor 1000"])
+    order = tuple(x for k in kinds for x in ("alone", k))
     total = cycles * len(order) * (window + 0.6) + 3
     env = dict(os.environ, LC_FIB=os.environ.get("LC_FIB_REP", "27"),
                LC_LOOP_SECONDS=str(total))
@@ -51,7 +56,9 @@ def main():
             t0 = time.monotonic()
             r = subprocess.run([sampler, "-q", "-r", rate, "-d", str(window),
                                 "-p", str(prog.pid), "-o", "/dev/null",
-                                "-f", "folded"],
+                                "-f", "folded"] +
+                               (["--nonblocking"] if "nonblocking" in kind
+                                else []),
                                stderr=subprocess.PIPE, text=True)
             t1 = time.monotonic()
             if r.returncode != 0:
@@ -71,12 +78,13 @@ def main():
              if any(a + 0.05 <= t0 and t0 + dur <= b - 0.05 for a, b in ss)]
         med[kind] = (statistics.median(d), len(d)) if d else (float("nan"), 0)
     base = med["alone"][0]
-    for kind in ("alone", "100 Hz", "floor 100", "1000 Hz", "floor 1000"):
+    for kind in ["alone"] + kinds:
         m, n = med[kind]
         label = "alone" if kind == "alone" else (
             "bare ptrace stop %s Hz" % kind.split()[1]
-            if kind.startswith("floor") else "luacore-sample " + kind)
-        print("  %-24s fib(27) median %7.3f ms  x%.3f (%+5.1f%%)  %d repetitions"
+            if kind.startswith("floor") else "luacore-sample " +
+            kind.replace(" nonblocking", " --nonblocking"))
+        print("  %-34s fib(27) median %7.3f ms  x%.3f (%+5.1f%%)  %d repetitions"
               % (label, m * 1e3, m / base, (m / base - 1) * 100, n))
     print("  (luacore-sample's start-up before its first sample: median %.2f s,"
           " not counted above)" % statistics.median(startup))

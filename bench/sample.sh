@@ -22,14 +22,8 @@
 #   LC_BASELINE=DIR bench/sample.sh ...     also the per-sample CPU against DIR
 #   LC_BENCH_ONLY=cpu bench/sample.sh ...   only that comparison
 set -uo pipefail
-builddir=$(cd "${1:-.}" && pwd)
-build=${2:-deb-5.4}
-here=$(cd "$(dirname "$0")/.." && pwd)
-host=$builddir/fixtures/out/$build/lchost
-sample=$builddir/src/luacore-sample
-scen=$here/fixtures/scenarios/sample
+. "$(dirname "$0")/lib.sh"
 REPS=${REPS:-5}
-export LC_TRUTH_LUA=$here/fixtures/lua/truth.lua
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 [ -x "$host" ] || { echo "no $host: run make check (or fixtures/build-lua.sh) first" >&2; exit 1; }

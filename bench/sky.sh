@@ -18,15 +18,10 @@
 # sampler beside this one's.
 #   bench/sky.sh [BUILDDIR] [BUILD]      (BUILD default deb-5.4)
 set -uo pipefail
-builddir=$(cd "${1:-.}" && pwd)
-build=${2:-deb-5.4}
-here=$(cd "$(dirname "$0")/.." && pwd)
-sky=$builddir/fixtures/out/$build/skyhost
-host=$builddir/fixtures/out/$build/lchost
+. "$(dirname "$0")/lib.sh"
 svc=$here/fixtures/scenarios/sky/service.lua
 proto=$here/tests/pprof/profile.proto
 shares=$here/tests/sample/shares.py
-export LC_TRUTH_LUA=$here/fixtures/lua/truth.lua
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 [ -x "$sky" ] || { echo "no $sky: run make check (or fixtures/build-lua.sh) first" >&2; exit 1; }

@@ -8,7 +8,21 @@
  * detach: what every sample must do, and nothing else.  Real-time
  * priority where permitted, and the same wait, as luacore-sample.  Prints "stops N median
  * US p99 US", timed as luacore-sample times its stops (from the
- * interrupt to the detach). */
+ * interrupt to the detach).
+ *
+ *   stopfloor PID HZ SECONDS hold US
+ *
+ * The same, holding the thread US microseconds between the registers and
+ * the detach, as a sampler holds it while it copies: what a stop of that
+ * length costs beyond the hold (in a virtual machine whose idle vCPU
+ * halts at once, the one the thread leaves is woken at the detach).
+ *
+ *   stopfloor PID HZ SECONDS read
+ *
+ * The floor of a sampler that never stops (luacore-sample --nonblocking):
+ * at the same ticks, only read the thread's /proc stat (is it on a CPU?)
+ * and sleep again, at normal priority.  Prints "ticks N"; its CPU time
+ * per tick is the floor. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sched.h>
@@ -64,9 +78,12 @@ int main(int argc, char **argv)
 	size_t n = 0, cap;
 	unsigned seed = (unsigned)getpid();
 	int pid;
+	int read_only = argc == 5 && strcmp(argv[4], "read") == 0;
+	int holding = argc == 6 && strcmp(argv[4], "hold") == 0;
+	double hold = holding ? atof(argv[5]) / 1e6 : 0;
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: stopfloor PID HZ SECONDS\n");
+	if ((argc != 4 && !read_only && !holding) || hold < 0 || hold >= 1) {
+		fprintf(stderr, "usage: stopfloor PID HZ SECONDS [read | hold US]\n");
 		return 64;
 	}
 	pid = atoi(argv[1]);
@@ -76,7 +93,8 @@ int main(int argc, char **argv)
 	v = malloc(cap * sizeof(*v));
 	if (!v || pid <= 0 || hz <= 0)
 		return 64;
-	sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp);
+	if (!read_only)
+		sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp);
 	start = next = now_s();
 	while (n < cap) {
 		struct user_regs_struct u;
@@ -98,6 +116,10 @@ int main(int argc, char **argv)
 		 * thread is on this CPU: at real-time priority, polling would
 		 * keep it from ever reaching its stop. */
 		spin = cpu_of(pid) != sched_getcpu();
+		if (read_only) {
+			v[n++] = 0;
+			continue;
+		}
 		if (ptrace(PTRACE_SEIZE, pid, NULL, NULL) < 0) {
 			if (errno == ESRCH)
 				break;
@@ -115,6 +137,12 @@ int main(int argc, char **argv)
 		if (r < 0 || !WIFSTOPPED(st))
 			break;
 		ptrace(PTRACE_GETREGS, pid, NULL, &u);
+		if (hold > 0) {
+			double until = now_s() + hold;
+
+			while (now_s() < until)
+				;
+		}
 		/* A signal that stopped it first goes back with the detach. */
 		ptrace(PTRACE_DETACH, pid, NULL,
 		       (void *)(long)((st >> 16) == PTRACE_EVENT_STOP ? 0 :
@@ -124,6 +152,11 @@ int main(int argc, char **argv)
 	if (!n) {
 		fprintf(stderr, "stopfloor: no stops\n");
 		return 1;
+	}
+	if (read_only) {
+		printf("ticks %zu\n", n);
+		free(v);
+		return 0;
 	}
 	qsort(v, n, sizeof(*v), cmp);
 	printf("stops %zu median %.1f p99 %.1f\n", n, v[n / 2],

@@ -159,6 +159,7 @@ def _declare(lib):
     sigs = {
         "lc_error_message": (cp, [vp]),
         "lc_error_destroy": (None, [vp]),
+        "lc_target_set_layout": (vp, [vp, cp, cp]),
         "lc_target_create_callback": (vp, [_READ_FN, vp,
                                            ctypes.POINTER(vp)]),
         "lc_target_add_module_section": (vp, [vp, cp, cp, u64]),
@@ -448,6 +449,11 @@ class _Session:
         _check(lib.lc_target_set_process(
             self.t, self.inferior.pid or 0,
             exe.encode() if exe else None, core.encode() if core else None))
+        types, release = _layout
+        if types or release:
+            _check(lib.lc_target_set_layout(
+                self.t, types.encode() if types else None,
+                release.encode() if release else None))
         core_target = core is not None
         for start, end, writable in _regions(core_target):
             err = lib.lc_target_add_region(self.t, start, end, writable)
@@ -711,6 +717,47 @@ def _state_report(L, stack=False, residue=16):
     return text
 
 
+# lua-layout's setting: (types file, release), for every command's target.
+_layout = (None, None)
+
+
+class LuaLayout(gdb.Command):
+    """Where the Lua layout comes from.
+
+Usage: lua-layout [FILE | X.Y.Z | default]
+
+FILE: any ELF file with DWARF for lua_State (the program's own lstate.c
+compiled with -g, a debug file, another build of the same sources), as
+luacore-inspect --types; X.Y.Z: that release's built-in layout, as
+--layout; default: the VM module's DWARF, else the built-in layout of the
+release its lua_ident names.  Either way the layout is used only once it
+validates against memory (lua-bt's header says so).  Without an
+argument: the setting."""
+
+    def __init__(self):
+        super().__init__("lua-layout", gdb.COMMAND_DATA, gdb.COMPLETE_FILENAME)
+
+    def invoke(self, arg, from_tty):
+        global _layout
+        a = arg.strip()
+        if not a:
+            types, release = _layout
+            gdb.write("lua-layout: %s\n" % (
+                "the DWARF of %s" % types if types else
+                "the built-in layout of Lua %s" % release if release else
+                "default (the module's DWARF, else the built-in layout of its release)"))
+            return
+        if a == "default":
+            _layout = (None, None)
+        elif re.match(r"^5\.\d+\.\d+$", a):
+            _layout = (None, a)
+        elif os.path.isfile(os.path.expanduser(a)):
+            _layout = (os.path.abspath(os.path.expanduser(a)), None)
+        else:
+            raise gdb.GdbError("lua-layout: '%s' is neither a file nor a "
+                               "release X.Y.Z (nor 'default')" % a)
+
+
 class LuaVm(gdb.Command):
     """Internals of one lua_State and of its VM.
 
@@ -862,6 +909,7 @@ def _register():
     LuaVm()
     LuaStack()
     LuaValue()
+    LuaLayout()
 
 
 # Loading twice (gdb -x, then auto-load) registers the commands once.

@@ -110,6 +110,21 @@ struct lc_error *lc_target_create_callback(lc_read_fn *read, void *arg,
 struct lc_error *lc_target_add_module(struct lc_target *t, const char *path,
 				      uint64_t bias);
 
+/* Where the Lua layout comes from, instead of the VM module's DWARF (or,
+ * without it, the built-in layout of the release lua_ident names):
+ * types_file, any ELF file with DWARF for lua_State and the structs
+ * around it (an object of the program's own lstate.c compiled with -g, a
+ * debug file, another build of the same sources); or release ("5.4.6"),
+ * that release's built-in layout.  Either may be NULL (both NULL: the
+ * default again).  Either way the layout is used only once it validates
+ * against the target's memory; the report's lua_layout says so.  Takes
+ * effect at the next report.  LC_ERR_INVALID for a release that is not
+ * 5.Y.Z, or both given; a release with no built-in layout is the
+ * report's warning. */
+struct lc_error *lc_target_set_layout(struct lc_target *t,
+				      const char *types_file,
+				      const char *release);
+
 /* Attach to a running process: every thread is seized and stopped with
  * ptrace (PTRACE_SEIZE, PTRACE_INTERRUPT; no signal is sent), memory is
  * read with process_vm_readv, never written.  The process stays stopped
@@ -433,6 +448,10 @@ struct lc_report {
 	bool live;
 	double stopped_seconds;
 	bool not_stopped;	/* read as it ran (lc_target_attach_nonblocking) */
+	/* Where the Lua layout came from and how it was checked: "DWARF of
+	 * MODULE", or "built-in layout of Lua 5.4.6 (the module has no
+	 * DWARF), validated against memory: ..."; NULL if no Lua. */
+	char *lua_layout;
 };
 
 struct lc_report_options {

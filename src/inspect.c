@@ -119,6 +119,11 @@ static void usage(FILE *out)
 	      "                     GLOBAL (skynet: SERVICE_NAME)\n"
 	      "  --no-native        Lua frames only\n"
 	      "  --no-scan          do not scan memory for VMs idle on no thread\n"
+	      "  --types FILE       the Lua layout from FILE's DWARF (any ELF: the\n"
+	      "                     program's lstate.c compiled with -g, a debug\n"
+	      "                     file), for a Lua of its own; checked against\n"
+	      "                     memory before use\n"
+	      "  --layout X.Y.Z     the built-in layout of that Lua release\n"
 	      "  --no-copy          with -p: no copy; read the process while it is\n"
 	      "                     stopped, for as long as the report takes\n"
 	      "  --copy-limit MB    copy at most MB megabytes (default 4096, or half\n"
@@ -224,6 +229,9 @@ static const char *section(const char *text, int tid, size_t *len)
 	return p;
 }
 
+/* --types FILE, --layout X.Y.Z: where the Lua layout comes from. */
+static const char *layout_types, *layout_release;
+
 /* Up to this many reads of a running process, until two in a row agree. */
 #define NONBLOCKING_READS	5
 
@@ -247,6 +255,9 @@ static int inspect_nonblocking(int pid, const struct lc_report_options *opts,
 	for (reads = 0; reads < NONBLOCKING_READS && !agree; reads++) {
 		struct lc_error *err = t ? lc_target_relist(t) :
 				       lc_target_attach_nonblocking(pid, &t);
+
+		if (!err && reads == 0 && (layout_types || layout_release))
+			err = lc_target_set_layout(t, layout_types, layout_release);
 
 		if (!err)
 			err = lc_report_create(t, opts, &r);
@@ -354,6 +365,8 @@ int main(int argc, char **argv)
 		{ "no-native", no_argument, NULL, 'n' },
 		{ "no-scan", no_argument, NULL, 'N' },
 		{ "vm-name", required_argument, NULL, 'G' },
+		{ "types", required_argument, NULL, 'T' },
+		{ "layout", required_argument, NULL, 'Y' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "pid", required_argument, NULL, 'p' },
@@ -448,6 +461,12 @@ int main(int argc, char **argv)
 		case 'G':
 			opts.vm_name = optarg;
 			break;
+		case 'T':
+			layout_types = optarg;
+			break;
+		case 'Y':
+			layout_release = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -502,6 +521,17 @@ int main(int argc, char **argv)
 			/* Stopped (job control) in the middle of the stop. */
 			lc_error_destroy(err);
 			continue;
+		}
+		if (!err && (layout_types || layout_release) &&
+		    (err = lc_target_set_layout(t, layout_types,
+						layout_release))) {
+			int code = lc_error_code(err) == LC_ERR_INVALID ?
+				   EXIT_USAGE : EXIT_FATAL;
+
+			message("", lc_error_message(err));
+			lc_error_destroy(err);
+			lc_target_destroy(t);
+			return code;
 		}
 		if (err) {
 			message("", lc_error_message(err));

@@ -200,9 +200,16 @@ static void usage(FILE *out)
 	      "      --vm ADDR|NAME   only samples of the VM whose global_State is ADDR,\n"
 	      "                       or whose name (--vm-name) is NAME\n"
 	      "      --max-frames N   frames per stack (default 256)\n"
+	      "      --types FILE     the Lua layout from FILE's DWARF (the program's\n"
+	      "                       lstate.c compiled with -g, a debug file)\n"
+	      "      --layout X.Y.Z   the built-in layout of that Lua release\n"
 	      "      --stop-budget MS a stop that has held its thread MS milliseconds\n"
 	      "                       before its copy is done lets it go unread, a\n"
 	      "                       lost sample (default 1)\n"
+	      "      --nonblocking    never stop the program: Lua stacks are read as\n"
+	      "                       it runs, again until two reads agree; no native\n"
+	      "                       frames, and the innermost Lua line is the one\n"
+	      "                       last saved\n"
 	      "      --title TEXT     the SVG flame graph's title\n"
 	      "      --folded-time    folded counts in microseconds of CPU (wall) time,\n"
 	      "                       not samples\n"
@@ -277,7 +284,8 @@ static int write_profile(const struct lc_profile *p,
 	return r;
 }
 
-static void report_quality(const struct lc_profile *p, bool one_vm, FILE *out)
+static void report_quality(const struct lc_profile *p, bool one_vm,
+			   bool launched, FILE *out)
 {
 	const struct lc_prof_quality *q = &p->q;
 	uint64_t lost = lc_prof_lost(q);
@@ -285,22 +293,45 @@ static void report_quality(const struct lc_profile *p, bool one_vm, FILE *out)
 	fprintf(out, "luacore-sample: %.1f s, %.0f Hz requested, %.1f Hz achieved, %llu late ticks\n",
 		(double)p->duration_ns / 1e9, q->rate_hz, q->achieved_hz,
 		(unsigned long long)q->late_ticks);
-	fprintf(out, "luacore-sample: samples: %llu attempted, %llu taken, %llu lost (stack read failed %llu, thread gone %llu, inconsistent %llu, released at the stop budget %llu), %llu truncated, %llu idle threads skipped\n",
+	/* The last cause is --nonblocking's alone; a stopping run never
+	 * has it, and its line keeps the form scripts parse. */
+	char nb[96] = "";
+	if (q->nonblocking)
+		snprintf(nb, sizeof nb, ", resuming a coroutine not found yet %llu",
+			 (unsigned long long)q->nb_unknown);
+	fprintf(out, "luacore-sample: samples: %llu attempted, %llu taken, %llu lost (stack read failed %llu, thread gone %llu, inconsistent %llu, released at the stop budget %llu%s), %llu truncated, %llu idle threads skipped\n",
 		(unsigned long long)q->attempted, (unsigned long long)q->taken,
 		(unsigned long long)lost, (unsigned long long)q->lost_read,
 		(unsigned long long)q->lost_gone,
 		(unsigned long long)q->lost_inconsistent,
-		(unsigned long long)q->lost_held,
+		(unsigned long long)q->lost_held, nb,
 		(unsigned long long)q->truncated,
 		(unsigned long long)q->idle_skipped);
-	fprintf(out, "luacore-sample: target stopped %.3f s in all, per sample median %.1f us, p99 %.1f us, longest hold %.1f us (stop budget %.0f us); its threads held stopped %.3f%% of the time (at most %.3f%%); sampler CPU %.2f s (%.2f s in stops, %.2f s decoding; per sample %.0f us and %.0f us)\n",
-		q->stop_total_s, q->stop_median_us, q->stop_p99_us,
-		q->stop_max_us, q->stop_budget_us,
-		100 * q->stop_share, 100 * q->stop_share_max,
-		q->sampler_cpu_s, q->sampler_stop_cpu_s,
-		q->sampler_decode_cpu_s,
-		q->taken ? 1e6 * q->sampler_stop_cpu_s / (double)q->taken : 0,
-		q->taken ? 1e6 * q->sampler_decode_cpu_s / (double)q->taken : 0);
+	if (q->nonblocking) {
+		uint64_t read = q->taken - q->nb_native + q->lost_inconsistent;
+
+		fprintf(out, "luacore-sample: not stopped (--nonblocking): %llu Lua stacks read as the target ran (%llu reads), %llu consistent (%.1f%%: two reads in a row agreed, below the innermost frame at least; %llu at the first two), %llu inconsistent after %d reads (lost), %llu resuming a coroutine not found yet (lost); %llu samples of threads running no Lua VM, whose native frames are not read; %llu charged to a thread by elimination (more than one VM ran); %llu memory scans for VMs and coroutines took %.3f s; sampler CPU %.2f s (per sample %.0f us)\n",
+			(unsigned long long)read, (unsigned long long)q->nb_reads,
+			(unsigned long long)(q->taken - q->nb_native),
+			read ? 100.0 * (double)(q->taken - q->nb_native) / (double)read : 0,
+			(unsigned long long)q->nb_first,
+			(unsigned long long)q->lost_inconsistent, 3,
+			(unsigned long long)q->nb_unknown,
+			(unsigned long long)q->nb_native,
+			(unsigned long long)q->nb_guessed,
+			(unsigned long long)q->nb_scans, q->nb_scan_s,
+			q->sampler_cpu_s,
+			q->taken ? 1e6 * q->sampler_cpu_s / (double)q->taken : 0);
+	} else {
+		fprintf(out, "luacore-sample: target stopped %.3f s in all, per sample median %.1f us, p99 %.1f us, longest hold %.1f us (stop budget %.0f us); its threads held stopped %.3f%% of the time (at most %.3f%%); sampler CPU %.2f s (%.2f s in stops, %.2f s decoding; per sample %.0f us and %.0f us)\n",
+			q->stop_total_s, q->stop_median_us, q->stop_p99_us,
+			q->stop_max_us, q->stop_budget_us,
+			100 * q->stop_share, 100 * q->stop_share_max,
+			q->sampler_cpu_s, q->sampler_stop_cpu_s,
+			q->sampler_decode_cpu_s,
+			q->taken ? 1e6 * q->sampler_stop_cpu_s / (double)q->taken : 0,
+			q->taken ? 1e6 * q->sampler_decode_cpu_s / (double)q->taken : 0);
+	}
 	if (!p->wall && q->cpu_used_ns > 0) {
 		uint64_t points = q->taken + q->found_asleep + q->found_waiting;
 
@@ -321,15 +352,21 @@ static void report_quality(const struct lc_profile *p, bool one_vm, FILE *out)
 				(unsigned long long)q->threads_unseen,
 				q->threads_unseen == 1 ? "" : "s",
 				(double)q->cpu_unseen_ns / 1e9);
-		fprintf(out, "luacore-sample: threads stopped at a point and found not on a CPU: %llu waiting in a system call, %llu waiting for a CPU; %llu stops too late to count\n",
-			(unsigned long long)q->found_asleep,
-			(unsigned long long)q->found_waiting,
-			(unsigned long long)q->late_stops);
+		if (!q->nonblocking)
+			fprintf(out, "luacore-sample: threads stopped at a point and found not on a CPU: %llu waiting in a system call, %llu waiting for a CPU; %llu stops too late to count\n",
+				(unsigned long long)q->found_asleep,
+				(unsigned long long)q->found_waiting,
+				(unsigned long long)q->late_stops);
 		if (points > 100 && q->found_waiting * 4 > points)
 			fprintf(out, "luacore-sample: warning: at %.0f%% of the points a runnable thread was waiting for a CPU: the machine has no CPU to spare, the sampler's own included; shares between threads that compete for CPUs can be off by several points (a lower --rate costs less)\n",
 				100.0 * (double)q->found_waiting / (double)points);
 	}
-	if (!q->realtime)
+	/* A launched command runs while the sampler starts (its modules
+	 * mapped, then read): that start is missing from the profile. */
+	if (launched && q->cpu_before_ns > 0)
+		fprintf(out, "luacore-sample: the command used %.3f s of CPU before sampling began (while the sampler started): not in the profile\n",
+			(double)q->cpu_before_ns / 1e9);
+	if (!q->realtime && !q->nonblocking)
 		fputs("luacore-sample: not allowed real-time priority (CAP_SYS_NICE or RLIMIT_RTPRIO): a thread that shares the sampler's CPU is sampled late, when it sleeps or its time slice ends\n", out);
 }
 
@@ -592,9 +629,12 @@ int main(int argc, char **argv)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "max-frames", required_argument, NULL, 'm' },
 		{ "stop-budget", required_argument, NULL, 'B' },
+		{ "nonblocking", no_argument, NULL, 'K' },
 		{ "native", no_argument, NULL, 'N' },
 		{ "host-frames", no_argument, NULL, 'H' },
 		{ "vm-name", required_argument, NULL, 'G' },
+		{ "types", required_argument, NULL, 'Y' },
+		{ "layout", required_argument, NULL, 'Z' },
 		{ "folded-time", no_argument, NULL, 'F' },
 		{ "folded-vm", no_argument, NULL, 'P' },
 		{ "title", required_argument, NULL, 'L' },
@@ -609,7 +649,7 @@ int main(int argc, char **argv)
 	double duration = 0, v, start, next, elapsed;
 	bool quiet = false, poor, top = false, output_given = false;
 	bool folded_time = false, folded_vm = false, out_created = false;
-	bool child_done = false, ended = false, verbose = false;
+	bool child_done = false, ended = false, verbose = false, launched;
 	int child_status = 0;
 	FILE *outf = NULL;
 	const char *title = NULL;
@@ -683,6 +723,12 @@ int main(int argc, char **argv)
 			}
 			so.vm_name = optarg;
 			break;
+		case 'Y':
+			so.types = optarg;
+			break;
+		case 'Z':
+			so.layout = optarg;
+			break;
 		case 'm':
 			if (parse_double(optarg, 1, 100000, "--max-frames", &v) < 0)
 				return EXIT_USAGE;
@@ -695,6 +741,9 @@ int main(int argc, char **argv)
 			break;
 		case 'N':
 			so.native = true;
+			break;
+		case 'K':
+			so.nonblocking = true;
 			break;
 		case 'H':
 			topv.host_rows = true;
@@ -747,6 +796,7 @@ int main(int argc, char **argv)
 		if (!outf)
 			return EXIT_FATAL;
 	}
+	launched = false;
 	if (!pid) {
 		/* Start the program ourselves; it runs on its own. */
 		child = start_command(argv + optind);
@@ -759,6 +809,7 @@ int main(int argc, char **argv)
 			return 127;
 		}
 		pid = child;
+		launched = true;
 		/* Past exec: let the dynamic loader map its libraries (the
 		 * Lua library among them) before reading its modules. */
 		usleep(50000);
@@ -884,7 +935,7 @@ int main(int argc, char **argv)
 			status = EXIT_FATAL;
 		outf = NULL;
 	}
-	report_quality(prof, so.vm || so.vm_only, stderr);
+	report_quality(prof, so.vm || so.vm_only, launched, stderr);
 	if (!status && (!top || output_given))
 		fprintf(stderr, "luacore-sample: wrote %s\n", output);
 	lost = lc_prof_lost(&prof->q);

@@ -2,8 +2,8 @@
 # luacore-inspect and debuginfod: a host whose debug info is on a local
 # debuginfod server only (lchost of a source build, its DWARF split off
 # with objcopy, no debuglink), the core of it parked in a scenario.
-#  - no DEBUGINFOD_URLS: the report lacks what DWARF gives (sanity: the
-#    debug info is really not found locally);
+#  - no DEBUGINFOD_URLS: the report's layout is the built-in one, not the
+#    DWARF's (sanity: the debug info is really not found locally);
 #  - a server that accepts and never answers, DEBUGINFOD_TIMEOUT=5: the
 #    run ends within 5 + 5 s, asks once per build-id and kind, says
 #    what it fetches after a second and when it gives up;
@@ -108,10 +108,14 @@ within() {	# T0 T1 SECONDS
 	awk -v a="$1" -v b="$2" -v s="$3" 'BEGIN { exit !(b - a <= s) }'
 }
 
-# No debuginfod: what DWARF gives is missing.
+# layout JSON: the report's lua_layout.
+layout() {
+	"$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["process"]["lua_layout"] or "")' "$1" 2>/dev/null
+}
+# No debuginfod: no DWARF, the built-in layout.
 env -u DEBUGINFOD_URLS "$inspect" --json "$d/core" "$exe" >"$d/none.json" 2>"$d/none.err"
-check "no debuginfod: the report lacks the DWARF (the test's premise)" \
-	eval "! $py '$src/tests/matrix/compare.py' -q '$d/truth.tsv' '$d/none.json' >/dev/null 2>&1 || grep -q 'debug info' '$d/none.json'"
+check "no debuginfod: no DWARF found, the built-in layout used (the test's premise)" \
+	eval "layout '$d/none.json' | grep -q '^built-in layout of Lua '"
 
 # A server that never answers.
 server hang "$tmp/hang.port" "$tmp/hang.log"
@@ -137,6 +141,7 @@ DEBUGINFOD_URLS=http://127.0.0.1:$(cat "$tmp/serve.port") DEBUGINFOD_TIMEOUT=5 \
 	timeout 60 "$inspect" --json "$d/core" "$exe" >"$d/served.json" 2>"$d/served.err"
 echo "    answering: requests: $(sort "$tmp/serve.log" | uniq -c | tr '\n' ' ')"
 check "answering: the debug info was fetched" grep -q "^/buildid/$id/debuginfo\$" "$tmp/serve.log"
+check "answering: the layout is the fetched DWARF's" eval "layout '$d/served.json' | grep -q '^DWARF of '"
 check "answering: the Lua frames equal the script's truth" \
 	"$py" "$src/tests/matrix/compare.py" -q "$d/truth.tsv" "$d/served.json"
 check "answering: each build-id and kind asked once" once "$tmp/serve.log"

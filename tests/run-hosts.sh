@@ -22,6 +22,14 @@
 #    suspended coroutines' frames included (tests/hosts/compare_states.py);
 #  - the host is running and untraced afterwards, and goes on: a line
 #    written to the FIFO comes back in the host's answer.
+# Then all of it again with the Lua libraries' DWARF out of reach, as
+# without the -dbg packages: the hosts load copies of Debian's
+# liblua5.3/5.4 with their debug info, build-id and debuglink removed
+# (LD_LIBRARY_PATH); the code is Debian's, byte for byte.  The layout is
+# then the built-in one of the release, which the reports must say; the
+# frames must still equal the truth, but may be unplaced (Debian's
+# libraries keep no symbol for luaV_execute, so nothing says which of
+# their frames runs which Lua call), and are counted.
 # The hosts are installed by dev.sh (PACKAGES); a missing one fails.
 # Network: 127.0.0.1 only, on ports the kernel says are free.
 set -uo pipefail
@@ -95,14 +103,27 @@ fail() {	# NAME DIR TEXT
 # (JSON and text) and gdb with the truth and with each other.  -> 0 if all
 # matched.
 check() {
-	local name=$1 d=$2 pid=$3 rc=0 res ok=0 t0=$EPOCHREALTIME
+	local name=$1 d=$2 pid=$3 rc=0 res ok=0 t0=$EPOCHREALTIME layout
 	"$inspect" --json -p "$pid" >"$d/report.json" 2>"$d/report.err" || rc=$?
 	if [ "$rc" != 0 ]; then
 		echo "FAIL $name: luacore-inspect --json -p exit $rc: $(tail -1 "$d/report.err")"
 		ok=1
 	fi
-	if res=$("$py" "$hosts/compare_hosts.py" -q "$d/truth.tsv" "$d/report.json" 2>&1); then
-		echo "PASS $name: luacore-inspect equals the truth: $(grep -c '^frame' "$d/truth.tsv") frames on the thread, $(grep -c '^coframe' "$d/truth.tsv") in $(awk -F'\t' '$1 == "coroutine" && $3 == "suspended"' "$d/truth.tsv" | wc -l) suspended coroutine(s)"
+	layout=$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["process"]["lua_layout"] or "")' \
+		"$d/report.json" 2>/dev/null)
+	if [ -n "${LD_LIBRARY_PATH:-}" ]; then
+		if [[ "$layout" == "built-in layout of Lua 5."*" (the module has no DWARF), validated against memory: "* ]]; then
+			echo "PASS $name: $layout"
+		else
+			echo "FAIL $name: not the built-in layout: '$layout'"
+			ok=1
+		fi
+	elif [[ "$layout" != "DWARF of "* ]]; then
+		echo "FAIL $name: not the DWARF's layout: '$layout'"
+		ok=1
+	fi
+	if res=$("$py" "$hosts/compare_hosts.py" -q ${LD_LIBRARY_PATH:+--unplaced-ok} "$d/truth.tsv" "$d/report.json" 2>&1); then
+		echo "PASS $name: luacore-inspect equals the truth: $(grep -c '^frame' "$d/truth.tsv") frames on the thread, $(grep -c '^coframe' "$d/truth.tsv") in $(awk -F'\t' '$1 == "coroutine" && $3 == "suspended"' "$d/truth.tsv" | wc -l) suspended coroutine(s)$(echo "$res" | sed -n 's/^compare_hosts: \([0-9]* frame(s) unplaced\)$/; \1/p')"
 	else
 		echo "FAIL $name: luacore-inspect -p differs from the truth:"
 		echo "$res" | sed 's/^/    /'
@@ -148,28 +169,6 @@ setup() {
 	export LC_TRUTH=$d/truth.tsv LC_READY=$d/ready HOST_FIFO=$d/fifo
 }
 
-# ---- nmap: NSE, no target (prerule scripts only), no network ----------
-setup nmap
-exec {fifo}<>"$d/fifo"
-nmap -n --script "$hosts/nmap.nse" >"$d/host.log" 2>&1 {fifo}>&- </dev/null &
-pid=$!
-pids+=("$pid")
-if ! wait_for "$d/ready" 60 "$pid"; then
-	fail nmap "$d" "the script did not reach its capture point"
-else
-	check nmap "$d" "$pid" || status=1
-	echo go >&"$fifo"
-	for _ in $(seq 400); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
-	rc=0
-	if kill -0 "$pid" 2>/dev/null; then rc="none: still running 20 s later"; else wait "$pid" || rc=$?; fi
-	if [ "$rc" = 0 ] && grep -q '^|_nmap: read go$' "$d/host.log"; then
-		echo "PASS nmap: went on after the capture: the script read the line and nmap finished"
-	else
-		fail nmap "$d" "did not go on after the capture (exit $rc)"
-	fi
-fi
-exec {fifo}>&-
-
 # http_host NAME WHO COMMAND...: run an HTTP host (COMMAND) whose Lua, at
 # a request, writes its truth and blocks reading the FIFO; request, check
 # it at the capture, then let it go on and answer with the line written
@@ -201,8 +200,33 @@ http_host() {
 	exec {fifo}>&-
 }
 
+# run_hosts SUFFIX: the three hosts, their names ending in SUFFIX.
+run_hosts() {
+sfx=$1
+# ---- nmap: NSE, no target (prerule scripts only), no network ----------
+setup "nmap$sfx"
+exec {fifo}<>"$d/fifo"
+nmap -n --script "$hosts/nmap.nse" >"$d/host.log" 2>&1 {fifo}>&- </dev/null &
+pid=$!
+pids+=("$pid")
+if ! wait_for "$d/ready" 60 "$pid"; then
+	fail "nmap$sfx" "$d" "the script did not reach its capture point"
+else
+	check "nmap$sfx" "$d" "$pid" || status=1
+	echo go >&"$fifo"
+	for _ in $(seq 400); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+	rc=0
+	if kill -0 "$pid" 2>/dev/null; then rc="none: still running 20 s later"; else wait "$pid" || rc=$?; fi
+	if [ "$rc" = 0 ] && grep -q '^|_nmap: read go$' "$d/host.log"; then
+		echo "PASS nmap$sfx: went on after the capture: the script read the line and nmap finished"
+	else
+		fail "nmap$sfx" "$d" "did not go on after the capture (exit $rc)"
+	fi
+fi
+exec {fifo}>&-
+
 # ---- haproxy: lua-load, one HTTP service, one task --------------------
-setup haproxy
+setup "haproxy$sfx"
 port=$("$py" "$hosts/free-port.py")
 cat >"$d/haproxy.cfg" <<EOF
 global
@@ -218,10 +242,10 @@ frontend luacore
 	bind 127.0.0.1:$port
 	http-request use-service lua.luacore
 EOF
-http_host haproxy "the service" haproxy -db -f "$d/haproxy.cfg"
+http_host "haproxy$sfx" "the service" haproxy -db -f "$d/haproxy.cfg"
 
 # ---- lighttpd: mod_magnet ----------------------------------------------
-setup lighttpd
+setup "lighttpd$sfx"
 port=$("$py" "$hosts/free-port.py")
 mkdir -p "$d/www"
 cat >"$d/lighttpd.conf" <<EOF
@@ -232,7 +256,19 @@ server.modules = ( "mod_magnet" )
 server.errorlog = "$d/error.log"
 magnet.attract-raw-url-to = ( "$hosts/lighttpd.lua" )
 EOF
-http_host lighttpd "the script" lighttpd -D -f "$d/lighttpd.conf"
+http_host "lighttpd$sfx" "the script" lighttpd -D -f "$d/lighttpd.conf"
 
+}
+
+run_hosts ""
+# The libraries without their DWARF.
+mkdir -p "$tmp/nodwarf"
+for v in 5.3 5.4; do
+	objcopy --strip-debug --remove-section .note.gnu.build-id --remove-section .gnu_debuglink \
+		"/usr/lib/x86_64-linux-gnu/liblua$v.so.0" "$tmp/nodwarf/liblua$v.so.0" || status=1
+done
+export LD_LIBRARY_PATH=$tmp/nodwarf
+run_hosts " (no DWARF)"
+unset LD_LIBRARY_PATH
 echo "real hosts checked in $(since "$t_start") s"
 exit "$status"

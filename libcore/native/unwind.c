@@ -859,6 +859,20 @@ static bool is_thread_entry(const char *fn)
 	return false;
 }
 
+/* pc is in clone's wrapper (its name, where the module's symbols say). */
+static bool in_clone(struct lc_program *t, uint64_t pc)
+{
+	static const char *const names[] = { "__clone3", "__clone", "clone",
+					     "clone3" };
+	Dwfl_Module *mod = dwfl_addrmodule(t->dwfl, pc);
+	const char *fn = mod ? dwfl_module_addrname(mod, pc) : NULL;
+
+	for (size_t i = 0; fn && i < LC_ARRAY_SIZE(names); i++)
+		if (strcmp(fn, names[i]) == 0)
+			return true;
+	return false;
+}
+
 /* Whether what the unwinder found would be marked broken: it stopped at
  * the first frame, or the first caller is in no module and no
  * executable mapping. */
@@ -988,10 +1002,13 @@ struct lc_error *lc_unwind_thread(struct lc_unwinder *u,
 		}
 	}
 	/* A thread stopped before its first instruction (live: born during
-	 * the stop): what its new stack holds is no caller, and may be what
-	 * an exited thread left there. */
+	 * the stop), or interrupted at it, still in clone's wrapper on the
+	 * child's side (the parent's side unwinds to its caller): what its
+	 * new stack holds is no caller, and may be what an exited thread
+	 * left there. */
 	if (t->kind == LC_PROGRAM_LIVE && t->dwfl && looks_broken(t, &c, *partial) &&
-	    lc_program_thread_born(t, tid)) {
+	    (lc_program_thread_born(t, tid) ||
+	     (c.n == 1 && in_clone(t, c.frames[0].pc)))) {
 		while (c.n > 1)
 			frame_deinit(&c.frames[--c.n]);
 		if (*partial == LC_NATIVE_BROKEN) {

@@ -928,6 +928,16 @@ static void read_regions(struct lc_program *t)
 		fclose(f);
 }
 
+void lc_program_reread_regions(struct lc_program *t)
+{
+	lc_memory_clear(t->mem, LC_MEM_REGION);
+	for (size_t i = 0; i < t->nexec; i++)
+		free(t->exec[i].name);
+	t->nexec = 0;
+	t->nshared = 0;
+	read_regions(t);
+}
+
 /* ---- libdwfl's view of the stopped threads ----
  *
  * Ours rather than dwfl_linux_proc_attach's: its memory reads go through

@@ -372,6 +372,7 @@ void lc_program_destroy(struct lc_program *t)
 	free(t->core_path);
 	free(t->damage);
 	free(t->exe_path);
+	free(t->types_path);
 	free(t->exe_build_id);
 	free(t->core_build_id);
 	free(t->core_exe_path);

@@ -100,6 +100,11 @@ struct lc_program {
 	char *core_path;
 	char *exe_path;
 	int pid;
+	/* Where the Lua layout comes from when the user says
+	 * (lc_target_set_layout): an ELF file with DWARF for it, or a
+	 * release's built-in layout (50406); NULL and 0 otherwise. */
+	char *types_path;
+	int layout_release;
 
 	/* Live programs (live.c). */
 	bool detached;
@@ -206,6 +211,10 @@ struct lc_error *lc_program_list_running(struct lc_program *p);
  * fits. */
 bool lc_program_guess_fp(struct lc_program *t, int tid, uint64_t pc,
 			 uint64_t sp);
+/* Read a live program's /proc/PID/maps again (its heap grows, a VM is
+ * created after the program was prepared): the scan's regions and the
+ * executable mappings of no module, as of now. */
+void lc_program_reread_regions(struct lc_program *p);
 /* Let a live program's threads go (idempotent). */
 void lc_program_detach(struct lc_program *p);
 double lc_program_stopped_seconds(const struct lc_program *p);

@@ -270,6 +270,11 @@ static void print_header(const struct lc_report *r, FILE *out)
 		fputs(" in ", out);
 		es(out, r->lua_module);
 		fputc('\n', out);
+		if (r->lua_layout) {
+			fputs("lua layout: ", out);
+			es(out, r->lua_layout);
+			fputc('\n', out);
+		}
 	} else if (r->nwarnings)
 		fputs("lua: none read (the warnings say why)\n", out);
 	else
@@ -694,6 +699,8 @@ void lc_report_print_json(const struct lc_report *r, FILE *out)
 	json_str(out, r->lua_version);
 	fputs(",\"lua_module\":", out);
 	json_str(out, r->lua_module);
+	fputs(",\"lua_layout\":", out);
+	json_str(out, r->lua_layout);
 	fputs(",\"partial\":", out);
 	json_bool(out, r->partial);
 	fputs(",\"warnings\":[", out);

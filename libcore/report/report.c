@@ -540,6 +540,7 @@ struct lc_error *lc_report_create(struct lc_target *t,
 
 			r->lua_module = lc_strdup_or_null(mn ? mn : in->module);
 		}
+		r->lua_layout = lc_strdup_or_null(in->layout_note);
 		if (in->version_guessed)
 			add_warning(r, "no lua_ident string: Lua version guessed from the DWARF layout");
 		if (in->version_warning)
@@ -618,6 +619,7 @@ void lc_report_destroy(struct lc_report *r)
 	free(r->executable);
 	free(r->lua_version);
 	free(r->lua_module);
+	free(r->lua_layout);
 	free(r->exe_build_id);
 	free(r->core_build_id);
 	free(r);

@@ -79,6 +79,30 @@ void lc_target_destroy(struct lc_target *t)
 	free(t);
 }
 
+struct lc_error *lc_target_set_layout(struct lc_target *t,
+				      const char *types_file,
+				      const char *release)
+{
+	int a, b, c;
+	char *path = NULL;
+
+	if (types_file && release)
+		return lc_error_create(LC_ERR_INVALID,
+			"a layout from a file (--types) or a release's (--layout), not both");
+	if (release && (sscanf(release, "%d.%d.%d", &a, &b, &c) != 3 ||
+			a != 5 || b < 1 || b > 99 || c < 0 || c > 99))
+		return lc_error_create(LC_ERR_INVALID,
+			"'%s' is not a Lua release: 5.Y.Z, one of 5.1.1-5.5.0",
+			release);
+	if (types_file && !(path = strdup(types_file)))
+		return &lc_error_nomem;
+	free(t->prog->types_path);
+	t->prog->types_path = path;
+	t->prog->layout_release = release ? a * 10000 + b * 100 + c : 0;
+	drop_interps(t);
+	return NULL;
+}
+
 /* ---- luacore.h: construction ---- */
 
 struct lc_error *lc_target_open_core(const char *core_path,

@@ -323,12 +323,35 @@ void lc_stack_decode(struct lc_target *t, struct lc_pass *pass, int tid,
 	size_t emitted;
 	/* Native frames a C frame of a state was placed at. */
 	bool *placed = calloc(nnf ? nnf : 1, sizeof(*placed));
+	/* No frame named as the interpreter's (a stripped executable):
+	 * nothing says where each Lua frame runs.  They all go, unplaced,
+	 * just outside the innermost frames that are not the interpreter
+	 * module's (a system call, a library the C function called), at the
+	 * top of its frames: where a profile's leaf is. */
+	size_t unnamed_at = SIZE_MAX;
+
+	if (in && ncs) {
+		bool named = false;
+
+		for (size_t i = 0; i < nnf && !named; i++)
+			named = native_roles(in, &nf[i]) != 0 || nf[i].L;
+		for (size_t i = 0; !named && i < nnf; i++)
+			if (lc_interp_has_pc(in, nf[i].pc)) {
+				unnamed_at = i;
+				break;
+			}
+	}
 
 	for (size_t i = 0; i < nnf && !c.o.nomem; i++) {
 		struct lc_native_frame *n = &nf[i];
 		unsigned roles = native_roles(in, n);
 		struct chain_state *cc;
 		size_t live;
+
+		if (i == unnamed_at)
+			for (; cur < ncs && !c.o.nomem; cur++)
+				while (cs[cur].next < cs[cur].w.n && !c.o.nomem)
+					emit(&c, &cs[cur], true);
 
 		/* A frame whose DWARF names the state it runs moves us to that
 		 * state; what is left of the states before it could not be

@@ -86,6 +86,10 @@ struct lc_prof_quality {
 	int64_t cpu_used_ns, cpu_charged_ns, cpu_between_ns;
 	int64_t cpu_late_ns;	/* what the points of late stops would
 				   have charged, the thread being on a CPU */
+	/* The process's CPU clock at the first tick: what it used before
+	 * sampling began (a launched command's start, while the sampler
+	 * read its modules), which no sample can stand for; -1: unknown. */
+	int64_t cpu_before_ns;
 	/* The samples scaled per thread to the CPU time the kernel counted
 	 * for it (lc_profile_scale_threads): what they stand for then; and
 	 * the CPU time of threads no sample was charged to, which the
@@ -108,13 +112,26 @@ struct lc_prof_quality {
 	double stop_budget_us;	/* the bound on one stop's hold */
 	double stop_max_us;	/* the longest hold, from the stop to the
 				   release */
+	/* --nonblocking: nothing stopped; Lua stacks read as the threads
+	 * ran, each read again until two reads in a row agree. */
+	bool nonblocking;
+	uint64_t nb_reads;	/* reads of a Lua stack, all samples' */
+	uint64_t nb_first;	/* samples whose first two reads agreed */
+	uint64_t nb_unknown;	/* lost: the stack resumes a coroutine
+				   not found yet (found again soon) */
+	uint64_t nb_native;	/* a thread on a CPU that ran no Lua
+				   VM's code: its native frames unread */
+	uint64_t nb_guessed;	/* charged to a thread by elimination:
+				   more than one VM ran at the tick */
+	uint64_t nb_scans;	/* memory scans for the VMs and coroutines */
+	double nb_scan_s;	/* the time they took */
 };
 
 /* The samples lost, for whatever reason. */
 static inline uint64_t lc_prof_lost(const struct lc_prof_quality *q)
 {
 	return q->lost_read + q->lost_gone + q->lost_inconsistent +
-	       q->lost_held;
+	       q->lost_held + q->nb_unknown;
 }
 
 /* One sample as it was taken, in time order: which merged sample it

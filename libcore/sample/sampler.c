@@ -74,6 +74,7 @@
 
 struct page {
 	uint64_t addr;
+	bool used;			/* --nonblocking: a read served from it */
 	uint8_t data[PAGE];
 };
 
@@ -143,6 +144,32 @@ struct vmname {
 	double tried;
 };
 #define VM_NAMES	4096	/* VMs whose names are kept */
+
+/* --nonblocking: one VM's resume chain at a tick (the states running,
+ * innermost first), and the thread charged with it then. */
+#define NB_CHAIN	8
+struct nbchain {
+	uint64_t vm;
+	uint64_t states[NB_CHAIN];
+	unsigned depth[NB_CHAIN];
+	size_t n;
+	int taken_by;
+};
+
+/* The thread that last ran a VM, as far as the samples tell. */
+struct nbowner {
+	uint64_t vm;
+	int tid;
+};
+
+/* The pages the last read of a VM's chain used (vm 0: the pass over
+ * the states), read first in one system call by the next. */
+#define NB_HOT		64
+struct nbhot {
+	uint64_t vm;
+	uint64_t pages[NB_HOT];
+	unsigned n;
+};
 
 /* A lua_State seen in a sample, and the pages its stack needs. */
 struct known {
@@ -220,6 +247,22 @@ struct lc_sampler {
 	uint32_t *known_slot;		/* 2 * KNOWN_STATES: 1 + index, 0 free */
 	uint64_t known_lo, known_hi;	/* the addresses' range */
 	cpu_set_t busy;			/* CPUs the last tick found threads on */
+	/* --nonblocking (see its section): the lua_States the last scan
+	 * found, the tick each was last seen running at (0 never) and
+	 * where the round of the others is; when the scan was, what it
+	 * cost, and whether a sample asked for another; the resume chains
+	 * of the batch of points; which thread ran each VM last. */
+	uint64_t *nb_states;
+	uint64_t *nb_ran;
+	size_t nnb_states, nb_turn;
+	double nb_scanned, nb_scan_cost;
+	bool nb_want_scan;
+	struct nbchain *nb_chains;	/* NB_VMS */
+	size_t nnb_chains;
+	struct nbowner *nb_owner;	/* NB_VMS */
+	size_t nnb_owner;
+	struct nbhot *nb_hot;		/* NB_VMS + 1, [0] for the states */
+	size_t nnb_hot;
 };
 
 static uint64_t schedstat_read(int fd, uint64_t *slices, uint64_t *wait);
@@ -246,18 +289,25 @@ static const struct page *find_page(const struct snap *sn, uint64_t pa)
 
 /* The page at pa as read from the running process during this sample,
  * or NULL when it cannot be read (or the cache is full). */
-static const struct page *live_page(struct lc_sampler *s, uint64_t pa)
+/* The slot of live_slot that holds page pa, or the free one it goes in. */
+static size_t live_slot_of(const struct lc_sampler *s, uint64_t pa)
 {
 	size_t i = (size_t)((pa >> 12) * 0x9E3779B97F4A7C15ull >> 55);
+
+	while (s->live_slot[i] && s->live[s->live_slot[i] - 1].addr != pa)
+		i = (i + 1) % (2 * LIVE_PAGES);
+	return i;
+}
+
+static const struct page *live_page(struct lc_sampler *s, uint64_t pa)
+{
+	size_t i = live_slot_of(s, pa);
 	struct page *p;
 
-	for (;; i = (i + 1) % (2 * LIVE_PAGES)) {
-		uint32_t k = s->live_slot[i];
-
-		if (!k)
-			break;
-		if (s->live[k - 1].addr == pa)
-			return &s->live[k - 1];
+	if (s->live_slot[i]) {
+		p = &s->live[s->live_slot[i] - 1];
+		p->used = true;
+		return p;
 	}
 	if (s->nlive >= LIVE_PAGES)
 		return NULL;
@@ -266,6 +316,7 @@ static const struct page *live_page(struct lc_sampler *s, uint64_t pa)
 	if (lc_live_read(s->reader, pa, p->data, PAGE) < 0)
 		return NULL;
 	p->addr = pa;
+	p->used = true;
 	s->live_slot[i] = (uint32_t)++s->nlive;
 	return p;
 }
@@ -471,7 +522,10 @@ static void copy_found_states(struct lc_sampler *s)
 
 	if (!s->nknown)
 		return;
-	for (size_t w = 0; w < 17 + nwords && nfound < FOUND_STATES; w++) {
+	/* Every known state found: the rest of the stack can hold no
+	 * other (a one-VM program stops the scan at its state's word). */
+	for (size_t w = 0; w < 17 + nwords && nfound < FOUND_STATES &&
+	     nfound < s->nknown; w++) {
 		uint64_t v;
 		const struct known *k;
 		size_t i;
@@ -1240,6 +1294,8 @@ struct pending {
 	struct point pt;
 	enum take k;
 	double stop_us;
+	bool asleep;		/* --nonblocking: a --wall point of a
+				   thread asleep */
 };
 
 /* A sleep that ended by its own timeout (x86-64 numbers): the system
@@ -1330,6 +1386,54 @@ static bool held(const struct snap *sn, uint64_t state)
 		if (sn->held[i] == state)
 			return true;
 	return false;
+}
+
+/* A sample decoded: charged to its thread, kept unless --vm filters
+ * it out.  asleep: the thread was not on a CPU (--wall); read_live: some
+ * of it was read from the running process. */
+static void keep_sample(struct lc_sampler *s, struct tstate *ts,
+			const struct lc_stack *st, int64_t weight, bool asleep,
+			bool read_live)
+{
+	if (st->vm) {
+		size_t i = 0;
+
+		while (i < s->nvms && s->vms[i] != st->vm)
+			i++;
+		if (i == s->nvms && s->nvms < LC_SAMPLER_VMS)
+			s->vms[s->nvms++] = st->vm;
+	}
+	/* What the thread's points on a CPU stood for, whichever VM they
+	 * found: the calibration's measure. */
+	if (st->nframes && !asleep)
+		ts->charged_ns += weight;
+	if (st->nframes == 0) {
+		s->prof->q.lost_read++;
+	} else if ((s->o.vm && st->vm != s->o.vm) ||
+		   (s->o.vm_only &&
+		    (!vm_name_of(s, st->vm) ||
+		     strcmp(vm_name_of(s, st->vm), s->o.vm_only) != 0))) {
+		/* Another VM's sample (or no VM's): filtered out, and not
+		 * one the run attempted.  A sleep that follows is not one
+		 * of the VM's either. */
+		s->prof->q.attempted--;
+		free(ts->last);
+		ts->last = NULL;
+		ts->nlast = 0;
+	} else {
+		if (st->partial) {
+			if (st->partial & LC_PARTIAL_TRUNCATED)
+				s->prof->q.truncated++;
+			else if (read_live)
+				s->prof->q.lost_inconsistent++;
+		}
+		add_sample(s, ts, st, weight, asleep);
+		s->prof->q.taken++;
+		if (!asleep) {
+			s->prof->q.cpu_charged_ns += weight;
+			ts->kept_ns += weight;
+		}
+	}
 }
 
 /* Stop the thread at this sample point and see what it runs.  A thread
@@ -1431,45 +1535,7 @@ static void finish_sample(struct lc_sampler *s, const struct pending *pd)
 		s->prof->q.lost_read++;
 		return;
 	}
-	if (st.vm) {
-		size_t i = 0;
-
-		while (i < s->nvms && s->vms[i] != st.vm)
-			i++;
-		if (i == s->nvms && s->nvms < LC_SAMPLER_VMS)
-			s->vms[s->nvms++] = st.vm;
-	}
-	/* What the thread's points on a CPU stood for, whichever VM they
-	 * found: the calibration's measure. */
-	if (st.nframes && !s->cur->asleep)
-		ts->charged_ns += weight;
-	if (st.nframes == 0) {
-		s->prof->q.lost_read++;
-	} else if ((s->o.vm && st.vm != s->o.vm) ||
-		   (s->o.vm_only &&
-		    (!vm_name_of(s, st.vm) ||
-		     strcmp(vm_name_of(s, st.vm), s->o.vm_only) != 0))) {
-		/* Another VM's sample (or no VM's): filtered out, and not
-		 * one the run attempted.  A sleep that follows is not one
-		 * of the VM's either. */
-		s->prof->q.attempted--;
-		free(ts->last);
-		ts->last = NULL;
-		ts->nlast = 0;
-	} else {
-		if (st.partial) {
-			if (st.partial & LC_PARTIAL_TRUNCATED)
-				s->prof->q.truncated++;
-			else if (s->live_reads)
-				s->prof->q.lost_inconsistent++;
-		}
-		add_sample(s, ts, &st, weight, s->cur->asleep);
-		s->prof->q.taken++;
-		if (!s->cur->asleep) {
-			s->prof->q.cpu_charged_ns += weight;
-			ts->kept_ns += weight;
-		}
-	}
+	keep_sample(s, ts, &st, weight, s->cur->asleep, s->live_reads > 0);
 	lc_stack_deinit(&st);
 }
 
@@ -1488,8 +1554,14 @@ struct tick {
  * be charged the whole wait, short work that ended meanwhile nothing
  * (measured with bench/sky.sh: bursts 1 ms long came out 3-4 points
  * low at 1 kHz on 2 CPUs). */
+static void nb_flush(struct lc_sampler *s, struct tick *k);
+
 static void flush(struct lc_sampler *s, struct tick *k)
 {
+	if (s->o.nonblocking) {
+		nb_flush(s, k);
+		return;
+	}
 	for (size_t i = 0; i < k->nbatch; i++) {
 		if (s->rt_on && lc_now_s() - s->rt_since > RT_SHARE * k->period)
 			set_rt(s, false);
@@ -1540,6 +1612,623 @@ static void reuse_last(struct lc_sampler *s, struct tstate *ts,
 	s->prof->q.taken++;
 	add_stack(s, ts, ts->last, ts->nlast, weight, ts->last_vm,
 		  ts->last_co, leaf);
+}
+
+/* ---- --nonblocking: read as it runs ----
+ *
+ * No thread is stopped or traced.  Nothing then says which lua_State a
+ * thread runs (its registers cannot be read while it runs), so the
+ * states come from the memory: a scan of it finds the VMs and their
+ * coroutines (again every NB_RESCAN_S, and sooner when a sample finds
+ * a VM resuming one not found yet); each tick reads them and keeps, per
+ * VM, those whose status says they run, ordered by their C-call depth
+ * (a resumed coroutine counts on from its resumer's): the VM's resume
+ * chain.  A thread found on a CPU is charged a chain: the one of the VM
+ * it ran last, else one no other thread ran last, else any left; a
+ * thread that runs while no chain is left ran host code, whose frames
+ * cannot be read.  A chain's frames are read (a page per system call,
+ * each page once per read) and read again until two reads in a row
+ * agree, at most NB_TRIES times; one that never agrees is a lost
+ * sample.  The innermost Lua frame's line is the one its CallInfo last
+ * saved (the interpreter keeps its pc in a register).
+ *
+ * What it cannot tell: a thread that is runnable but waits for a CPU
+ * from one on a CPU (/proc says 'R' for both; a stop would tell), so on
+ * a machine with no CPU to spare the threads that wait are charged too
+ * (skyhost, two busy workers on two CPUs: 1 ms bursts came out at half
+ * their share, where one worker gets them within a point). */
+
+#define NB_TRIES	3
+#define NB_VMS		64
+#define NB_STATES	65536		/* states a scan keeps */
+#define NB_ROUND	256		/* of those not seen running, read per tick */
+#define NB_HOT_TICKS	1000		/* seen running this recently: read every tick */
+#define NB_RESCAN_S	10.0
+#define NB_RESCAN_MIN_S	0.02		/* and 20 times what the last one cost */
+
+/* The hot list of vm (0: the pass over the states); NULL when the
+ * table is full. */
+static struct nbhot *nb_hot_of(struct lc_sampler *s, uint64_t vm)
+{
+	for (size_t i = 0; i < s->nnb_hot; i++)
+		if (s->nb_hot[i].vm == vm)
+			return &s->nb_hot[i];
+	if (s->nnb_hot == NB_VMS + 1)
+		return NULL;
+	s->nb_hot[s->nnb_hot].vm = vm;
+	s->nb_hot[s->nnb_hot].n = 0;
+	return &s->nb_hot[s->nnb_hot++];
+}
+
+/* Read hot's pages into the page cache, in one system call: those up
+ * to the first unreadable one (a page freed since) are cached, the
+ * others read one by one if the decoder asks for them. */
+static void nb_prefetch(struct lc_sampler *s, const struct nbhot *hot)
+{
+	struct iovec local[NB_HOT], remote[NB_HOT];
+	size_t n = hot ? hot->n : 0, got;
+	ssize_t r;
+
+	if (!n)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		local[i] = (struct iovec){ s->live[i].data, PAGE };
+		remote[i] = (struct iovec){ (void *)(uintptr_t)hot->pages[i],
+					    PAGE };
+	}
+	s->live_reads++;
+	r = process_vm_readv(s->reader, local, n, remote, n, 0);
+	got = r > 0 ? (size_t)r / PAGE : 0;
+	for (size_t i = 0; i < got; i++) {
+		uint64_t pa = hot->pages[i];
+		size_t h = live_slot_of(s, pa);
+
+		if (s->live_slot[h])
+			continue;	/* listed twice: garbage in, kept out */
+		s->live[s->nlive].addr = pa;
+		s->live[s->nlive].used = false;
+		if (s->nlive != i)
+			memcpy(s->live[s->nlive].data, s->live[i].data, PAGE);
+		s->live_slot[h] = (uint32_t)++s->nlive;
+	}
+}
+
+/* What the read just made used: hot's pages next time. */
+static void nb_learn(struct lc_sampler *s, struct nbhot *hot)
+{
+	if (!hot)
+		return;
+	hot->n = 0;
+	for (size_t i = 0; i < s->nlive && hot->n < NB_HOT; i++)
+		if (s->live[i].used)
+			hot->pages[hot->n++] = s->live[i].addr;
+}
+
+/* A read of the running process: the copy is empty, the page cache
+ * fresh (what the last read found is not what this one finds), but for
+ * the pages of hot read first, all at once. */
+static struct lc_pass *nb_pass(struct lc_sampler *s, const struct nbhot *hot)
+{
+	struct lc_pass *pass = NULL;
+	struct lc_error *err;
+
+	s->cur = &s->snaps[0];
+	s->cur->npages = 0;
+	s->cur->stack_lo = s->cur->stack_hi = 0;
+	s->live_reads = 0;
+	s->nlive = 0;
+	memset(s->live_slot, 0, sizeof(s->live_slot));
+	nb_prefetch(s, hot);
+	err = s->in->ops->begin(s->in, &pass);
+	if (err) {
+		lc_error_destroy(err);
+		return NULL;
+	}
+	return pass;
+}
+
+/* Find the VMs and their coroutines again, in a memory map read again. */
+static void nb_scan(struct lc_sampler *s, double now)
+{
+	uint64_t *vms = NULL, *cands = NULL, *keep = NULL, *ran = NULL;
+	size_t nvms = 0, ncands = 0, n = 0;
+	struct lc_pass *pass;
+	struct lc_error *err;
+
+	s->nb_want_scan = false;
+	lc_program_reread_regions(s->t->prog);
+	if (!(pass = nb_pass(s, NULL)))
+		goto out;
+	s->cur = NULL;		/* the scan reads big chunks: no page cache */
+	err = s->in->ops->scan(pass, &vms, &nvms, &cands, &ncands);
+	if (err) {
+		lc_error_destroy(err);
+		s->in->ops->end(pass);
+		goto out;
+	}
+	keep = malloc(NB_STATES * sizeof(*keep));
+	ran = calloc(NB_STATES, sizeof(*ran));
+	for (size_t v = 0; keep && ran && v < nvms && v < NB_VMS; v++) {
+		struct lc_vm vm;
+
+		memset(&vm, 0, sizeof(vm));
+		err = s->in->ops->decode_vm(pass, vms[v], true, cands, ncands,
+					    &vm);
+		lc_error_destroy(err);
+		for (size_t i = 0; i < vm.nthreads && n < NB_STATES; i++) {
+			keep[n] = vm.threads[i].addr;
+			/* Seen running before: still read every tick. */
+			for (size_t j = 0; j < s->nnb_states; j++)
+				if (s->nb_states[j] == keep[n]) {
+					ran[n] = s->nb_ran[j];
+					break;
+				}
+			n++;
+		}
+		lc_vm_clear(&vm);
+	}
+	s->in->ops->end(pass);
+	if (keep && ran) {
+		free(s->nb_states);
+		free(s->nb_ran);
+		s->nb_states = keep;
+		s->nb_ran = ran;
+		s->nnb_states = n;
+		keep = ran = NULL;
+	}
+out:
+	free(keep);
+	free(ran);
+	free(vms);
+	free(cands);
+	s->nb_scan_cost = lc_now_s() - now;
+	s->nb_scanned = lc_now_s();
+	s->prof->q.nb_scans++;
+	s->prof->q.nb_scan_s += s->nb_scan_cost;
+}
+
+/* Order chain c innermost first by what each state resumes, when two
+ * of its states have the same depth: from the one no other resumes,
+ * along the resumes, where that visits every state once. */
+static void nb_order(struct lc_sampler *s, struct lc_pass *pass,
+		     struct nbchain *c)
+{
+	int next[NB_CHAIN];
+	bool tie = false, pointed[NB_CHAIN] = { false };
+	uint64_t out[NB_CHAIN];
+	size_t n = 0, at = SIZE_MAX;
+
+	for (size_t i = 1; i < c->n; i++)
+		tie |= c->depth[i] == c->depth[i - 1];
+	if (!tie)
+		return;
+	for (size_t i = 0; i < c->n; i++) {
+		struct lc_vstate st;
+		uint64_t co = 0;
+
+		next[i] = -1;
+		if (s->in->ops->state(pass, c->states[i], &st))
+			co = s->in->ops->resumes(pass, &st);
+		for (size_t k = 0; co && k < c->n; k++)
+			if (k != i && c->states[k] == co) {
+				next[i] = (int)k;
+				pointed[k] = true;
+			}
+	}
+	for (size_t i = 0; i < c->n; i++)
+		if (!pointed[i]) {
+			if (at != SIZE_MAX)
+				return;		/* two outermost: no order */
+			at = i;
+		}
+	while (at != SIZE_MAX && n < c->n) {
+		out[n++] = c->states[at];
+		at = next[at] < 0 ? SIZE_MAX : (size_t)next[at];
+	}
+	if (n != c->n || at != SIZE_MAX)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		c->states[i] = out[n - 1 - i];
+		c->depth[i] = (unsigned)(n - i);
+	}
+}
+
+/* The resume chains as of now, read for a batch of points. */
+static void nb_chains(struct lc_sampler *s)
+{
+	double now = lc_now_s(), wait = 20 * s->nb_scan_cost;
+	uint64_t tick = s->prof->q.ticks;
+	struct lc_pass *pass;
+	struct nbhot *hot;
+	size_t round = 0;
+
+	s->nnb_chains = 0;
+	if (wait < NB_RESCAN_MIN_S)
+		wait = NB_RESCAN_MIN_S;
+	if (!s->nb_scanned || now - s->nb_scanned >= NB_RESCAN_S ||
+	    (s->nb_want_scan && now - s->nb_scanned >= wait))
+		nb_scan(s, now);
+	hot = nb_hot_of(s, 0);
+	if (!s->nnb_states || !(pass = nb_pass(s, hot)))
+		return;
+	for (size_t k = 0; k < s->nnb_states; k++) {
+		struct lc_vstate st;
+		struct nbchain *c = NULL;
+		size_t i = k;
+
+		/* Those not seen running lately: NB_ROUND of them a tick,
+		 * in turn. */
+		if (!s->nb_ran[i] || tick - s->nb_ran[i] > NB_HOT_TICKS) {
+			if (s->nnb_states > NB_ROUND &&
+			    (k + s->nnb_states - s->nb_turn) % s->nnb_states >=
+			    NB_ROUND)
+				continue;
+			round++;
+		}
+		if (!s->in->ops->state(pass, s->nb_states[i], &st) ||
+		    !(st.runnable || st.dying))
+			continue;
+		s->nb_ran[i] = tick;
+		for (size_t j = 0; j < s->nnb_chains; j++)
+			if (s->nb_chains[j].vm == st.vm)
+				c = &s->nb_chains[j];
+		if (!c) {
+			if (s->nnb_chains == NB_VMS)
+				continue;
+			c = &s->nb_chains[s->nnb_chains++];
+			memset(c, 0, sizeof(*c));
+			c->vm = st.vm;
+		}
+		/* Innermost (deepest) first. */
+		{
+			size_t at = 0;
+
+			while (at < c->n && c->depth[at] >= st.resume_depth)
+				at++;
+			if (at == NB_CHAIN)
+				continue;
+			if (c->n == NB_CHAIN)
+				c->n--;
+			memmove(&c->states[at + 1], &c->states[at],
+				(c->n - at) * sizeof(c->states[0]));
+			memmove(&c->depth[at + 1], &c->depth[at],
+				(c->n - at) * sizeof(c->depth[0]));
+			c->states[at] = st.addr;
+			c->depth[at] = st.resume_depth;
+			c->n++;
+		}
+	}
+	if (s->nnb_states > NB_ROUND)
+		s->nb_turn = (s->nb_turn + NB_ROUND) % s->nnb_states;
+	(void)round;
+	/* Where the depths do not order a chain (5.1.1 resets the count at
+	 * each resume), what each state resumes does. */
+	for (size_t j = 0; s->in->ops->resumes && j < s->nnb_chains; j++)
+		nb_order(s, pass, &s->nb_chains[j]);
+	/* A chain whose innermost state resumes one the scan has not found
+	 * (created since): that one runs, innermost. */
+	for (size_t j = 0; s->in->ops->resumes && j < s->nnb_chains; j++) {
+		struct nbchain *c = &s->nb_chains[j];
+
+		while (c->n < NB_CHAIN) {
+			struct lc_vstate st;
+			uint64_t co;
+			bool known = false;
+
+			if (!s->in->ops->state(pass, c->states[0], &st) ||
+			    !(co = s->in->ops->resumes(pass, &st)))
+				break;
+			for (size_t i = 0; i < c->n; i++)
+				known |= c->states[i] == co;
+			if (known)
+				break;
+			memmove(&c->states[1], &c->states[0],
+				c->n * sizeof(c->states[0]));
+			memmove(&c->depth[1], &c->depth[0],
+				c->n * sizeof(c->depth[0]));
+			c->states[0] = co;
+			c->depth[0] = c->depth[1] + 1;
+			c->n++;
+			if (s->nnb_states < NB_STATES && s->nb_states) {
+				s->nb_states[s->nnb_states] = co;
+				s->nb_ran[s->nnb_states++] = tick;
+			}
+		}
+	}
+	nb_learn(s, hot);
+	s->in->ops->end(pass);
+}
+
+static struct nbowner *nb_owner_of(struct lc_sampler *s, uint64_t vm)
+{
+	for (size_t i = 0; i < s->nnb_owner; i++)
+		if (s->nb_owner[i].vm == vm)
+			return &s->nb_owner[i];
+	return NULL;
+}
+
+/* Give each point of the batch its chain, or none (host code): first
+ * the chain of the VM its thread ran last; then, to the threads on a CPU
+ * left, the chains left, those whose last thread is not on a CPU in the
+ * batch first.  A thread asleep (--wall) gets only its own VM's.
+ * guessed[i]: more than one chain was left to choose from. */
+static void nb_assign(struct lc_sampler *s, const struct tick *k,
+		      struct nbchain **got, bool *guessed)
+{
+	for (size_t i = 0; i < k->nbatch; i++) {
+		int tid = s->ts[k->batch[i].ts].tid;
+
+		got[i] = NULL;
+		guessed[i] = false;
+		for (size_t c = 0; c < s->nnb_chains; c++) {
+			struct nbowner *o = nb_owner_of(s, s->nb_chains[c].vm);
+
+			if (!s->nb_chains[c].taken_by && o && o->tid == tid) {
+				got[i] = &s->nb_chains[c];
+				got[i]->taken_by = tid;
+				break;
+			}
+		}
+	}
+	for (int round = 0; round < 2; round++)
+		for (size_t i = 0; i < k->nbatch; i++) {
+			size_t left = 0;
+
+			if (got[i] || k->batch[i].asleep)
+				continue;
+			for (size_t c = 0; c < s->nnb_chains; c++) {
+				struct nbchain *ch = &s->nb_chains[c];
+				struct nbowner *o;
+				bool owner_here = false;
+
+				if (ch->taken_by)
+					continue;
+				left++;
+				o = nb_owner_of(s, ch->vm);
+				for (size_t b = 0; o && b < k->nbatch; b++)
+					owner_here |= !k->batch[b].asleep &&
+						      s->ts[k->batch[b].ts].tid == o->tid;
+				if (!got[i] && (round == 1 || !owner_here))
+					got[i] = ch;
+			}
+			if (got[i]) {
+				got[i]->taken_by = s->ts[k->batch[i].ts].tid;
+				guessed[i] = left > 1;
+			}
+		}
+}
+
+static bool same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+static bool same_frame(const struct lc_frame *x, const struct lc_frame *y)
+{
+	return x->ci == y->ci && x->state == y->state &&
+	       x->cfunc == y->cfunc && x->currentline == y->currentline &&
+	       x->linedefined == y->linedefined &&
+	       same_str(x->source, y->source) && same_str(x->name, y->name);
+}
+
+/* Read b, made after read a, shows a stack the thread had: the frames
+ * below b's innermost are the outermost frames of a too (the same call
+ * records, functions and lines), so they stood still from a's read to
+ * b's, and b's innermost frame was read on them.  What the innermost
+ * frame runs may change every microsecond (a loop that calls a C
+ * function): that frame alone is b's. */
+static bool nb_agree(const struct lc_stack *a, const struct lc_stack *b)
+{
+	size_t m = b->nframes ? b->nframes - 1 : 0;
+
+	if (!b->nframes || a->nframes < m || a->vm != b->vm ||
+	    a->nstates != b->nstates ||
+	    memcmp(a->states, b->states, a->nstates * sizeof(*a->states)))
+		return false;
+	for (size_t i = 0; i < m; i++)
+		if (!same_frame(&b->frames[1 + i], &a->frames[a->nframes - m + i]))
+			return false;
+	return true;
+}
+
+/* Read chain c's frames into *st (innermost state's first, then its
+ * resumer's...).  0; 1 when the chain no longer runs so; -1 when it
+ * cannot be read. */
+static int nb_read(struct lc_sampler *s, const struct nbchain *c,
+		   struct lc_stack *st)
+{
+	struct nbhot *hot = nb_hot_of(s, c->vm);
+	struct lc_pass *pass = nb_pass(s, hot);
+	struct lc_frames o = { 0 };
+	int ret = 0;
+
+	memset(st, 0, sizeof(*st));
+	s->prof->q.nb_reads++;
+	if (!pass)
+		return -1;
+	st->states = calloc(c->n, sizeof(*st->states));
+	for (size_t j = 0; st->states && j < c->n && !o.nomem; j++) {
+		struct lc_vstate vs;
+		struct lc_luathread lt;
+		size_t max = (size_t)s->o.max_frames;
+
+		if (!s->in->ops->state(pass, c->states[j], &vs)) {
+			ret = j ? 1 : -1;
+			break;
+		}
+		if (!(vs.runnable || vs.dying)) {
+			ret = 1;
+			break;
+		}
+		st->states[st->nstates++] = vs.addr;
+		memset(&lt, 0, sizeof(lt));
+		lt.addr = vs.addr;
+		s->in->ops->state_frames(pass, &vs, max > o.n ? max - o.n : 0,
+					 false, false, 0, &lt);
+		for (size_t i = 0; i < lt.nframes; i++) {
+			struct lc_frame *f = lc_frames_push(&o);
+
+			if (f)
+				*f = lt.frames[i];
+			else
+				lc_frame_free(&lt.frames[i]);
+		}
+		free(lt.frames);
+		if (lt.partial)
+			st->partial |= LC_PARTIAL_CHAIN;
+		lc_luathread_clear(&lt);
+		if (o.n >= max) {
+			st->partial |= LC_PARTIAL_TRUNCATED;
+			break;
+		}
+	}
+	st->frames = o.v;
+	st->nframes = o.n;
+	st->vm = c->vm;
+	st->activity = st->nframes && st->frames[0].what &&
+		       strcmp(st->frames[0].what, "C") == 0 ?
+		       LC_ACTIVITY_C : LC_ACTIVITY_LUA;
+	if (!st->states || o.nomem)
+		ret = -1;
+	if (ret == 0 && !st->nframes)
+		ret = 1;
+	if (ret == 0)
+		name_vm(s, pass, c->vm);
+	nb_learn(s, hot);
+	s->in->ops->end(pass);
+	return ret;
+}
+
+/* The innermost frame is the C function that resumes a coroutine: the
+ * coroutine it runs is one the scan has not found yet. */
+static bool nb_resumes_unknown(const struct lc_stack *st)
+{
+	const struct lc_frame *f = st->nframes ? &st->frames[0] : NULL;
+	const char *fn = f ? (f->function ? f->function : f->name) : NULL;
+
+	return f && f->what && strcmp(f->what, "C") == 0 && fn &&
+	       (strstr(fn, "resume") || strstr(fn, "auxwrap") ||
+		strstr(fn, "wrap"));
+}
+
+/* A thread on a CPU that ran no VM's Lua code: host code, unread. */
+static void nb_native(struct lc_sampler *s, struct tstate *ts, int64_t weight,
+		      bool asleep)
+{
+	uint32_t fn = lc_profile_func(s->prof,
+				      "[native code: not read (--nonblocking)]",
+				      NULL, 0, LC_PROF_NATIVE), loc;
+
+	s->prof->q.nb_native++;
+	s->prof->q.taken++;
+	if (fn == UINT32_MAX)
+		return;
+	loc = lc_profile_loc(s->prof, fn, 0, 0);
+	if (!asleep) {
+		ts->charged_ns += weight;
+		s->prof->q.cpu_charged_ns += weight;
+		ts->kept_ns += weight;
+	}
+	add_stack(s, ts, &loc, 1, weight, 0, 0,
+		  asleep ? LC_PROF_IDLE : LC_PROF_NATIVE);
+}
+
+/* The sample of a thread found on a CPU (asleep: --wall's of one that
+ * sleeps), read as it runs, of chain c (NULL: it runs host code). */
+static void nb_sample(struct lc_sampler *s, size_t idx, const struct point *pt,
+		      bool asleep, struct nbchain *c, bool guessed)
+{
+	struct tstate *ts = &s->ts[idx];
+	struct lc_stack a, b;
+	double c0 = thread_cpu_s();
+	bool same = false;
+	int r;
+
+	s->prof->q.attempted++;
+	if (!c) {
+		if (!asleep && s->nnb_chains == 0)
+			s->nb_want_scan = !s->nnb_states;
+		if ((s->o.vm || s->o.vm_only) && !asleep)
+			s->prof->q.attempted--;	/* no VM's: filtered */
+		else
+			nb_native(s, ts, pt->weight, asleep);
+		goto out;
+	}
+	r = nb_read(s, c, &a);
+	for (int i = 1; r == 0 && i < NB_TRIES && !same; i++) {
+		r = nb_read(s, c, &b);
+		if (r == 0) {
+			same = nb_agree(&a, &b);
+			if (same && i == 1)
+				s->prof->q.nb_first++;
+		}
+		lc_stack_deinit(&a);
+		a = b;
+	}
+	if (r != 0 || !same) {
+		lc_stack_deinit(&a);
+		if (r < 0)
+			s->prof->q.lost_read++;
+		else
+			s->prof->q.lost_inconsistent++;
+		goto out;
+	}
+	if (nb_resumes_unknown(&a)) {
+		s->nb_want_scan = true;
+		s->prof->q.nb_unknown++;
+		lc_stack_deinit(&a);
+		goto out;
+	}
+	/* Whoever ran the VM last, this thread does now. */
+	{
+		struct nbowner *o = nb_owner_of(s, c->vm);
+
+		if (!o && s->nnb_owner < NB_VMS) {
+			o = &s->nb_owner[s->nnb_owner++];
+			o->vm = c->vm;
+		}
+		if (o && !asleep)
+			o->tid = ts->tid;
+	}
+	if (guessed)
+		s->prof->q.nb_guessed++;
+	keep_sample(s, ts, &a, pt->weight, asleep, false);
+	lc_stack_deinit(&a);
+out:
+	s->prof->q.sampler_decode_cpu_s += thread_cpu_s() - c0;
+}
+
+/* The points of the batch, read as they run: the chains read once for
+ * them all, right after their threads' states. */
+static void nb_flush(struct lc_sampler *s, struct tick *k)
+{
+	struct nbchain *got[BATCH];
+	bool guessed[BATCH];
+
+	if (!k->nbatch)
+		return;
+	nb_chains(s);
+	nb_assign(s, k, got, guessed);
+	for (size_t i = 0; i < k->nbatch; i++)
+		nb_sample(s, k->batch[i].ts, &k->batch[i].pt,
+			  k->batch[i].asleep, got[i], guessed[i]);
+	k->nbatch = 0;
+}
+
+/* A sample point found the thread on a CPU (or, with --wall, asleep):
+ * stop it, or with --nonblocking read it as it runs, with the batch. */
+static void sample_at(struct lc_sampler *s, struct tick *k, size_t idx,
+		      const struct point *pt, bool asleep)
+{
+	if (!s->o.nonblocking) {
+		stop_at(s, k, idx, pt);
+		return;
+	}
+	if (k->nbatch == BATCH)
+		nb_flush(s, k);
+	k->batch[k->nbatch] = (struct pending){ .ts = idx, .pt = *pt,
+						 .asleep = asleep };
+	k->nbatch++;
 }
 
 /* One sample point of one thread: read its run time and state, and
@@ -1658,7 +2347,7 @@ static int look_at(struct lc_sampler *s, struct tick *k, size_t idx,
 		if (s->affinity && c >= 0 && c < CPU_SETSIZE)
 			CPU_SET(c, &k->busy);
 		pt->ours = c >= 0 && c == sched_getcpu();
-		stop_at(s, k, idx, pt);
+		sample_at(s, k, idx, pt, false);
 		return 0;
 	}
 	/* Not on a CPU now.  In uninterruptible sleep (or stopped) it would
@@ -1702,7 +2391,7 @@ static int look_at(struct lc_sampler *s, struct tick *k, size_t idx,
 		s->prof->q.idle_skipped++;
 		return 0;
 	}
-	stop_at(s, k, idx, pt);
+	sample_at(s, k, idx, pt, true);
 	return 0;
 }
 
@@ -1919,6 +2608,31 @@ int lc_sampler_tick(struct lc_sampler *s)
 	return kill(s->pid, 0) == 0 || errno == EPERM ? 0 : -1;
 }
 
+/* --nonblocking: its tables; and it reads Lua stacks only, so a
+ * process without a Lua VM the layout can read is an error.  Memory
+ * that cannot be read (process_vm_readv is refused as ptrace is) is one
+ * too. */
+static struct lc_error *nb_create(struct lc_sampler *s)
+{
+	uint8_t b;
+
+	s->nb_chains = calloc(NB_VMS, sizeof(*s->nb_chains));
+	s->nb_owner = calloc(NB_VMS, sizeof(*s->nb_owner));
+	s->nb_hot = calloc(NB_VMS + 1, sizeof(*s->nb_hot));
+	if (!s->nb_chains || !s->nb_owner || !s->nb_hot)
+		return &lc_error_nomem;
+	if (!s->in)
+		return lc_error_create(LC_ERR_NOT_FOUND,
+			"--nonblocking reads Lua stacks only, and none can be read in process %d: %s",
+			s->pid, s->no_lua ? lc_error_message(s->no_lua) :
+			"no Lua VM found");
+	if (lc_live_read(s->reader, s->in->module_start ? s->in->module_start :
+			 s->t->prog->nexec ? s->t->prog->exec[0].start : 0,
+			 &b, 1) < 0 && (errno == EPERM || errno == EACCES))
+		return lc_live_refused(s->pid, errno);
+	return NULL;
+}
+
 struct lc_error *lc_sampler_create(int pid,
 				   const struct lc_sampler_options *opts,
 				   struct lc_sampler **ret)
@@ -1954,6 +2668,9 @@ struct lc_error *lc_sampler_create(int pid,
 		err = lc_program_prepare_live(pid, false, &p);
 		if (!err)
 			err = lc_target_wrap(p, &s->t);
+		if (!err && (opts->types || opts->layout))
+			err = lc_target_set_layout(s->t, opts->types,
+						   opts->layout);
 		if (err) {
 			lc_sampler_destroy(s);
 			return err;
@@ -1980,12 +2697,22 @@ struct lc_error *lc_sampler_create(int pid,
 	/* The layout is read now, before any thread is stopped; without
 	 * one, samples are native stacks (the error stays with the target). */
 	s->in = lc_target_interp(s->t, &s->no_lua);
-	/* Many short passes: an index of package.loaded serves a second. */
-	if (s->in)
+	/* Many short passes: an index of package.loaded serves a second;
+	 * frames are for the profile, not for printing. */
+	if (s->in) {
 		s->in->reuse_s = 1.0;
+		s->in->profile_frames = true;
+	}
+	if (s->o.nonblocking) {
+		err = nb_create(s);
+		if (err) {
+			lc_sampler_destroy(s);
+			return err;
+		}
+	}
 	/* Is ptrace allowed at all?  Better to know now than per sample.
 	 * (A seized thread is let go only from a stop.) */
-	{
+	if (!s->o.nonblocking) {
 		int tid = s->reader, slot = lc_live_hold(tid, 0);
 
 		if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) < 0) {
@@ -2024,7 +2751,9 @@ struct lc_error *lc_sampler_create(int pid,
 	s->affinity = sched_getaffinity(0, sizeof(s->allowed), &s->allowed) == 0 &&
 		      CPU_COUNT(&s->allowed) > 1;
 	s->current = s->allowed;
-	{
+	/* Real-time priority keeps stops short; reading as the target
+	 * runs, the sampler yields to it instead. */
+	if (!s->o.nonblocking) {
 		struct sched_param sp = { .sched_priority = 1 };
 
 		s->rt = sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK,
@@ -2032,6 +2761,7 @@ struct lc_error *lc_sampler_create(int pid,
 		s->prof->q.realtime = s->rt;
 		s->prof->q.stop_budget_us = s->o.stop_budget_us;
 	}
+	s->prof->q.nonblocking = s->o.nonblocking;
 	*ret = s;
 	return NULL;
 }
@@ -2055,6 +2785,8 @@ struct lc_profile *lc_sampler_profile(struct lc_sampler *s, double elapsed)
 	q->cpu_used_ns = s->have_clock && !s->o.tid && s->proc_ns ?
 			 (int64_t)(s->proc_ns - s->proc_ns0) :
 			 (int64_t)s->seen_total_ns;
+	q->cpu_before_ns = s->have_clock && s->proc_ns ?
+			   (int64_t)s->proc_ns0 : -1;
 	q->achieved_hz = elapsed > 0 ? (double)q->ticks / elapsed : 0;
 	calibrate(s);
 	{
@@ -2151,6 +2883,11 @@ void lc_sampler_destroy(struct lc_sampler *s)
 		free(s->names[i].alloc);
 	}
 	free(s->names);
+	free(s->nb_states);
+	free(s->nb_ran);
+	free(s->nb_chains);
+	free(s->nb_owner);
+	free(s->nb_hot);
 	set_rt(s, false);
 	free(s->stops);
 	lc_profile_destroy(s->prof);

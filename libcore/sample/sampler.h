@@ -30,6 +30,16 @@ struct lc_sampler_options {
 	/* A stop that has held its thread this long before its copy is
 	 * done lets it go unread: a lost sample (0: 1000). */
 	double stop_budget_us;
+	/* Never stop or trace a thread: each sample's Lua stack is read
+	 * from memory as the thread runs, again until two reads agree (at
+	 * most 3); no native frames (nothing says where a running thread
+	 * is); see "--nonblocking" in sampler.c. */
+	bool nonblocking;
+	/* Where the Lua layout comes from (lc_target_set_layout): a file
+	 * with DWARF for it, or a release's built-in layout; NULL: the
+	 * module's DWARF, else its release's built-in layout. */
+	const char *types;
+	const char *layout;
 };
 
 struct lc_sampler;

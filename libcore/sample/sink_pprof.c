@@ -456,6 +456,10 @@ static void write_header(struct pw *w)
 		q->stop_total_s, q->stop_median_us, q->stop_p99_us,
 		q->stop_max_us, q->stop_budget_us, 100 * q->stop_share, 100 * q->stop_share_max,
 		q->sampler_cpu_s);
+	if (q->cpu_before_ns >= 0)
+		comments[nc++] = (uint64_t)strf(w,
+			"process CPU time before sampling began: %.3f s (not in the profile)",
+			(double)q->cpu_before_ns / 1e9);
 	if (p->command) {
 		char esc[LC_SINK_LABEL_MAX];
 

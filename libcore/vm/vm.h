@@ -106,6 +106,10 @@ struct lc_interp {
 	/* Why the release is read with another's rules (one newer than
 	 * any the family knows), or NULL; owned by the interp */
 	const char *version_warning;
+	/* Where the layout came from and how it was checked ("DWARF of
+	 * /usr/lib/.../liblua5.4.so.0", "built-in layout of Lua 5.4.6 ...,
+	 * validated against memory: ..."), or NULL; owned by the interp */
+	const char *layout_note;
 	void *priv;		/* the family's own (PUC: the layout) */
 	void *cache;		/* the family's, kept across passes (PUC:
 				   struct lc_lua_cache) */
@@ -115,6 +119,9 @@ struct lc_interp {
 	 * found), in seconds; 0 (the default): read again by every pass.
 	 * A sampler, whose passes are many and short, sets it. */
 	double reuse_s;
+	/* Frames for a profile only (a sampler): no traceback line is
+	 * made for them (lc_frame.traceback stays NULL). */
+	bool profile_frames;
 };
 
 struct lc_pass;
@@ -213,6 +220,12 @@ struct lc_vm_ops {
 				   struct lc_object **ret);
 
 	/* ---- sampling ---- */
+
+	/* The state the innermost frame of st resumes (a C function whose
+	 * first argument is a thread of the same VM with frames: PUC's
+	 * coroutine.resume), or 0: how a sampler that reads as the
+	 * program runs finds a coroutine it has not seen yet. */
+	uint64_t (*resumes)(struct lc_pass *pass, const struct lc_vstate *st);
 
 	/* What changes as the states run, to copy at the next stop: the
 	 * states, the frames' records (the report frames' ci), the used

@@ -12,6 +12,9 @@ import re
 import sys
 
 THREAD = re.compile(r"^Thread (\d+)")
+# What libdwfl unwinds to below main and gdb does not show.
+OUTER = ("__libc_start_call_main", "__libc_start_main", "__libc_start_main_impl",
+         "_start")
 VAR = re.compile(r"^\s+(local|vararg|upvalue) ")
 # A C++ name has spaces ("ns::f(std::vector<int, std::allocator<int> >&)"):
 # the name ends at the frame's own " ()", the last one on the line.
@@ -37,7 +40,10 @@ def lua_frames(path, with_vars=False):
                 continue
             m = NATIVE.match(line)
             if m:
-                after = m.group(1)
+                # Frames outside main (unplaced ones go after the last)
+                # follow gdb's last frame, main, and libdwfl's, _start.
+                if m.group(1) not in OUTER:
+                    after = m.group(1)
                 continue
             s = line.strip()
             if s.startswith("lua: "):

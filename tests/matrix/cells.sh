@@ -4,9 +4,10 @@
 #   tests/matrix/cells.sh [-b REGEX] [FILE]     (default FILE: cells.txt)
 #
 # A cell file has one "BUILDS SCENARIO" line per scenario (# comments):
-# BUILDS is "*" (every build of fixtures/build-lua.sh --list), "5.N+" (every
-# build of Lua 5.N or later), or an extended regex that must match the
-# whole build id (a plain build id selects itself).  Scenario "interp"
+# BUILDS is "*" (every build of fixtures/build-lua.sh --list but the
+# nodebug-* ones, which only a regex naming them selects), "5.N+" (every
+# such build of Lua 5.N or later), or an extended regex that must match
+# the whole build id (a plain build id selects itself).  Scenario "interp"
 # stands for the build's stand-alone interpreter, cell interp_lua5N.  The
 # cells come out build by build in the --list order, each build's in the
 # file's order, without duplicates.  -b keeps only the builds whose id
@@ -32,8 +33,9 @@ END {
 		v = id; sub(/^[a-z]+-5\./, "", v); sub(/[^0-9].*/, "", v)
 		for (j = 0; j < m; j++) {
 			s = sel[j]
-			if (s == "*") ok = 1
-			else if (s ~ /^5\.[0-9]+\+$/) { w = s; sub(/^5\./, "", w); ok = (v + 0 >= w + 0) }
+			plain = id !~ /^nodebug-/
+			if (s == "*") ok = plain
+			else if (s ~ /^5\.[0-9]+\+$/) { w = s; sub(/^5\./, "", w); ok = plain && (v + 0 >= w + 0) }
 			else ok = (id ~ ("^(" s ")$"))
 			if (!ok) continue
 			c = (scen[j] == "interp") ? "interp_lua5" v : scen[j]

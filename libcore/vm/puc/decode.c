@@ -75,6 +75,8 @@ static const struct cist *cist_of(const struct lc_layout *l)
  * the next pass. */
 #define CACHE_PROTOS	4096
 
+#define PROTO_LINES	8	/* pcs whose lines a Proto keeps */
+
 struct proto {
 	uint64_t addr;
 	bool ok;		/* header readable */
@@ -100,6 +102,17 @@ struct proto {
 	char **upvalnames;
 	int nupvals;
 	struct lc_proto_view view;
+	/* What line_of and chunkid answered for it: its lines and source
+	 * are the function's for its lifetime, and the fingerprint holds
+	 * their pointers and sizes. */
+	struct { int pc, line; bool partial; } lines[PROTO_LINES];
+	unsigned nlines, nextline;
+	char *short_src;
+	/* And what its calls name (lc_names_from_call_checked at a pc):
+	 * names point into its own strings, or are static. */
+	struct { int pc; const char *what, *name; bool damaged; }
+		calls[PROTO_LINES];
+	unsigned ncalls, nextcall;
 	/* The cache's (lc_lua_cache): the fields it was read with, and the
 	 * last pass that found them unchanged. */
 	uint8_t fp[PROTO_FP];
@@ -146,6 +159,7 @@ struct lc_lua_cache {
 	struct gn_vm *gn_vms;	/* VMs whose package.loaded was indexed */
 	size_t ngn_vms;
 	double reuse_s;		/* how long an index may serve (0: a pass) */
+	bool profile;		/* frames for a profile: no traceback line */
 };
 
 struct lc_lua_ctx {
@@ -198,6 +212,11 @@ void lc_lua_cache_set_reuse(struct lc_lua_cache *c, double seconds)
 	c->reuse_s = seconds;
 }
 
+void lc_lua_cache_set_profile(struct lc_lua_cache *c, bool on)
+{
+	c->profile = on;
+}
+
 void lc_lua_cache_destroy(struct lc_lua_cache *c)
 {
 	if (!c)
@@ -238,6 +257,7 @@ struct lc_error *lc_lua_ctx_create(struct lc_program *p,
 static void proto_free(struct proto *p)
 {
 	free(p->source);
+	free(p->short_src);
 	free(p->codev);
 	if (p->kstr)
 		for (int i = 0; i < p->nk; i++)
@@ -1892,8 +1912,35 @@ static bool lines_hold(struct lc_lua_ctx *ctx, struct proto *p, uint64_t li,
 /* Line of pc.  5.1-5.3: lineinfo[pc] is absolute (ldebug.c:getfuncline /
  * 5.1 getline).  5.4: deltas from the nearest absolute anchor at or below
  * pc (line54). */
+static int line_read(struct lc_lua_ctx *ctx, struct proto *p, int pc,
+		     bool *partial);
+
+/* line_read, answered once per pc of a Proto (PROTO_LINES kept, the
+ * oldest replaced). */
 static int line_of(struct lc_lua_ctx *ctx, struct proto *p, int pc,
 		   bool *partial)
+{
+	bool bad = false;
+	unsigned i;
+	int line;
+
+	for (i = 0; i < p->nlines; i++)
+		if (p->lines[i].pc == pc) {
+			*partial |= p->lines[i].partial;
+			return p->lines[i].line;
+		}
+	line = line_read(ctx, p, pc, &bad);
+	*partial |= bad;
+	i = p->nlines < PROTO_LINES ? p->nlines++ :
+	    p->nextline++ % PROTO_LINES;
+	p->lines[i].pc = pc;
+	p->lines[i].line = line;
+	p->lines[i].partial = bad;
+	return line;
+}
+
+static int line_read(struct lc_lua_ctx *ctx, struct proto *p, int pc,
+		     bool *partial)
 {
 	const struct lc_layout *l = ctx->l;
 	uint64_t li = 0;
@@ -2108,7 +2155,27 @@ static const char *func_name(struct lc_lua_ctx *ctx,
 		return NULL;
 	}
 	*damaged = p->names_damaged;
-	return lc_names_from_call_checked(&p->view, pc, name, damaged);
+	{
+		const char *what;
+		bool d = false;
+		unsigned k;
+
+		for (k = 0; k < p->ncalls; k++)
+			if (p->calls[k].pc == pc) {
+				*name = p->calls[k].name;
+				*damaged |= p->calls[k].damaged;
+				return p->calls[k].what;
+			}
+		what = lc_names_from_call_checked(&p->view, pc, name, &d);
+		*damaged |= d;
+		k = p->ncalls < PROTO_LINES ? p->ncalls++ :
+		    p->nextcall++ % PROTO_LINES;
+		p->calls[k].pc = pc;
+		p->calls[k].what = what;
+		p->calls[k].name = *name;
+		p->calls[k].damaged = d;
+		return what;
+	}
 }
 
 /* Lua 5.1 and 5.4+ run a function with its pc in a local of luaV_execute
@@ -2253,8 +2320,10 @@ void lc_lua_frame(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 		f->what = p->linedefined == 0 ? "main" : "Lua";
 		f->linedefined = p->linedefined;
 		f->source = p->source ? strdup(p->source) : strdup("=?");
-		f->short_src = chunkid(p->source ? p->source : "=?",
-				       ctx->l->major);
+		if (!p->short_src)
+			p->short_src = chunkid(p->source ? p->source : "=?",
+					       ctx->l->major);
+		f->short_src = lc_strdup_or_null(p->short_src);
 		if (p->bad_source)
 			f->partial = true;	/* a source that is no string */
 		if (p->bad_lines || p->bad_arrays)
@@ -2301,7 +2370,8 @@ void lc_lua_frame(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 		f->namewhat = namewhat;
 		f->name = strdup(name);
 	}
-	f->traceback = lc_lua_traceback_line(ctx, f);
+	if (!ctx->cache || !ctx->cache->profile)
+		f->traceback = lc_lua_traceback_line(ctx, f);
 }
 
 /* The line luaL_traceback prints for frame f (5.1: ldblib.c db_errorfb;

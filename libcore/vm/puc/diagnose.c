@@ -77,9 +77,9 @@ static bool is_executable(Dwfl_Module *mod)
 }
 
 struct lc_error *lc_puc_no_dwarf_error(Dwfl_Module *mod, const char *mname,
-				       const char *version)
+				       const char *version, bool no_builtin)
 {
-	char found[64], pkg[64] = "";
+	char found[64], pkg[64] = "", why[160];
 	const char *base = mname ? strrchr(mname, '/') : NULL;
 	int minor;
 
@@ -88,15 +88,23 @@ struct lc_error *lc_puc_no_dwarf_error(Dwfl_Module *mod, const char *mname,
 		snprintf(found, sizeof(found), "Lua %s (lua_ident)", version);
 	else
 		snprintf(found, sizeof(found), "Lua");
+	/* What kept the built-in layouts out. */
+	if (!version)
+		snprintf(why, sizeof(why), "no lua_ident string names its release, so no built-in layout applies");
+	else if (no_builtin)
+		snprintf(why, sizeof(why), "luacore has no built-in layout of Lua %s (it has every release 5.1.1-5.5.0)",
+			 version);
+	else
+		why[0] = '\0';
 	if (is_executable(mod))
 		return lc_error_create(LC_ERR_UNSUPPORTED,
-			"%s is built into the executable %s, which has no DWARF description of lua_State: build it with -g, or keep its debug info in a separate file (objcopy --only-keep-debug, then --add-gnu-debuglink, or /usr/lib/debug/.build-id); Lua built in without debug info cannot be read yet",
-			found, mname ? mname : "?");
+			"%s is built into the executable %s, which has no DWARF description of lua_State%s%s: build it with -g, or keep its debug info in a separate file (objcopy --only-keep-debug, then --add-gnu-debuglink, or /usr/lib/debug/.build-id)",
+			found, mname ? mname : "?", why[0] ? ", and " : "", why);
 	if (sscanf(base, "liblua5.%d.so", &minor) == 1 && minor >= 1 &&
 	    minor <= 9)
 		snprintf(pkg, sizeof(pkg), " (Debian: the liblua5.%d-0-dbg package)",
 			 minor);
 	return lc_error_create(LC_ERR_UNSUPPORTED,
-		"%s is in %s, which has no DWARF description of lua_State: install its debug info%s, set DEBUGINFOD_URLS for debuginfod, or build Lua with -g",
-		found, mname ? mname : "?", pkg);
+		"%s is in %s, which has no DWARF description of lua_State%s%s: install its debug info%s, set DEBUGINFOD_URLS for debuginfod, or build Lua with -g",
+		found, mname ? mname : "?", why[0] ? ", and " : "", why, pkg);
 }

@@ -6,6 +6,7 @@
 #include <config.h>
 
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,19 +37,128 @@ static const struct lc_lstate *lstate(const struct lc_vstate *st)
 	return (const struct lc_lstate *)st->priv;
 }
 
+#define VALIDATE_VMS	16	/* VMs a built-in layout is checked on */
+
+/* A built-in layout (l->builtin: the module has no DWARF, or --layout)
+ * or one from another file's DWARF (--types) is used only
+ * once it reads this program's memory as a VM's: the memory scan finds
+ * a global_State whose main thread points back to it (thread tag, l_G,
+ * stack bounds, a current CallInfo in writable memory); that thread's
+ * CallInfo chain ends at its base CallInfo.  And the global _VERSION,
+ * where the base library set it, is looked up: found, the tables and
+ * strings are as the layout has them (a host may set it to its own
+ * text: what it reads is said, not held against the layout).  *note
+ * (malloc'd) says what was checked; an error, which check failed. */
+static struct lc_error *validate_layout(struct lc_program *p,
+					 const struct lc_layout *l, char **note)
+{
+	struct lc_lua_ctx *ctx;
+	uint64_t *vms = NULL;
+	size_t nvms = 0, walked = 0, broken = 0, versions = 0;
+	char want[24], bad_version[LC_VM_NAME_MAX + 1] = "";
+	char what[PATH_MAX + 256], source[PATH_MAX + 128];
+	struct lc_error *err;
+
+	/* What is checked, for the note and the errors. */
+	if (l->types_path) {
+		snprintf(source, sizeof(source), "layout from the DWARF of %s (--types)",
+			 l->types_path);
+		snprintf(what, sizeof(what), "the %s", source);
+	} else if (l->forced) {
+		snprintf(source, sizeof(source), "built-in layout of Lua %s (--layout)",
+			 l->version);
+		snprintf(what, sizeof(what), "the %s", source);
+	} else {
+		snprintf(source, sizeof(source), "built-in layout of Lua %s (the module has no DWARF)",
+			 l->version);
+		snprintf(what, sizeof(what), "%s has no DWARF, and the built-in layout of Lua %s",
+			 l->module_path ? l->module_path : "the Lua module",
+			 l->version);
+	}
+	*note = NULL;
+	err = lc_lua_ctx_create(p, l, NULL, &ctx);
+	if (err)
+		return err;
+	snprintf(want, sizeof(want), "Lua %d.%d", l->major / 100, l->major % 100);
+	err = lc_vm_scan(ctx, &vms, &nvms);
+	for (size_t i = 0; !err && i < nvms && i < VALIDATE_VMS; i++) {
+		struct lc_lstate st;
+		struct lc_ci *cis = NULL;
+		size_t n = 0;
+		bool partial = false;
+		uint64_t m;
+		char *v;
+
+		if (lc_lua_mainthread(ctx, vms[i], &m) < 0 ||
+		    lc_lua_state_read(ctx, m, &st) < 0 ||
+		    lc_lua_walk(ctx, &st, 1u << 20, &cis, &n, &partial) ||
+		    partial)
+			broken++;
+		else
+			walked++;
+		free(cis);
+		v = lc_lua_global_string(ctx, vms[i], "_VERSION");
+		if (v && strcmp(v, want) == 0)
+			versions++;
+		else if (v && !bad_version[0])
+			snprintf(bad_version, sizeof(bad_version), "%s", v);
+		free(v);
+	}
+	lc_lua_ctx_destroy(ctx);
+	free(vms);
+	if (err)
+		return err;
+	if (!nvms)
+		return lc_error_create(LC_ERR_UNSUPPORTED,
+			"%s does not fit this program's memory: the scan of its writable memory found no global_State whose main thread points back to it.  A Lua built with other options (LUA_32BITS, LUAI_EXTRASPACE) or modified cannot be read with it: give its layout with --types FILE (any ELF with its DWARF, e.g. its lstate.c compiled with -g)",
+			what);
+	if (!walked)
+		return lc_error_create(LC_ERR_UNSUPPORTED,
+			"%s does not fit this program's memory: of the %zu VM%s the scan found, no main thread's CallInfo chain ends at its base CallInfo: give its layout with --types FILE",
+			what, nvms, nvms == 1 ? "" : "s");
+	if (asprintf(note, "%s, validated against memory: the scan found %zu VM%s; %zu main thread%s with a CallInfo chain ending at base_ci%s%s%s",
+		     source, nvms, nvms == 1 ? "" : "s", walked,
+		     walked == 1 ? "" : "s",
+		     broken ? " (" : "", broken ? "others broken" : "",
+		     broken ? ")" : "") < 0)
+		*note = NULL;
+	if (*note && (versions || bad_version[0])) {
+		char *more;
+
+		if (asprintf(&more, "%s; _VERSION is \"%s\"", *note,
+			     versions ? want : bad_version) >= 0) {
+			free(*note);
+			*note = more;
+		}
+	}
+	return NULL;
+}
+
 static struct lc_error *puc_open(struct lc_program *p, struct lc_interp **ret)
 {
 	struct lc_layout *l;
 	struct lc_interp *in;
+	char *note = NULL;
 	struct lc_error *err = lc_layout_open(p, &l);
 
 	if (err)
 		return err;
+	if ((l->builtin || l->types_path) &&
+	    (err = validate_layout(p, l, &note))) {
+		lc_layout_destroy(l);
+		return err;
+	}
+	if (!note && asprintf(&note, "%s of %s", l->builtin ?
+			      "built-in layout" : "DWARF",
+			      l->module_path ? l->module_path : "the Lua module") < 0)
+		note = NULL;
 	in = calloc(1, sizeof(*in));
 	if (!in) {
+		free(note);
 		lc_layout_destroy(l);
 		return &lc_error_nomem;
 	}
+	in->layout_note = note;
 	in->ops = &lc_puc_ops;
 	in->prog = p;
 	in->version = l->version;
@@ -66,6 +176,7 @@ static struct lc_error *puc_open(struct lc_program *p, struct lc_interp **ret)
 
 static void puc_close(struct lc_interp *in)
 {
+	free((char *)in->layout_note);
 	lc_layout_destroy(in->priv);
 	lc_lua_cache_destroy(in->cache);
 	free(in);
@@ -78,8 +189,10 @@ static struct lc_error *puc_begin(struct lc_interp *in, struct lc_pass **ret)
 
 	if (!pass)
 		return &lc_error_nomem;
-	if (in->cache)
+	if (in->cache) {
 		lc_lua_cache_set_reuse(in->cache, in->reuse_s);
+		lc_lua_cache_set_profile(in->cache, in->profile_frames);
+	}
 	err = lc_lua_ctx_create(in->prog, in->priv, in->cache, &pass->ctx);
 	if (err) {
 		free(pass);
@@ -379,6 +492,37 @@ static enum lc_activity puc_activity(const struct lc_interp *in,
 }
 
 /* The Lua-only frames, locals and stack slots of one lua_State. */
+static uint64_t puc_resumes(struct lc_pass *pass, const struct lc_vstate *vs)
+{
+	struct lc_lua_ctx *ctx = pass->ctx;
+	const struct lc_lstate *st = lstate(vs);
+	struct lc_ci *cis = NULL;
+	struct lc_tvalue arg;
+	struct lc_lstate co;
+	struct lc_error *err;
+	uint64_t ret = 0;
+	size_t n = 0;
+	bool partial = false;
+
+	err = lc_lua_walk(ctx, st, 1, &cis, &n, &partial);
+	if (err) {
+		lc_error_destroy(err);
+		return 0;
+	}
+	/* The slot above the function's is its first argument; a thread
+	 * there is checked as a state whole (its tag, its l_G's round
+	 * trip, its stack) before it counts. */
+	if (n && !cis[0].is_lua && !cis[0].bad &&
+	    lc_lua_read_tvalue(ctx, cis[0].func + lc_lua_layout(ctx)->sz_stack_slot,
+			       &arg) == 0 &&
+	    arg.value && arg.value != st->addr &&
+	    lc_lua_state_read(ctx, arg.value, &co) == 0 && co.g == st->g &&
+	    lc_lua_state_active(&co) && co.status == 0)
+		ret = arg.value;
+	free(cis);
+	return ret;
+}
+
 static void puc_state_frames(struct lc_pass *pass, const struct lc_vstate *vs,
 			     size_t max, bool locals, bool slots, int residue,
 			     struct lc_luathread *lt)
@@ -528,6 +672,7 @@ const struct lc_vm_ops lc_puc_ops = {
 	.own_frame = puc_own_frame,
 	.activity = puc_activity,
 	.state_frames = puc_state_frames,
+	.resumes = puc_resumes,
 	.scan = puc_scan,
 	.decode_vm = puc_decode_vm,
 	.vm_names = puc_vm_names,

@@ -11,8 +11,10 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <gelf.h>
 #include <elfutils/libdw.h>
 
+#include "vm/puc/builtin.h"
 #include "vm/puc/diagnose.h"
 #include "vm/puc/layout.h"
 
@@ -278,6 +280,52 @@ static int find_symbol_cb(Dwfl_Module *mod, void **ud, const char *mname,
 	return s->mod && s->which == 0 ? DWARF_CB_ABORT : DWARF_CB_OK;
 }
 
+/* A module without symbols for Lua (stripped): the one whose read-only
+ * data holds lua_ident's text ("$LuaVersion: Lua 5.4.6 ..." from 5.2 on,
+ * "$Lua: Lua 5.1.5 ..." before), read from its file. */
+struct ident_search {
+	Dwfl_Module *mod;
+	char text[128];
+};
+
+static int find_ident_cb(Dwfl_Module *mod, void **ud, const char *mname,
+			 Dwarf_Addr start, void *arg)
+{
+	static const char *const marks[] = { "$LuaVersion: Lua 5.", "$Lua: Lua 5." };
+	struct ident_search *s = arg;
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	Elf_Scn *scn = NULL;
+
+	(void)ud; (void)mname; (void)start;
+	while (elf && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_ALLOC) || (sh.sh_flags & SHF_EXECINSTR) ||
+		    (sh.sh_flags & SHF_WRITE) || !(d = elf_getdata(scn, NULL)) ||
+		    !d->d_buf)
+			continue;
+		for (size_t m = 0; m < LC_ARRAY_SIZE(marks); m++) {
+			const char *p = memmem(d->d_buf, d->d_size, marks[m],
+					       strlen(marks[m]));
+			size_t n;
+
+			if (!p)
+				continue;
+			n = d->d_size - (size_t)(p - (const char *)d->d_buf);
+			if (n >= sizeof(s->text))
+				n = sizeof(s->text) - 1;
+			memcpy(s->text, p, n);
+			s->text[n] = '\0';
+			s->mod = mod;
+			return DWARF_CB_ABORT;
+		}
+	}
+	return DWARF_CB_OK;
+}
+
 /* Parse "Lua 5.4.4" out of lua_ident.  Any 5.x is taken: whether the
  * release is one the decoder knows is decided by lc_layout_version. */
 static bool parse_ident(const char *s, int *release, char *version,
@@ -310,17 +358,6 @@ static void ident_text(struct lc_program *t, char *buf, size_t size)
 		buf[0] = '\0';
 	else
 		buf[size - 1] = '\0';
-}
-
-/* lua_ident of the program, parsed: "Lua 5.4.7" into release/version;
- * false when there is none (or it is unreadable or no PUC release). */
-static bool read_ident(struct lc_program *t, int *release, char *version,
-		       size_t vsize)
-{
-	char buf[128];
-
-	ident_text(t, buf, sizeof(buf));
-	return parse_ident(buf, release, version, vsize);
 }
 
 /* The newest release known of major version "major", 0 if none. */
@@ -501,13 +538,104 @@ static void vm_layout(struct lc_layout *l, Dwfl_Module *mod,
 	}
 }
 
+/* No DWARF in the VM's module: the built-in layout of the release its
+ * lua_ident names, unvalidated (l->builtin); or why there is none. */
+static struct lc_error *builtin_layout(struct lc_program *t, Dwfl_Module *mod,
+				       const char *mname, Dwarf_Addr mstart,
+				       Dwarf_Addr mend, const char *ident,
+				       struct lc_layout **ret)
+{
+	char buf[128], version[16];
+	int release;
+	const struct lc_layout *bi;
+	struct lc_layout *l;
+	struct lc_error *err;
+
+	/* --layout: that release, whatever lua_ident says. */
+	if (t->layout_release)
+		snprintf(buf, sizeof(buf), "Lua %d.%d.%d",
+			 t->layout_release / 10000, t->layout_release / 100 % 100,
+			 t->layout_release % 100);
+	else
+		snprintf(buf, sizeof(buf), "%s", ident);
+	if (!parse_ident(buf, &release, version, sizeof(version)))
+		return lc_puc_no_dwarf_error(mod, mname, NULL, false);
+	bi = lc_layout_builtin(release);
+	if (!bi && t->layout_release)
+		return lc_error_create(LC_ERR_INVALID,
+			"--layout %s: luacore has no built-in layout of that release (it has every release 5.1.1-5.5.0)",
+			version);
+	if (!bi)
+		return lc_puc_no_dwarf_error(mod, mname, version, true);
+	l = malloc(sizeof(*l));
+	if (!l)
+		return &lc_error_nomem;
+	*l = *bi;
+	l->builtin = true;
+	l->forced = t->layout_release != 0;
+	l->module_path = lc_strdup_or_null(mname);
+	l->module_start = mstart;
+	l->module_end = mend;
+	err = lc_layout_version(buf, release / 100, l);
+	if (err) {
+		lc_layout_destroy(l);
+		return err;
+	}
+	*ret = l;
+	return NULL;
+}
+
+static int first_module_cb(Dwfl_Module *mod, void **ud, const char *name,
+			   Dwarf_Addr start, void *arg)
+{
+	(void)ud; (void)name; (void)start;
+	*(Dwfl_Module **)arg = mod;
+	return DWARF_CB_ABORT;
+}
+
+static int no_memory(void *arg, uint64_t addr, void *buf, size_t len)
+{
+	(void)arg; (void)addr; (void)buf; (void)len;
+	return -1;
+}
+
+/* --types FILE: a program of FILE alone (its DWARF; no memory), and the
+ * module the types are looked for in. */
+static struct lc_error *types_module(const char *path, struct lc_program **aux,
+				     Dwfl_Module **mod)
+{
+	struct lc_error *err = lc_program_create_callback(no_memory, NULL, aux);
+
+	if (!err)
+		err = lc_program_add_module(*aux, path, 0);
+	*mod = NULL;
+	if (!err && (*aux)->dwfl)
+		dwfl_getmodules((*aux)->dwfl, first_module_cb, mod, 0);
+	if (!err && !*mod)
+		err = lc_error_create(LC_ERR_INVALID, "not an ELF file libdwfl can read");
+	if (err) {
+		struct lc_error *e = lc_error_create(LC_ERR_INVALID, "--types %s: %s",
+						     path, lc_error_message(err));
+
+		lc_error_destroy(err);
+		lc_program_destroy(*aux);
+		*aux = NULL;
+		return e;
+	}
+	return NULL;
+}
+
 struct lc_error *lc_layout_open(struct lc_program *t, struct lc_layout **ret)
 {
 	static const char *const api_syms[] = { "lua_newstate", "luaV_execute",
 						"lua_ident" };
 	struct sym_search ss = { .names = api_syms, .nnames = 3 };
+	struct ident_search is = { 0 };
 	struct type_search ts;
 	struct lc_layout *l;
+	struct lc_program *aux = NULL;	/* --types: the file's */
+	Dwfl_Module *typemod;
+	char ident[128];
 	Dwarf_Die *D = ts.dies;
 	bool *F = ts.found;
 	const char *mname;
@@ -521,31 +649,58 @@ struct lc_error *lc_layout_open(struct lc_program *t, struct lc_layout **ret)
 		return lc_error_create(LC_ERR_NOT_FOUND,
 			"no Lua VM found: no file that could be read defines lua_newstate or luaV_execute, and %s%s, which the core names, cannot be read (see above)",
 			t->missing[0].path, t->nmissing > 1 ? " and others" : "");
+	if (!ss.mod) {
+		/* Stripped: the module whose data holds lua_ident's text. */
+		dwfl_getmodules(t->dwfl, find_ident_cb, &is, 0);
+		ss.mod = is.mod;
+	}
 	if (!ss.mod)
 		return lc_error_create(LC_ERR_NOT_FOUND,
-			"no module defines lua_newstate or luaV_execute: is Lua linked into this program, and are its symbols present?");
+			"no module defines lua_newstate or luaV_execute, and none holds lua_ident's text: is Lua linked into this program?");
 	mname = dwfl_module_info(ss.mod, NULL, &mstart, &mend, NULL, NULL,
 				 NULL, NULL);
+	typemod = ss.mod;
 	{
 		char what[32];
 
 		if (lc_puc_luajit_symbols(ss.mod, what, sizeof(what)))
 			return lc_puc_luajit_error(what, mname);
 	}
-	memset(&ts, 0, sizeof(ts));
-	find_types(ss.mod, &ts);
-	if (!F[T_STATE] || !F[T_CI]) {
-		int release;
-		char version[16];
+	if (is.mod)
+		snprintf(ident, sizeof(ident), "%s", is.text);
+	else
+		ident_text(t, ident, sizeof(ident));
+	if (t->layout_release)
+		return builtin_layout(t, ss.mod, mname, mstart, mend, ident, ret);
+	if (t->types_path) {
+		struct lc_error *err = types_module(t->types_path, &aux,
+						    &typemod);
 
-		return lc_puc_no_dwarf_error(ss.mod, mname,
-			read_ident(t, &release, version, sizeof(version)) ?
-			version : NULL);
+		if (err)
+			return err;
 	}
+	memset(&ts, 0, sizeof(ts));
+	find_types(typemod, &ts);
+	if ((!F[T_STATE] || !F[T_CI]) && aux) {
+		lc_program_destroy(aux);
+		return lc_error_create(LC_ERR_INVALID,
+			"--types %s: the file has no DWARF description of lua_State and CallInfo (compile the program's lstate.c with -g, or give its debug file)",
+			t->types_path);
+	}
+	if (!F[T_STATE] || !F[T_CI])
+		return builtin_layout(t, ss.mod, mname, mstart, mend, ident,
+				      ret);
 
 	l = calloc(1, sizeof(*l));
-	if (!l)
+	if (!l) {
+		lc_program_destroy(aux);
 		return &lc_error_nomem;
+	}
+	if (aux && !(l->types_path = strdup(t->types_path))) {
+		free(l);
+		lc_program_destroy(aux);
+		return &lc_error_nomem;
+	}
 	l->module_path = lc_strdup_or_null(mname);
 	l->module_start = mstart;
 	l->module_end = mend;
@@ -559,7 +714,7 @@ struct lc_error *lc_layout_open(struct lc_program *t, struct lc_layout **ret)
 		Dwarf_Die mt;
 		struct lc_error *err;
 
-		ident_text(t, buf, sizeof(buf));
+		snprintf(buf, sizeof(buf), "%s", ident);
 		/* 5.5 embeds the main thread in global_State (mainth); 5.4's
 		 * CallInfo has the u2 union (from 5.4.0; tbclist came in
 		 * 5.4.3); 5.3's TString is a plain struct (5.2's a union
@@ -581,6 +736,7 @@ struct lc_error *lc_layout_open(struct lc_program *t, struct lc_layout **ret)
 		err = lc_layout_version(buf, shape, l);
 		if (err) {
 			lc_layout_destroy(l);
+			lc_program_destroy(aux);
 			return err;
 		}
 	}
@@ -749,10 +905,13 @@ struct lc_error *lc_layout_open(struct lc_program *t, struct lc_layout **ret)
 		}
 	}
 
-	vm_layout(l, ss.mod, &ts);
-	lc_log(LC_LOG_VERBOSE, "Lua %s in %s: layout from its DWARF (%s)",
+	vm_layout(l, typemod, &ts);
+	lc_log(LC_LOG_VERBOSE, "Lua %s in %s: layout from the DWARF of %s (%s)",
 	       l->version, l->module_path ? l->module_path : "?",
+	       aux ? t->types_path : "it",
 	       F[T_STATE] ? "lua_State found" : "no lua_State");
+	/* The file's DWARF is read: what the layout keeps is its own. */
+	lc_program_destroy(aux);
 
 	/* The fields no decoding can do without. */
 	{
@@ -791,5 +950,6 @@ void lc_layout_destroy(struct lc_layout *l)
 	if (!l)
 		return;
 	free(l->module_path);
+	free(l->types_path);
 	free(l);
 }

@@ -44,6 +44,13 @@ struct lc_layout {
 	/* 5.5: long strings keep a pointer to their bytes in 'contents'
 	 * (short ones hold the bytes there, at ts_contents) */
 	bool ts_lngptr;
+	/* From the built-in table (vm/puc/builtin.h), the module having no
+	 * DWARF: to be validated against memory before use (family.c). */
+	bool builtin;
+	bool forced;		/* that built-in layout asked for (--layout) */
+	/* The file whose DWARF it was read from instead of the module's
+	 * (--types), or NULL; validated against memory too. */
+	char *types_path;
 	char *module_path;	/* the module holding the VM */
 	uint64_t module_start;	/* its load range, for "is pc in Lua" */
 	uint64_t module_end;

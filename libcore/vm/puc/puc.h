@@ -65,6 +65,9 @@ void lc_lua_cache_destroy(struct lc_lua_cache *c);
 /* How long an index of a VM's package.loaded serves later passes
  * (lc_interp.reuse_s). */
 void lc_lua_cache_set_reuse(struct lc_lua_cache *c, double seconds);
+/* Frames for a profile only: lc_lua_frame leaves traceback NULL
+ * (lc_interp.profile_frames). */
+void lc_lua_cache_set_profile(struct lc_lua_cache *c, bool on);
 
 /* A decoder context over program p with layout l and cache c (all
  * borrowed; c may be NULL: nothing kept after the context).  Contexts

@@ -1,0 +1,291 @@
+#!/usr/bin/env bash
+# Lua built without debug info, read with the built-in layouts
+# (libcore/vm/puc/builtin-layouts.c), validated against memory:
+#  - every release 5.1.1-5.5.0 built at -O2 without -g, its host too
+#    (fixtures/build-lua.sh nodebug-VERSION: no DWARF, symbols kept): a
+#    core of each of SCENARIOS, inspected; its Lua frames and coroutines
+#    equal the script's truth (tests/matrix/compare.py), and the report
+#    names the built-in layout of its release and what validated it;
+#  - the same processes read live (-p) while parked: the same truth;
+#  - gdb's lua-bt -a on each core: the Lua frames of luacore-inspect's
+#    text report, after the same native frames (tests/gdb/compare_bt.py);
+#  - the same hosts stripped (no .symtab: no name for any of their
+#    frames, lua_ident found in their read-only data), coroutines3: core
+#    and live give the truth, the Lua frames unplaced (nothing names the
+#    interpreter's frames) and shown above the interpreter's;
+#  - luacore-sample on three of them, and on three stripped: the 60/30/10
+#    split's shares within the sampler's tolerance (tests/sample/
+#    shares.py); stripped, go tool pprof -top's first row is spin;
+#  - a stripped multi-VM host (fixtures/host/skyhost.c, 6 VMs on 2
+#    worker threads, Lua 5.4.7 linked in, no -g): luacore-sample's shares
+#    of the bursty services within 3 points of their own clocks, and
+#    luacore-inspect -p --vm-name SERVICE_NAME names all 6 VMs;
+#  - Debian's liblua5.4 with its debug info removed (no DWARF, no
+#    build-id, no debuglink): the built-in layout of 5.4.4, the truth;
+#  - a modified Lua (5.4.7 with a field added at the start of lua_State
+#    and of global_State), built without -g: the built-in layout is
+#    refused, exit 1, and the message names the check that failed; with
+#    --types lstate.o (its lstate.c compiled with -g alone): the truth,
+#    the report naming the file and what validated it; gdb's lua-layout
+#    FILE then lua-bt -a: the same Lua frames; luacore-sample --types: the
+#    split's shares; --layout 5.4.0 on a stock 5.4.7: refused.
+. "$(dirname "$0")/lib.sh"
+releases=${LC_NODEBUG_RELEASES:-$("$src/fixtures/build-lua.sh" --releases)}
+scenarios=${LC_NODEBUG_SCENARIOS:-"coroutines3 multi_vm"}
+ids=$(for v in $releases; do echo "nodebug-$v"; done)
+# shellcheck disable=SC2086
+fixtures $ids src-5.4.7-O2
+export LC_TRUTH_LUA=$src/fixtures/lua/truth.lua
+lib_so=$(cd "$top_builddir/libcore/.libs" && pwd)/libluacore.so
+
+b=$tmp/builds
+for v in $releases; do
+	mkdir -p "$b/strip-$v"
+	strip -o "$b/strip-$v/lchost" "$out/nodebug-$v/lchost"
+	for cell in $(for sc in $scenarios; do echo "nodebug:$sc"; done) strip:coroutines3; do
+		kind=${cell%%:*} sc=${cell#*:}
+		builds=$out
+		[ "$kind" = strip ] && builds=$b
+		d=$tmp/$kind-$v-$sc
+		if ! LC_BUILDS=$builds LC_LIVE_INSPECT=$inspect "$src/fixtures/make-core.sh" \
+			"$kind-$v" "$sc" "$d" >"$d.log" 2>&1; then
+			echo "FAIL $kind $v $sc: make-core.sh: $(tail -2 "$d.log")"
+			status=1
+			continue
+		fi
+		rc=0
+		"$inspect" --json "$d/core" "$d/exe" >"$d/report.json" 2>"$d/report.err" || rc=$?
+		layout=$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["process"]["lua_layout"] or "")' \
+			"$d/report.json" 2>/dev/null)
+		if [ "$rc" = 0 ] && cmp=$("$py" "$src/tests/matrix/compare.py" -q "$d/truth.tsv" "$d/report.json" 2>&1) &&
+			[[ "$layout" == "built-in layout of Lua $v (the module has no DWARF), validated against memory: the scan found "* ]]; then
+			echo "PASS $kind $v $sc core: the truth; ${layout#*validated against memory: }"
+		else
+			echo "FAIL $kind $v $sc core: exit $rc, layout '$layout': $(echo "$cmp" | tail -3) $(head -2 "$d/report.err")"
+			status=1
+		fi
+		"$inspect" "$d/core" "$d/exe" >"$d/inspect.txt" 2>&1
+		if [ "$kind" = strip ]; then
+			# Every Lua frame unplaced, all of them before frame #1.
+			if awk '/^     lua: / { n++; if ($0 !~ /\(unplaced\)$/) bad = 1; if (!seen1) before++ }
+			     /^#1 / { seen1 = 1 }
+			     END { exit !(n > 0 && !bad && before == n) }' "$d/inspect.txt"; then
+				echo "PASS $kind $v $sc: every Lua frame unplaced, above the interpreter's frames"
+			else
+				echo "FAIL $kind $v $sc: Lua frames not all unplaced before frame #1"
+				status=1
+			fi
+		fi
+		LUACORE_LIB=$lib_so timeout 300 gdb -q -batch -nx -x "$src/gdb/luaprof.py" \
+			-ex "lua-bt -a" "$d/exe" "$d/core" >"$d/gdb.txt" 2>&1
+		if res=$("$py" "$src/tests/gdb/compare_bt.py" "$d/gdb.txt" "$d/inspect.txt" 2>&1); then
+			echo "PASS $kind $v $sc gdb: $res"
+		else
+			echo "FAIL $kind $v $sc gdb: $res"
+			status=1
+		fi
+		if [ "$(cat "$d/live.rc" 2>/dev/null)" = 0 ] &&
+			"$py" "$src/tests/matrix/compare.py" -q "$d/truth.tsv" "$d/live.json" >"$d/live.cmp" 2>&1; then
+			echo "PASS $kind $v $sc live: the truth"
+		else
+			echo "FAIL $kind $v $sc live: exit $(cat "$d/live.rc" 2>/dev/null): $(tail -3 "$d/live.cmp" 2>/dev/null) $(head -2 "$d/live.err" 2>/dev/null)"
+			status=1
+		fi
+	done
+done
+
+# split NAME OUT EXE [OPTION...]: luacore-sample (OPTIONs) of EXE running
+# split.lua into OUT.pb.gz; its shares against the script's own.
+split() {
+	local name=$1 d=$2 exe=$3 rc=0 res
+	shift 3
+	LC_SAMPLE_SECONDS=2 "$sample" -q -r 250 "$@" -o "$d.pb.gz" -- "$exe" \
+		"$src/fixtures/scenarios/sample/split.lua" >"$d.out" 2>"$d.err" || rc=$?
+	if [ "$rc" = 0 ] && res=$("$py" "$src/tests/sample/shares.py" split "$d.pb.gz" "$d.out" \
+		"$src/tests/pprof/profile.proto" 2>&1); then
+		echo "PASS $name: split shares within tolerance"
+	else
+		echo "FAIL $name: exit $rc: $(tail -2 "$d.err")"
+		status=1
+	fi
+	echo "${res:-}" | sed 's/^/    /'
+}
+
+# The sampler: split.lua's own shares.
+export HOME=${HOME:-$tmp} GOCACHE=${GOCACHE:-$tmp/gocache}
+for v in $(echo "$releases" | tr ' ' '\n' | grep -E '^(5\.1\.5|5\.3\.6|5\.5\.0)$'); do
+	for kind in nodebug strip; do
+		d=$tmp/sample-$kind-$v
+		exe=$out/nodebug-$v/lchost
+		[ "$kind" = strip ] && exe=$b/strip-$v/lchost
+		split "$kind $v sampler" "$d" "$exe"
+		[ "$kind" = strip ] || continue
+		top=$(go tool pprof -top "$d.pb.gz" 2>/dev/null | awk '/flat%/ { getline; print; exit }')
+		if echo "$top" | grep -q ' spin ('; then
+			echo "PASS strip $v sampler: go tool pprof -top's first row is spin"
+		else
+			echo "FAIL strip $v sampler: go tool pprof -top's first row: $top"
+			status=1
+		fi
+	done
+done
+
+# A stripped multi-VM host.
+if echo "$releases" | tr ' ' '\n' | grep -qx 5.4.7; then
+	strip -o "$b/strip-5.4.7/skyhost" "$out/nodebug-5.4.7/skyhost"
+	svc=$src/fixtures/scenarios/sky/service.lua
+	sky_services="$svc:spin,0.030,0.020 $svc:burst10,0.010,0.090 $svc:burst1,0.001,0.009 $svc:burst100,0.0001,0.0019 $svc:idle1,0,1 $svc:idle2,0,1"
+	d=$tmp/sky-strip
+	# shellcheck disable=SC2086
+	"$sample" -q -r 1000 -o "$d.pb.gz" -- "$b/strip-5.4.7/skyhost" 2 5 $sky_services >"$d.out" 2>"$d.err"
+	if grep -q "^skyhost done" "$d.out" &&
+		res=$("$py" "$src/tests/sample/shares.py" sky "$d.pb.gz" "$d.out" "$src/tests/pprof/profile.proto" 3 2>&1); then
+		echo "PASS stripped skyhost, 1000 Hz, 2 workers: the services' shares within 3 points"
+	else
+		echo "FAIL stripped skyhost: $(tail -2 "$d.err")"
+		status=1
+	fi
+	echo "${res:-}" | sed 's/^/    /'
+	# shellcheck disable=SC2086
+	"$b/strip-5.4.7/skyhost" 2 4 $sky_services >/dev/null &
+	sky=$!
+	pids+=("$sky")
+	sleep 1
+	"$inspect" --vm-name SERVICE_NAME -p "$sky" >"$d.txt" 2>&1
+	names=$(grep -c '^VM 0x.*, name "\(spin\|burst10\|burst1\|burst100\|idle1\|idle2\)"$' "$d.txt")
+	if [ "$names" = 6 ]; then
+		echo "PASS stripped skyhost, luacore-inspect -p --vm-name: 6 VMs, each named"
+	else
+		echo "FAIL stripped skyhost, luacore-inspect -p --vm-name: $names of 6 VMs named"
+		grep '^VM\|warning' "$d.txt" | head -8 | sed 's/^/    /'
+		status=1
+	fi
+	wait "$sky"
+fi
+
+# A host that sets _VERSION to its own text: the layout still validates
+# (the lookup found the global), and the note says what it reads.
+if echo "$releases" | tr ' ' '\n' | grep -qx 5.4.7; then
+	d=$tmp/version
+	mkdir -p "$d"
+	printf '_VERSION = "MyEngine 2.0"\ndofile("%s")\n' "$src/fixtures/scenarios/coroutines3.lua" >"$d/ver.lua"
+	(cd "$d" && LC_TRUTH=$d/truth.tsv LC_READY=$d/ready exec "$out/nodebug-5.4.7/lchost" "$d/ver.lua") >"$d/log" 2>&1 &
+	vp=$!
+	pids+=("$vp")
+	for _ in $(seq 100); do [ -e "$d/ready" ] && break; sleep 0.1; done
+	rc=0
+	"$inspect" --json -p "$vp" >"$d/report.json" 2>"$d/report.err" || rc=$?
+	layout=$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["process"]["lua_layout"] or "")' \
+		"$d/report.json" 2>/dev/null)
+	# The truth's luaversion is the _VERSION the script set: left out.
+	grep -v '^luaversion' "$d/truth.tsv" >"$d/truth-frames.tsv"
+	if [ "$rc" = 0 ] && "$py" "$src/tests/matrix/compare.py" -q "$d/truth-frames.tsv" "$d/report.json" >"$d/cmp" 2>&1 &&
+		[[ "$layout" == "built-in layout of Lua 5.4.7 "*'; _VERSION is "MyEngine 2.0"' ]]; then
+		echo "PASS a host's own _VERSION: the built-in layout still validates, the truth; $layout"
+	else
+		echo "FAIL a host's own _VERSION: exit $rc, layout '$layout': $(tail -2 "$d/cmp") $(head -2 "$d/report.err")"
+		status=1
+	fi
+	kill "$vp" 2>/dev/null
+fi
+
+# Debian's liblua5.4 without its debug info.
+mkdir -p "$b/deblib" "$tmp/lib"
+cp "$out/deb-5.4/lchost" "$b/deblib/lchost"
+lib=$(ldd "$out/deb-5.4/lchost" | awk '/liblua5\.4/ { print $3 }')
+objcopy --strip-debug --remove-section .note.gnu.build-id \
+	--remove-section .gnu_debuglink "$lib" "$tmp/lib/liblua5.4.so.0"
+d=$tmp/deblib
+if LD_LIBRARY_PATH=$tmp/lib LC_BUILDS=$b "$src/fixtures/make-core.sh" deblib coroutines3 "$d" >"$d.log" 2>&1; then
+	rc=0
+	"$inspect" --json "$d/core" "$d/exe" >"$d/report.json" 2>"$d/report.err" || rc=$?
+	layout=$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["process"]["lua_layout"] or "")' \
+		"$d/report.json" 2>/dev/null)
+	if [ "$rc" = 0 ] && "$py" "$src/tests/matrix/compare.py" -q "$d/truth.tsv" "$d/report.json" >"$d/cmp" 2>&1 &&
+		[[ "$layout" == "built-in layout of Lua 5.4.4 "* ]]; then
+		echo "PASS Debian's liblua5.4 without debug info: the truth, with the built-in layout of 5.4.4"
+	else
+		echo "FAIL Debian's liblua5.4 without debug info: exit $rc, layout '$layout': $(tail -3 "$d/cmp") $(head -2 "$d/report.err")"
+		status=1
+	fi
+else
+	echo "FAIL make-core.sh deblib: $(tail -2 "$d.log")"
+	status=1
+fi
+
+# A modified Lua: a field added to lua_State and to global_State.
+m=$tmp/modified
+mkdir -p "$m/src" "$b/modified"
+cp "$out/cache/lua-5.4.7/"*.[ch] "$m/src/"
+sed -i -e '/^struct lua_State {/{n;s/$/\n  void *added_by_a_user;/}' \
+	-e '/^typedef struct global_State {/{n;s/$/\n  void *added_by_a_user;/}' "$m/src/lstate.h"
+if [ "$(grep -c added_by_a_user "$m/src/lstate.h")" != 2 ]; then
+	echo "FAIL: the modified lstate.h has $(grep -c added_by_a_user "$m/src/lstate.h") added fields, not 2"
+	status=1
+fi
+for f in "$m/src"/l*.c; do
+	case ${f##*/} in lua.c|luac.c|ltests.c|onelua.c) continue ;; esac
+	gcc -O2 -std=gnu99 -DLUA_COMPAT_5_3 -DLUA_USE_POSIX -DLUA_USE_DLOPEN -c -o "$f.o" "$f" || status=1
+done
+ar rcs "$m/liblua.a" "$m/src"/*.o
+gcc -O0 -pthread -I"$m/src" -o "$b/modified/lchost" "$src/fixtures/host/lchost.c" "$m/liblua.a" -lm -ldl || status=1
+# The types: the modified lstate.c alone, with -g.
+gcc -g -O2 -std=gnu99 -DLUA_COMPAT_5_3 -DLUA_USE_POSIX -c -o "$m/lstate.o" "$m/src/lstate.c" || status=1
+d=$tmp/modified-core
+if LC_BUILDS=$b "$src/fixtures/make-core.sh" modified coroutines3 "$d" >"$d.log" 2>&1; then
+	rc=0
+	"$inspect" "$d/core" "$d/exe" >"$d/report.txt" 2>&1 || rc=$?
+	if [ "$rc" = 1 ] && grep -q "the built-in layout of Lua 5\.4\.7 does not fit this program's memory: the scan of its writable memory found no global_State whose main thread points back to it" "$d/report.txt" &&
+		! grep -q '^lua layout:' "$d/report.txt"; then
+		echo "PASS a modified Lua without debug info: the built-in layout refused (exit 1), the failed check named"
+	else
+		echo "FAIL a modified Lua without debug info: exit $rc: $(grep -m2 -i 'layout\|warning' "$d/report.txt")"
+		status=1
+	fi
+	rc=0
+	"$inspect" --types "$m/lstate.o" --json "$d/core" "$d/exe" >"$d/types.json" 2>"$d/types.err" || rc=$?
+	layout=$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["process"]["lua_layout"] or "")' \
+		"$d/types.json" 2>/dev/null)
+	if [ "$rc" = 0 ] && "$py" "$src/tests/matrix/compare.py" -q "$d/truth.tsv" "$d/types.json" >"$d/types.cmp" 2>&1 &&
+		[[ "$layout" == "layout from the DWARF of $m/lstate.o (--types), validated against memory: the scan found 1 VM;"* ]]; then
+		echo "PASS a modified Lua, --types lstate.o: the truth; $layout"
+	else
+		echo "FAIL a modified Lua, --types lstate.o: exit $rc, layout '$layout': $(tail -3 "$d/types.cmp") $(head -2 "$d/types.err")"
+		status=1
+	fi
+	"$inspect" --types "$m/lstate.o" "$d/core" "$d/exe" >"$d/types.txt" 2>&1
+	LUACORE_LIB=$lib_so timeout 300 gdb -q -batch -nx -x "$src/gdb/luaprof.py" \
+		-ex "lua-layout $m/lstate.o" -ex "lua-bt -a" "$d/exe" "$d/core" >"$d/types-gdb.txt" 2>&1
+	if res=$("$py" "$src/tests/gdb/compare_bt.py" "$d/types-gdb.txt" "$d/types.txt" 2>&1); then
+		echo "PASS a modified Lua, gdb lua-layout lstate.o: $res"
+	else
+		echo "FAIL a modified Lua, gdb lua-layout lstate.o: $res"
+		status=1
+	fi
+else
+	echo "FAIL make-core.sh modified: $(tail -2 "$d.log")"
+	status=1
+fi
+split "a modified Lua, luacore-sample --types lstate.o" "$tmp/modified-sample" \
+	"$b/modified/lchost" --types "$m/lstate.o"
+# A release forced that is not the program's.
+c=$tmp/nodebug-5.4.7-coroutines3
+if [ -e "$c/core" ]; then
+	rc=0
+	"$inspect" --layout 5.4.0 "$c/core" "$c/exe" >"$tmp/forced.txt" 2>&1 || rc=$?
+	if [ "$rc" = 1 ] && grep -q "the built-in layout of Lua 5\.4\.0 (--layout) does not fit this program's memory" "$tmp/forced.txt"; then
+		echo "PASS --layout 5.4.0 on Lua 5.4.7: refused, the failed check named"
+	else
+		echo "FAIL --layout 5.4.0 on Lua 5.4.7: exit $rc: $(grep -m1 warning "$tmp/forced.txt")"
+		status=1
+	fi
+	rc=0
+	"$inspect" --layout 9.1 "$c/core" "$c/exe" >"$tmp/bad.txt" 2>&1 || rc=$?
+	if [ "$rc" = 64 ] && grep -q "'9\.1' is not a Lua release" "$tmp/bad.txt"; then
+		echo "PASS --layout 9.1: a usage error (64)"
+	else
+		echo "FAIL --layout 9.1: exit $rc: $(head -2 "$tmp/bad.txt")"
+		status=1
+	fi
+fi
+exit $status
