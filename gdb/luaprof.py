@@ -160,6 +160,7 @@ def _declare(lib):
         "lc_error_message": (cp, [vp]),
         "lc_error_destroy": (None, [vp]),
         "lc_target_set_layout": (vp, [vp, cp, cp]),
+        "lc_set_debuginfo_path": (None, [cp]),
         "lc_target_create_callback": (vp, [_READ_FN, vp,
                                            ctypes.POINTER(vp)]),
         "lc_target_add_module_section": (vp, [vp, cp, cp, u64]),
@@ -418,6 +419,11 @@ class _Session:
     def __init__(self, threads=None, limit=512):
         lib = _library()
         _need_target()
+        # Separate debug files where gdb looks for them: beside the
+        # module and in its .debug, then gdb's debug-file-directory.
+        lib.lc_set_debuginfo_path(
+            (":.debug:" + str(gdb.parameter("debug-file-directory")))
+            .encode())
         self.inferior = gdb.selected_inferior()
         self._read = _READ_FN(self._read_memory)
         self.t = ctypes.c_void_p()

@@ -83,6 +83,15 @@ void lc_set_log(lc_log_fn *fn, void *arg, enum lc_log_level max);
  * Without this call, libdw's own queries run as DEBUGINFOD_URLS says. */
 void lc_debuginfod_take(void);
 
+/* Where separate debug files are looked for, process-wide, as libdwfl
+ * and eu-stack's --debuginfo-path take it: directories separated by
+ * ':', an entry starting with '+' also checking CRCs, one starting with
+ * '-' not; a relative entry (".debug") is taken beside the module's own
+ * file.  Build-ids are looked up under each absolute directory's
+ * .build-id.  NULL, the default: ":.debug:/usr/lib/debug".  Affects the
+ * targets opened after the call. */
+void lc_set_debuginfo_path(const char *path);
+
 /* ---- targets ----------------------------------------------------------- */
 
 /* A process image to read: a core file with its executable, or any memory
@@ -337,6 +346,10 @@ struct lc_frame {
 	bool continued;		/* runs on no native frame now: a yield
 				   discarded them, and the interpreter
 				   continues it after the resume */
+	bool runs_lua;		/* native frames: the interpreter's loop,
+				   running the Lua frames that follow it;
+				   known by its name or, with no symbol
+				   for it, by what it holds */
 };
 
 struct lc_thread {

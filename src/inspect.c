@@ -124,6 +124,8 @@ static void usage(FILE *out)
 	      "                     file), for a Lua of its own; checked against\n"
 	      "                     memory before use\n"
 	      "  --layout X.Y.Z     the built-in layout of that Lua release\n"
+	      "  --debuginfo-path PATH  where separate debug files are looked for\n"
+	      "                     (default \":.debug:/usr/lib/debug\"; as eu-stack)\n"
 	      "  --no-copy          with -p: no copy; read the process while it is\n"
 	      "                     stopped, for as long as the report takes\n"
 	      "  --copy-limit MB    copy at most MB megabytes (default 4096, or half\n"
@@ -367,6 +369,7 @@ int main(int argc, char **argv)
 		{ "vm-name", required_argument, NULL, 'G' },
 		{ "types", required_argument, NULL, 'T' },
 		{ "layout", required_argument, NULL, 'Y' },
+		{ "debuginfo-path", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "pid", required_argument, NULL, 'p' },
@@ -463,6 +466,9 @@ int main(int argc, char **argv)
 			break;
 		case 'T':
 			layout_types = optarg;
+			break;
+		case 'D':
+			lc_set_debuginfo_path(optarg);
 			break;
 		case 'Y':
 			layout_release = optarg;

@@ -203,6 +203,8 @@ static void usage(FILE *out)
 	      "      --types FILE     the Lua layout from FILE's DWARF (the program's\n"
 	      "                       lstate.c compiled with -g, a debug file)\n"
 	      "      --layout X.Y.Z   the built-in layout of that Lua release\n"
+	      "      --debuginfo-path PATH  where separate debug files are looked\n"
+	      "                       for (default \":.debug:/usr/lib/debug\")\n"
 	      "      --stop-budget MS a stop that has held its thread MS milliseconds\n"
 	      "                       before its copy is done lets it go unread, a\n"
 	      "                       lost sample (default 1)\n"
@@ -635,6 +637,7 @@ int main(int argc, char **argv)
 		{ "vm-name", required_argument, NULL, 'G' },
 		{ "types", required_argument, NULL, 'Y' },
 		{ "layout", required_argument, NULL, 'Z' },
+		{ "debuginfo-path", required_argument, NULL, 'X' },
 		{ "folded-time", no_argument, NULL, 'F' },
 		{ "folded-vm", no_argument, NULL, 'P' },
 		{ "title", required_argument, NULL, 'L' },
@@ -725,6 +728,9 @@ int main(int argc, char **argv)
 			break;
 		case 'Y':
 			so.types = optarg;
+			break;
+		case 'X':
+			lc_set_debuginfo_path(optarg);
 			break;
 		case 'Z':
 			so.layout = optarg;

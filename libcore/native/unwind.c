@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <elfutils/libdw.h>
+#include <gelf.h>
 
 #include "native/unwind.h"
 
@@ -789,6 +790,81 @@ static void symbolize(struct lc_unwinder *u, struct lc_native_frame *f,
 	}
 }
 
+/* Where the function holding pc_adj begins when no symbol says: the
+ * start of the .eh_frame entry that covers it, which a compiler emits
+ * per function (a function split in two, hot and cold, has one per
+ * part).  The entries' starts come sorted in .eh_frame_hdr's search
+ * table (LSB, "Exception Frame Header"): version 1, starts and entries
+ * as 4-byte offsets from the header's own address.  0 when the module
+ * has no such table or pc_adj lies before its first entry.  Only the
+ * module's own file is read: no search for debug info starts here. */
+static uint64_t cfi_start(Dwfl_Module *mod, Dwarf_Addr pc_adj)
+{
+	Dwarf_Addr bias;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	Elf_Data *d = NULL;
+	const uint8_t *h;
+	uint64_t lo, hi, addr, pc = pc_adj - bias;
+	int32_t v;
+	uint32_t n;
+	size_t table;
+
+	while (elf && (scn = elf_nextscn(elf, scn))) {
+		const char *name;
+		size_t shstrndx;
+
+		if (!gelf_getshdr(scn, &sh) || elf_getshdrstrndx(elf, &shstrndx) ||
+		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
+			continue;
+		if (strcmp(name, ".eh_frame_hdr") == 0 &&
+		    sh.sh_type == SHT_PROGBITS) {
+			d = elf_getdata(scn, NULL);
+			break;
+		}
+	}
+	/* version 1; eh_frame_ptr any 4-byte form; fde_count udata4;
+	 * table datarel sdata4 (0x3b), as GNU ld writes it. */
+	if (!d || !d->d_buf || d->d_size < 12)
+		return 0;
+	h = d->d_buf;
+	if (h[0] != 1 || h[2] != 0x03 || h[3] != 0x3b)
+		return 0;
+	memcpy(&n, h + 8, 4);
+	table = 12;
+	if (n == 0 || (d->d_size - table) / 8 < n)
+		return 0;
+	addr = sh.sh_addr;
+	/* The last entry whose start is at or below pc. */
+	lo = 0;
+	hi = n;
+	while (hi - lo > 1) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		memcpy(&v, h + table + mid * 8, 4);
+		if (addr + (int64_t)v <= pc)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	memcpy(&v, h + table + lo * 8, 4);
+	if (addr + (int64_t)v > pc)
+		return 0;
+	/* Entries do not overlap: the last one starting at or below pc is
+	 * the one covering it, if any covers it. */
+	{
+		Dwarf_Addr cbias;
+		Dwarf_CFI *cfi = dwfl_module_eh_cfi(mod, &cbias);
+		Dwarf_Frame *fr = NULL;
+
+		if (!cfi || dwarf_cfi_addrframe(cfi, pc_adj - cbias, &fr) != 0)
+			return 0;
+		free(fr);
+	}
+	return addr + (int64_t)v + bias;
+}
+
 static void symbolize_dwfl(struct lc_program *p, struct lc_native_frame *f,
 			   Dwarf_Addr pc_adj, Dwfl_Module **modp)
 {
@@ -806,6 +882,8 @@ static void symbolize_dwfl(struct lc_program *p, struct lc_native_frame *f,
 	if (name) {
 		f->function = lc_symbol_display(name, &f->linkage);
 		f->func_start = pc_adj - off;
+	} else {
+		f->func_start = cfi_start(mod, pc_adj);
 	}
 	line = dwfl_module_getsrc(mod, pc_adj);
 	if (line) {

@@ -22,8 +22,6 @@
 
 #include "prog/program.h"
 
-static char *debuginfo_path;
-
 /* libdwfl's standard search, from where the module's file is.  A file
  * that dwfl_core_file_report opened itself, from the path in the core's
  * NT_FILE note (the executable of a core given alone, among others),
@@ -136,7 +134,7 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata,
 static const Dwfl_Callbacks core_callbacks = {
 	.find_elf = lc_debuginfod_find_elf,
 	.find_debuginfo = find_debuginfo,
-	.debuginfo_path = &debuginfo_path,
+	.debuginfo_path = &lc_debuginfo_path,
 };
 
 /* pr_reg (struct user_regs_struct) in DWARF register order. */

@@ -40,12 +40,10 @@
 #define NR_CLONE3	435
 #define LC_ATTACH_ROUNDS 16	/* re-reads of the thread list */
 
-static char *debuginfo_path;
-
 static const Dwfl_Callbacks proc_callbacks = {
 	.find_elf = dwfl_linux_proc_find_elf,
 	.find_debuginfo = lc_debuginfod_find_debuginfo,
-	.debuginfo_path = &debuginfo_path,
+	.debuginfo_path = &lc_debuginfo_path,
 };
 
 /* Every thread any live target holds, for lc_live_release_all: a

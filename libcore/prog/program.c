@@ -17,13 +17,21 @@
 
 #include "prog/program.h"
 
-static char *debuginfo_path;
+/* Where libdwfl looks for separate debug files (its debuginfo_path
+ * syntax); NULL: its default, ":.debug:/usr/lib/debug". */
+char *lc_debuginfo_path;
+
+void lc_set_debuginfo_path(const char *path)
+{
+	free(lc_debuginfo_path);
+	lc_debuginfo_path = path ? strdup(path) : NULL;
+}
 
 static const Dwfl_Callbacks offline_callbacks = {
 	.find_elf = lc_debuginfod_find_elf,
 	.find_debuginfo = lc_debuginfod_find_debuginfo,
 	.section_address = dwfl_offline_section_address,
-	.debuginfo_path = &debuginfo_path,
+	.debuginfo_path = &lc_debuginfo_path,
 };
 
 

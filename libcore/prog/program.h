@@ -19,6 +19,10 @@
 #include "base/base.h"
 #include "mem/memory.h"
 
+/* The search path of separate debug files every Dwfl of the library
+ * uses (lc_set_debuginfo_path); NULL: libdwfl's default. */
+extern char *lc_debuginfo_path;
+
 #define LC_NREGS	17	/* x86_64 DWARF registers 0-16 (rip = 16) */
 #define LC_REG_SP	7
 #define LC_REG_PC	16

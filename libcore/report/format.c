@@ -479,6 +479,8 @@ static void json_frame(FILE *out, const struct lc_frame *f)
 		json_str(out, f->file);
 		fprintf(out, ",\"line\":%d,\"inlined\":", f->line);
 		json_bool(out, f->inlined);
+		fputs(",\"runs_lua\":", out);
+		json_bool(out, f->runs_lua);
 		fputc('}', out);
 		return;
 	}

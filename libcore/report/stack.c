@@ -24,6 +24,11 @@ struct ctx {
 	struct lc_pass *pass;
 	bool locals;
 	struct lc_frames o;
+	/* Where no name says which frames run Lua: the entry of the
+	 * function recognised as the interpreter's (learn_runner), or 0;
+	 * the entry of the one that calls C functions for it
+	 * (learn_c_caller), or 0. */
+	uint64_t runner, c_caller;
 };
 
 static int cmp_chain(const void *a, const void *b)
@@ -36,9 +41,10 @@ static int cmp_chain(const void *a, const void *b)
 
 /* The roles of a machine frame: of its function, and of the calls
  * inlined into it (LTO builds inline the interpreter into its caller). */
-static unsigned native_roles(const struct lc_interp *in,
+static unsigned native_roles(const struct ctx *c,
 			     const struct lc_native_frame *f)
 {
+	const struct lc_interp *in = c->in;
 	unsigned r;
 
 	if (!in)
@@ -46,6 +52,10 @@ static unsigned native_roles(const struct lc_interp *in,
 	r = in->ops->roles(in, f->function);
 	for (size_t i = 0; i < f->ninl; i++)
 		r |= in->ops->roles(in, f->inl[i].function);
+	if (c->runner && f->func_start == c->runner)
+		r |= LC_ROLE_RUNS_LUA;
+	if (c->c_caller && f->func_start == c->c_caller)
+		r |= LC_ROLE_CALLS_C;
 	return r;
 }
 
@@ -110,17 +120,195 @@ static int push_native(const struct lc_native_frame *n, struct lc_frames *o)
 /* Does the C function cfunc have a machine frame of its own among the
  * frames after nf[i], before the next frame that runs Lua?  Then it is
  * placed there, not inside the interpreter frame at i. */
-static bool cfunc_ahead(const struct lc_interp *in,
+static bool cfunc_ahead(const struct ctx *c,
 			const struct lc_native_frame *nf, size_t nnf, size_t i,
 			uint64_t cfunc)
 {
 	for (size_t j = i + 1; cfunc && j < nnf && j < i + 64; j++) {
 		if (nf[j].func_start == cfunc)
 			return true;
-		if (native_roles(in, &nf[j]) & LC_ROLE_RUNS_LUA)
+		if (native_roles(c, &nf[j]) & LC_ROLE_RUNS_LUA)
 			return false;
 	}
 	return false;
+}
+
+/* The values of machine frame i for learn_runner: its registers
+ * (those the unwinder knows; not sp or pc) and its stack words, from its
+ * stack pointer to its caller's (at most RUNNER_STACK_WORDS).  How many
+ * went into words. */
+#define RUNNER_STACK_WORDS	512
+#define RUNNER_WORDS		(LC_NREGS + RUNNER_STACK_WORDS)
+static size_t frame_words(struct lc_memory *mem,
+			  const struct lc_native_frame *nf, size_t nnf,
+			  size_t i, uint64_t *words)
+{
+	const uint32_t sp = 1u << LC_REG_SP;
+	uint64_t lo, hi;
+	size_t n = 0;
+
+	for (unsigned r = 0; r < LC_NREGS; r++)
+		if ((nf[i].regmask & (1u << r)) && r != LC_REG_SP &&
+		    r != LC_REG_PC)
+			words[n++] = nf[i].regs[r];
+	if (i + 1 >= nnf || !(nf[i].regmask & sp) || !(nf[i + 1].regmask & sp))
+		return n;
+	lo = nf[i].regs[LC_REG_SP] & ~7ull;
+	hi = nf[i + 1].regs[LC_REG_SP];
+	if (hi <= lo)
+		return n;
+	if (hi - lo > RUNNER_STACK_WORDS * 8)
+		hi = lo + RUNNER_STACK_WORDS * 8;
+	if (lc_read(mem, lo, words + n, hi - lo) < 0)
+		return n;
+	return n + (hi - lo) / 8;
+}
+
+/* No frame is named as one that runs Lua (a stripped build): the
+ * interpreter's function is recognised by what it keeps.  A run's
+ * machine frame holds, in its registers and stack words, what the family
+ * counts as marks of the run's innermost Lua frame (PUC: its CallInfo,
+ * closure, base, constants, a pc in its code).  Values pass inward only
+ * -- a callee that leaves a register alone runs with its caller's value,
+ * one that saves it keeps it in its own stack words -- so the run's frame
+ * is the outermost frame of the interpreter's module holding two marks,
+ * inside the frame of the run outside it.  Runs are taken outermost
+ * first, and only frames no symbol names are candidates.  Every frame found must be of one function (one .eh_frame
+ * entry): then each frame of that function runs Lua.  Two functions, or
+ * none: nothing is certain, 0.  A function found by two runs or more is
+ * kept by the interpreter for later stacks (lc_interp.runner), used
+ * while a frame of it is on the stack. */
+static uint64_t learn_runner(struct ctx *c, struct lc_memory *mem,
+			     const struct lc_native_frame *nf, size_t nnf,
+			     const struct chain_state *cs, size_t ncs)
+{
+	struct lc_interp *in = c->in;
+	uint64_t **words = NULL, runner = 0;	/* per frame, read once */
+	size_t *nwords = NULL, limit = nnf;
+	unsigned runs = 0;
+
+	if (!in->ops->run_marks)
+		return 0;
+	for (size_t i = 0; i < nnf; i++)
+		if (native_roles(c, &nf[i]) & LC_ROLE_RUNS_LUA)
+			return 0;
+	for (size_t i = 0; in->runner && i < nnf; i++)
+		if (nf[i].func_start == in->runner)
+			return in->runner;
+	for (size_t s = ncs; s-- > 0;) {
+		const struct lc_vwalk *w = &cs[s].w;
+
+		for (size_t j = w->n; j-- > 0;) {
+			if (w->frames[j].kind != LC_VFRAME_LUA ||
+			    (j > 0 && w->frames[j - 1].kind == LC_VFRAME_LUA &&
+			     !in->ops->starts_run(c->pass, w, j - 1)))
+				continue;	/* not the innermost of its run */
+			for (size_t i = limit; i-- > 0;) {
+				const struct lc_native_frame *f = &nf[i];
+
+				/* A named function is never the nameless
+				 * interpreter. */
+				if (f->function || !f->func_start ||
+				    !lc_interp_has_pc(in, f->pc))
+					continue;
+				if (!words) {
+					words = calloc(nnf, sizeof(*words));
+					nwords = calloc(nnf, sizeof(*nwords));
+					if (!words || !nwords) {
+						runner = 0;
+						goto out;
+					}
+				}
+				if (!words[i]) {
+					words[i] = malloc(RUNNER_WORDS * sizeof(**words));
+					if (!words[i]) {
+						runner = 0;
+						goto out;
+					}
+					nwords[i] = frame_words(mem, nf, nnf, i,
+								words[i]);
+				}
+				if (in->ops->run_marks(c->pass, &cs[s].st, w, j,
+						       words[i], nwords[i]) < 2)
+					continue;
+				if (runner && f->func_start != runner) {
+					runner = 0;
+					goto out;
+				}
+				runner = f->func_start;
+				runs++;
+				limit = i;
+				break;
+			}
+		}
+	}
+	if (runs >= 2)
+		in->runner = runner;
+out:
+	for (size_t i = 0; words && i < nnf; i++)
+		free(words[i]);
+	free(words);
+	free(nwords);
+	return runner;
+}
+
+/* With the interpreter recognised where no name says (learn_runner):
+ * the function that calls C functions for Lua is the caller of a C
+ * function's own frame -- a frame whose .eh_frame entry starts at the C
+ * function of a C frame of the states.  It is what places a C function
+ * whose own frame a tail call replaced (CALLS_C).  Every such caller
+ * must be one nameless function of the interpreter's module, not the
+ * interpreter itself; else 0.  Kept by the interpreter once found
+ * (lc_interp.c_caller): which function that is does not change.
+ * A stack with no C function's own frame (its one C function tail-called
+ * another, io.read into g_read) says less: there the function each
+ * interpreter frame called, where all of them called one nameless
+ * function of the module, is taken for this stack alone. */
+static uint64_t learn_c_caller(struct ctx *c,
+			       const struct lc_native_frame *nf, size_t nnf,
+			       const struct chain_state *cs, size_t ncs)
+{
+	struct lc_interp *in = c->in;
+	uint64_t caller = 0;
+
+	if (!c->runner)
+		return 0;
+	if (in->c_caller)
+		return in->c_caller;
+	for (size_t i = 0; i + 1 < nnf; i++) {
+		const struct lc_native_frame *up = &nf[i + 1];
+		bool cfunc = false;
+
+		for (size_t s = 0; s < ncs && !cfunc && nf[i].func_start; s++)
+			for (size_t j = 0; j < cs[s].w.n && !cfunc; j++)
+				cfunc = cs[s].w.frames[j].kind == LC_VFRAME_C &&
+					cs[s].w.frames[j].cfunc == nf[i].func_start;
+		if (!cfunc)
+			continue;
+		if (up->function || !up->func_start ||
+		    up->func_start == c->runner ||
+		    !lc_interp_has_pc(in, up->pc) ||
+		    (caller && up->func_start != caller))
+			return 0;
+		caller = up->func_start;
+	}
+	if (caller) {
+		in->c_caller = caller;
+		return caller;
+	}
+	for (size_t i = 1; i < nnf; i++) {
+		const struct lc_native_frame *down = &nf[i - 1];
+
+		if (nf[i].func_start != c->runner)
+			continue;
+		if (down->function || !down->func_start ||
+		    down->func_start == c->runner ||
+		    !lc_interp_has_pc(in, down->pc) ||
+		    (caller && down->func_start != caller))
+			return 0;
+		caller = down->func_start;
+	}
+	return caller;
 }
 
 /* The state to emit from: the current one, or the next that still has
@@ -202,7 +390,7 @@ void lc_stack_decode(struct lc_target *t, struct lc_pass *pass, int tid,
 				continue;
 			if (!st.runnable) {
 				if (!st.active || a != nf[i].L ||
-				    !(native_roles(in, &nf[i]) &
+				    !(native_roles(&c, &nf[i]) &
 				      (LC_ROLE_RUNS_LUA | LC_ROLE_RESUME)))
 					continue;
 				if (!st.dying) {
@@ -333,8 +521,11 @@ void lc_stack_decode(struct lc_target *t, struct lc_pass *pass, int tid,
 	if (in && ncs) {
 		bool named = false;
 
+		c.runner = learn_runner(&c, t->prog->mem, nf, nnf, cs, ncs);
+		c.c_caller = learn_c_caller(&c, nf, nnf, cs, ncs);
+
 		for (size_t i = 0; i < nnf && !named; i++)
-			named = native_roles(in, &nf[i]) != 0 || nf[i].L;
+			named = native_roles(&c, &nf[i]) != 0 || nf[i].L;
 		for (size_t i = 0; !named && i < nnf; i++)
 			if (lc_interp_has_pc(in, nf[i].pc)) {
 				unnamed_at = i;
@@ -344,7 +535,7 @@ void lc_stack_decode(struct lc_target *t, struct lc_pass *pass, int tid,
 
 	for (size_t i = 0; i < nnf && !c.o.nomem; i++) {
 		struct lc_native_frame *n = &nf[i];
-		unsigned roles = native_roles(in, n);
+		unsigned roles = native_roles(&c, n);
 		struct chain_state *cc;
 		size_t live;
 
@@ -377,13 +568,14 @@ void lc_stack_decode(struct lc_target *t, struct lc_pass *pass, int tid,
 		    /* (a frame that calls C functions may run Lua too, as
 		     * 5.4.0's call function does: here it called the
 		     * interpreter) */
-		    !(i > 0 && (native_roles(in, &nf[i - 1]) & LC_ROLE_RUNS_LUA)) &&
-		    !cfunc_ahead(in, nf, nnf, i, cc->w.frames[cc->next].cfunc)) {
+		    !(i > 0 && (native_roles(&c, &nf[i - 1]) & LC_ROLE_RUNS_LUA)) &&
+		    !cfunc_ahead(&c, nf, nnf, i, cc->w.frames[cc->next].cfunc)) {
 			cur = live;
 			emit(&c, cc, false);
 		}
 		if (push_native(n, &c.o) < 0)
 			break;
+		c.o.v[c.o.n - 1].runs_lua = (roles & LC_ROLE_RUNS_LUA) != 0;
 		emitted = c.o.n;
 
 		live = next_live(cs, ncs, cur);
@@ -451,7 +643,7 @@ void lc_stack_decode(struct lc_target *t, struct lc_pass *pass, int tid,
 		size_t k;
 
 		if (placed[j] || !nf[j].func_start ||
-		    !(native_roles(in, &nf[j + 1]) & LC_ROLE_CALLS_C))
+		    !(native_roles(&c, &nf[j + 1]) & LC_ROLE_CALLS_C))
 			continue;
 		for (k = 0; k < ncs; k++)
 			if (cs[k].w.after_cfunc == nf[j].func_start)

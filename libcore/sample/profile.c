@@ -482,7 +482,8 @@ static bool folded_native(const struct lc_interp *in, const struct lc_stack *th,
 {
 	const struct lc_frame *f = &th->frames[i], *up;
 
-	if (in && in->ops->own_frame && in->ops->own_frame(in, f))
+	if (f->runs_lua ||
+	    (in && in->ops->own_frame && in->ops->own_frame(in, f)))
 		return true;
 	if (i + 1 >= th->nframes || !f->function)
 		return false;

@@ -122,6 +122,13 @@ struct lc_interp {
 	/* Frames for a profile only (a sampler): no traceback line is
 	 * made for them (lc_frame.traceback stays NULL). */
 	bool profile_frames;
+	/* Where no symbol names the function that runs Lua: its entry, as
+	 * report/stack.c recognised it in a stack with two runs or more
+	 * (learn_runner), or 0. */
+	uint64_t runner;
+	/* The same, of the function that calls C functions for Lua
+	 * (learn_c_caller), or 0. */
+	uint64_t c_caller;
 };
 
 struct lc_pass;
@@ -174,6 +181,14 @@ struct lc_vm_ops {
 	 * no native frame of its own until then. */
 	bool (*continued)(struct lc_pass *pass, const struct lc_vwalk *w,
 			  size_t i);
+	/* Where no name says which machine frames run Lua (a stripped
+	 * build): how many distinct things the interpreter keeps while it
+	 * runs w->frames[i], the innermost Lua frame of a run, are among
+	 * words (the values of one machine frame's registers).  0: none;
+	 * report/stack.c takes two or more as that frame's. */
+	unsigned (*run_marks)(struct lc_pass *pass, const struct lc_vstate *st,
+			      const struct lc_vwalk *w, size_t i,
+			      const uint64_t *words, size_t n);
 	/* LC_ROLE_* bits of a native function named fn. */
 	unsigned (*roles)(const struct lc_interp *in, const char *fn);
 

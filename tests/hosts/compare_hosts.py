@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compare luacore-inspect --json on a real host with its script's truth.
 
-    compare_hosts.py [-q] [--unplaced-ok] TRUTH.tsv REPORT.json
+    compare_hosts.py [-q] TRUTH.tsv REPORT.json
 
 The truth is what tests/hosts/capture.lua writes:
   frame     the running chain of the OS thread: compared as compare.py
@@ -13,9 +13,7 @@ The truth is what tests/hosts/capture.lua writes:
             by field as for frame lines
 Every Lua frame the report shows must be in the truth: a suspended
 coroutine with frames that the truth does not name, and any Lua frame
-marked partial or unplaced, is a mismatch; with --unplaced-ok (a library
-no symbol names the interpreter's frames of), unplaced frames are
-counted, not a mismatch.
+marked partial or unplaced, is a mismatch.
 
 Prints one line per frame ("=" same, "!" differs, "-" only in the truth,
 "+" only in the report); -q prints only the differing frames and the
@@ -45,8 +43,7 @@ def read_truth(path):
 
 def main(argv):
     quiet = "-q" in argv
-    unplaced_ok = "--unplaced-ok" in argv
-    args = [a for a in argv if a not in ("-q", "--unplaced-ok")]
+    args = [a for a in argv if a != "-q"]
     if len(args) != 2:
         print("usage: compare_hosts.py [-q] TRUTH.tsv REPORT.json", file=sys.stderr)
         return 2
@@ -109,18 +106,12 @@ def main(argv):
             print("lua_State 0x%x %s: %d Lua frames the truth does not name" % (
                 a, th.get("status"), len(th["frames"])))
             ok = False
-    unplaced = 0
     for where, fr in shown:
         bad = [k for k in ("partial", "unplaced") if fr.get(k)]
-        if unplaced_ok and bad == ["unplaced"]:
-            unplaced += 1
-            continue
         if bad:
             print("%s: frame %s marked %s" % (where, compare.show(compare.from_report(fr)), ", ".join(bad)))
             ok = False
 
-    if unplaced:
-        print("compare_hosts: %d frame(s) unplaced" % unplaced)
     print("compare_hosts: %s" % ("match" if ok else "MISMATCH"))
     return 0 if ok else 1
 

@@ -2178,6 +2178,52 @@ static const char *func_name(struct lc_lua_ctx *ctx,
 	}
 }
 
+/* What luaV_execute keeps of the frame it runs, as lc_lua_run_marks
+ * counts it: each a distinct kind of evidence. */
+enum { MARK_CI, MARK_CL, MARK_BASE, MARK_K, MARK_PC, NMARKS };
+
+unsigned lc_lua_run_marks(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
+			  const struct lc_ci *ci, const uint64_t *words,
+			  size_t n)
+{
+	const struct lc_layout *l = ctx->l;
+	uint64_t want[NMARKS] = { 0 }, k = 0;
+	struct lc_tvalue fv;
+	struct proto *p;
+	unsigned found = 0, count = 0;
+
+	if (!ci->is_lua || ci->bad || !(p = proto_get(ctx, ci->proto)) ||
+	    !p->ok || !p->code || p->sizecode <= 0)
+		return 0;
+	want[MARK_CI] = ci->addr;
+	if (lc_lua_read_tvalue(ctx, ci->func, &fv) == 0)
+		want[MARK_CL] = fv.value;
+	if (l->major == 501) {
+		if (LC_HAS(l->ci.base))
+			lc_lua_read_stkid(ctx, ci->addr, l->ci.base, st->stack,
+					  &want[MARK_BASE]);
+	} else {
+		want[MARK_BASE] = ci->func + l->sz_stack_slot;
+	}
+	if (LC_HAS(l->p.k) && lc_lua_read_field(ctx, ci->proto, l->p.k, &k) == 0)
+		want[MARK_K] = k;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t v = words[i];
+
+		if (!v)
+			continue;
+		for (unsigned m = 0; m < MARK_PC; m++)
+			if (v == want[m])
+				found |= 1u << m;
+		if (v >= p->code && (v - p->code) % 4 == 0 &&
+		    (v - p->code) / 4 <= (uint64_t)p->sizecode)
+			found |= 1u << MARK_PC;
+	}
+	for (unsigned m = 0; m < NMARKS; m++)
+		count += (found >> m) & 1;
+	return count;
+}
+
 /* Lua 5.1 and 5.4+ run a function with its pc in a local of luaV_execute
  * (lvm.c: "pc"), stored into the CallInfo (savedpc) only before calls and
  * protected operations: the VM's own work in between, an allocation in a

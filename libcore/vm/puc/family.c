@@ -313,6 +313,16 @@ static bool puc_starts_run(struct lc_pass *pass, const struct lc_vwalk *w,
 	return lc_lua_ci_starts_run(pass->ctx, w->priv, w->n, i);
 }
 
+static unsigned puc_run_marks(struct lc_pass *pass, const struct lc_vstate *st,
+			      const struct lc_vwalk *w, size_t i,
+			      const uint64_t *words, size_t n)
+{
+	const struct lc_ci *cis = w->priv;
+
+	return i < w->n ? lc_lua_run_marks(pass->ctx, lstate(st), &cis[i],
+					   words, n) : 0;
+}
+
 /* After a resume from a yield, resume and unroll (ldo.c, 5.2+) finish
  * the frames below the one that yielded one by one: Lua frames in a new
  * luaV_execute each, C functions through their continuation.  Until then
@@ -666,6 +676,7 @@ const struct lc_vm_ops lc_puc_ops = {
 	.walk = puc_walk,
 	.walk_free = puc_walk_free,
 	.starts_run = puc_starts_run,
+	.run_marks = puc_run_marks,
 	.continued = puc_continued,
 	.frame = puc_frame,
 	.roles = puc_roles,

@@ -200,6 +200,15 @@ struct lc_runvars {
 bool lc_lua_live_pc(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 		    struct lc_ci *ci, const struct lc_runvars *rv);
 
+/* How many distinct things luaV_execute keeps while it runs ci (the
+ * innermost Lua CallInfo of its run) words[] hold -- ci itself, its
+ * closure, its base, its Proto's constants, a pc in its code -- for
+ * telling the interpreter's machine frame by its registers where no
+ * symbol names it.  0 when ci is no readable Lua frame. */
+unsigned lc_lua_run_marks(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
+			  const struct lc_ci *ci, const uint64_t *words,
+			  size_t n);
+
 /* Fill the Lua fields of frame f for cis[i] (cis as lc_lua_walk gave
  * them, innermost first).  Strings in f are malloc'd (the report frees
  * them).  Sets f->partial when something was unreadable. */
