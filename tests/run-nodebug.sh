@@ -3,21 +3,27 @@
 # (libcore/vm/puc/builtin-layouts.c), validated against memory:
 #  - every release 5.1.1-5.5.0 built at -O2 without -g, its host too
 #    (fixtures/build-lua.sh nodebug-VERSION: no DWARF, symbols kept): a
-#    core of each of SCENARIOS, inspected; its Lua frames and coroutines
+#    core of each of SCENARIOS (coroutines3, multi_vm, two_threads: two
+#    VMs running on two OS threads), inspected; its Lua frames and coroutines
 #    equal the script's truth (tests/matrix/compare.py), and the report
 #    names the built-in layout of its release and what validated it;
 #  - the same processes read live (-p) while parked: the same truth;
 #  - gdb's lua-bt -a on each core: the Lua frames of luacore-inspect's
 #    text report, after the same native frames (tests/gdb/compare_bt.py);
 #  - the same hosts stripped (no .symtab: no name for any of their
-#    frames, lua_ident found in their read-only data), coroutines3 and
-#    multi_vm: core, live and gdb give the truth, and every Lua frame is
+#    frames, lua_ident found in their read-only data), the same
+#    scenarios: core, live and gdb give the truth, and every Lua frame is
 #    spliced after the same native frame as in the unstripped host's
 #    report (the interpreter's function recognised by what it holds,
 #    C functions by their .eh_frame entries), none unplaced;
-#  - luacore-sample on three of them, and on three stripped: the 60/30/10
-#    split's shares within the sampler's tolerance (tests/sample/
-#    shares.py); stripped, go tool pprof -top's first row is spin;
+#  - the built-in layout against DWARF: each release built with -g
+#    (src-VERSION-O2), a core of coroutines3 read with --layout VERSION
+#    gives the very report its DWARF gives (frames, coroutines and their
+#    statuses, the VMs' GC state and counts), the lua layout line aside;
+#  - luacore-sample on every release stripped, and on three of them
+#    unstripped: the 60/30/10 split's shares within the sampler's
+#    tolerance (tests/sample/shares.py); stripped, go tool pprof -top's
+#    first row is spin;
 #  - a stripped multi-VM host (fixtures/host/skyhost.c, 6 VMs on 2
 #    worker threads, Lua 5.4.7 linked in, no -g): luacore-sample's shares
 #    of the bursty services within 3 points of their own clocks, and
@@ -33,10 +39,10 @@
 #    split's shares; --layout 5.4.0 on a stock 5.4.7: refused.
 . "$(dirname "$0")/lib.sh"
 releases=${LC_NODEBUG_RELEASES:-$("$src/fixtures/build-lua.sh" --releases)}
-scenarios=${LC_NODEBUG_SCENARIOS:-"coroutines3 multi_vm"}
-ids=$(for v in $releases; do echo "nodebug-$v"; done)
+scenarios=${LC_NODEBUG_SCENARIOS:-"coroutines3 multi_vm two_threads"}
+ids=$(for v in $releases; do echo "nodebug-$v src-$v-O2"; done)
 # shellcheck disable=SC2086
-fixtures $ids src-5.4.7-O2
+fixtures $ids src-5.4.7-O2 deb-5.4
 export LC_TRUTH_LUA=$src/fixtures/lua/truth.lua
 lib_so=$(cd "$top_builddir/libcore/.libs" && pwd)/libluacore.so
 
@@ -109,6 +115,27 @@ for v in $releases; do
 	done
 done
 
+# The built-in layout reads a -g build's core as its DWARF does.
+for v in $releases; do
+	d=$tmp/dwarf-$v
+	if ! LC_BUILDS=$out "$src/fixtures/make-core.sh" "src-$v-O2" coroutines3 "$d" >"$d.log" 2>&1; then
+		echo "FAIL dwarf $v: make-core.sh: $(tail -2 "$d.log")"
+		status=1
+		continue
+	fi
+	"$inspect" "$d/core" "$d/exe" >"$d/dwarf-full.txt" 2>&1
+	"$inspect" --layout "$v" "$d/core" "$d/exe" 2>&1 | grep -v '^lua layout: ' >"$d/builtin.txt"
+	grep -v '^lua layout: ' "$d/dwarf-full.txt" >"$d/dwarf.txt"
+	if grep -q '^lua layout: DWARF of ' "$d/dwarf-full.txt" &&
+		grep -q '^VM 0x.*, gc [a-z]' "$d/dwarf.txt" && grep -q '^  lua_State 0x' "$d/dwarf.txt" &&
+		diff "$d/dwarf.txt" "$d/builtin.txt" >"$d/diff"; then
+		echo "PASS dwarf $v: --layout $v gives the DWARF's report ($(grep -c '^     lua: ' "$d/dwarf.txt") Lua frames, $(grep -c '^  lua_State ' "$d/dwarf.txt") lua_States, $(grep -o 'gc [a-z]*' "$d/dwarf.txt" | head -1))"
+	else
+		echo "FAIL dwarf $v: --layout $v differs from the DWARF's report: $(head -4 "$d/diff" | tr '\n' ' ')"
+		status=1
+	fi
+done
+
 # split NAME OUT EXE [OPTION...]: luacore-sample (OPTIONs) of EXE running
 # split.lua into OUT.pb.gz; its shares against the script's own.
 split() {
@@ -128,8 +155,10 @@ split() {
 
 # The sampler: split.lua's own shares.
 export HOME=${HOME:-$tmp} GOCACHE=${GOCACHE:-$tmp/gocache}
-for v in $(echo "$releases" | tr ' ' '\n' | grep -E '^(5\.1\.5|5\.3\.6|5\.5\.0)$'); do
-	for kind in nodebug strip; do
+for v in $releases; do
+	kinds=strip
+	echo "$v" | grep -qE '^(5\.1\.5|5\.3\.6|5\.5\.0)$' && kinds="nodebug strip"
+	for kind in $kinds; do
 		d=$tmp/sample-$kind-$v
 		exe=$out/nodebug-$v/lchost
 		[ "$kind" = strip ] && exe=$b/strip-$v/lchost

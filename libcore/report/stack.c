@@ -175,9 +175,9 @@ static size_t frame_words(struct lc_memory *mem,
  * inside the frame of the run outside it.  Runs are taken outermost
  * first, and only frames no symbol names are candidates.  Every frame found must be of one function (one .eh_frame
  * entry): then each frame of that function runs Lua.  Two functions, or
- * none: nothing is certain, 0.  A function found by two runs or more is
- * kept by the interpreter for later stacks (lc_interp.runner), used
- * while a frame of it is on the stack. */
+ * none: nothing is certain, 0.  A function found by two runs, or by
+ * two stacks of one run each, is kept by the interpreter for later
+ * stacks (lc_interp.runner), used while a frame of it is on the stack. */
 static uint64_t learn_runner(struct ctx *c, struct lc_memory *mem,
 			     const struct lc_native_frame *nf, size_t nnf,
 			     const struct chain_state *cs, size_t ncs)
@@ -242,8 +242,10 @@ static uint64_t learn_runner(struct ctx *c, struct lc_memory *mem,
 			}
 		}
 	}
-	if (runs >= 2)
+	if (runner && (runs >= 2 || runner == in->runner_once))
 		in->runner = runner;
+	else if (runner)
+		in->runner_once = runner;
 out:
 	for (size_t i = 0; words && i < nnf; i++)
 		free(words[i]);

@@ -123,9 +123,10 @@ struct lc_interp {
 	 * made for them (lc_frame.traceback stays NULL). */
 	bool profile_frames;
 	/* Where no symbol names the function that runs Lua: its entry, as
-	 * report/stack.c recognised it in a stack with two runs or more
-	 * (learn_runner), or 0. */
-	uint64_t runner;
+	 * report/stack.c recognised it in a stack with two runs or more,
+	 * or in two stacks (learn_runner), or 0; runner_once: the one the
+	 * last stack of a single run gave. */
+	uint64_t runner, runner_once;
 	/* The same, of the function that calls C functions for Lua
 	 * (learn_c_caller), or 0. */
 	uint64_t c_caller;
