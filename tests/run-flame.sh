@@ -99,6 +99,7 @@ else
 		"$chromedriver" "$tmp"/split.json "$tmp"/split.folded "$tmp"/sky.json \
 		"$tmp"/sky.folded "$tmp"/alternate.json || status=1
 fi
-"$python3" "$here/check-order.py" "$tmp/alternate.json" "$tmp/alternate.json.out" || status=1
+"$python3" "$here/check-order.py" "$tmp/alternate.json" "$tmp/alternate.json.out" \
+	"$tmp/alternate.json.err" || status=1
 [ "$status" = 0 ] && echo "all passed" || echo "some failed"
 exit $status

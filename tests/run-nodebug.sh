@@ -257,22 +257,60 @@ else
 	status=1
 fi
 
-# A modified Lua: a field added to lua_State and to global_State.
-m=$tmp/modified
-mkdir -p "$m/src" "$b/modified"
-cp "$out/cache/lua-5.4.7/"*.[ch] "$m/src/"
-sed -i -e '/^struct lua_State {/{n;s/$/\n  void *added_by_a_user;/}' \
-	-e '/^typedef struct global_State {/{n;s/$/\n  void *added_by_a_user;/}' "$m/src/lstate.h"
-if [ "$(grep -c added_by_a_user "$m/src/lstate.h")" != 2 ]; then
-	echo "FAIL: the modified lstate.h has $(grep -c added_by_a_user "$m/src/lstate.h") added fields, not 2"
-	status=1
-fi
-for f in "$m/src"/l*.c; do
-	case ${f##*/} in lua.c|luac.c|ltests.c|onelua.c) continue ;; esac
-	gcc -O2 -std=gnu99 -DLUA_COMPAT_5_3 -DLUA_USE_POSIX -DLUA_USE_DLOPEN -c -o "$f.o" "$f" || status=1
+# variant NAME FILE SED-SCRIPT COUNT: Lua 5.4.7's sources with SED-SCRIPT
+# applied to FILE (which must then hold COUNT lines that changed), built
+# -O2 without -g into $tmp/NAME/src, its lchost into $b/NAME.
+variant() {
+	local m=$tmp/$1 f
+	mkdir -p "$m/src" "$b/$1"
+	cp "$out/cache/lua-5.4.7/"*.[ch] "$m/src/"
+	sed -i -e "$3" "$m/src/$2"
+	if [ "$(diff "$out/cache/lua-5.4.7/$2" "$m/src/$2" | grep -c '^>')" != "$4" ]; then
+		echo "FAIL: $1: $2 was not changed as meant"
+		status=1
+	fi
+	for f in "$m/src"/l*.c; do
+		case ${f##*/} in lua.c|luac.c|ltests.c|onelua.c) continue ;; esac
+		gcc -O2 -std=gnu99 -DLUA_COMPAT_5_3 -DLUA_USE_POSIX -DLUA_USE_DLOPEN -c -o "$f.o" "$f" || status=1
+	done
+	ar rcs "$m/liblua.a" "$m/src"/*.o
+	gcc -O0 -pthread -I"$m/src" -o "$b/$1/lchost" "$src/fixtures/host/lchost.c" "$m/liblua.a" -lm -ldl || status=1
+}
+
+# Build options the built-in layout of 5.4.7 meets: LUA_32BITS (4-byte
+# numbers, the values' 8 bytes kept for pointers), seen in math.pi and
+# math.maxinteger and read so (post_locals' numbers equal the truth);
+# a LUA_EXTRASPACE of 40 bytes, which moves no field the decoder reads.
+variant lua32 luaconf.h 's/^#define LUA_32BITS\t*0$/#define LUA_32BITS 1/' 1
+variant extraspace luaconf.h 's/^#define LUA_EXTRASPACE\t.*/#define LUA_EXTRASPACE 40/' 1
+for cell in lua32:post_locals extraspace:coroutines3; do
+	name=${cell%%:*} sc=${cell#*:} d=$tmp/$name-core
+	if ! LC_BUILDS=$b "$src/fixtures/make-core.sh" "$name" "$sc" "$d" >"$d.log" 2>&1; then
+		echo "FAIL make-core.sh $name $sc: $(tail -2 "$d.log")"
+		status=1
+		continue
+	fi
+	rc=0
+	"$inspect" --json --locals --stack "$d/core" "$d/exe" >"$d/report.json" 2>"$d/report.err" || rc=$?
+	layout=$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["process"]["lua_layout"] or "")' \
+		"$d/report.json" 2>/dev/null)
+	case $name in
+	lua32) want="math.pi a float of 4 bytes, math.maxinteger an integer of 4 bytes (not the release's default: LUA_32BITS)"
+		cmp=$("$py" "$src/tests/matrix/compare_post.py" -q "$d/truth.tsv" "$d/report.json" 2>&1) || rc=x ;;
+	*) want="math.pi a float of 8 bytes, math.maxinteger an integer of 8 bytes"
+		cmp=$("$py" "$src/tests/matrix/compare.py" -q "$d/truth.tsv" "$d/report.json" 2>&1) || rc=x ;;
+	esac
+	if [ "$rc" = 0 ] && [[ "$layout" == "built-in layout of Lua 5.4.7 "*"; numbers: $want; "* ]]; then
+		echo "PASS $name ($sc): the built-in layout of 5.4.7, the truth; ${layout#*; numbers: }"
+	else
+		echo "FAIL $name ($sc): exit $rc, layout '$layout': $(echo "$cmp" | tail -3) $(head -2 "$d/report.err")"
+		status=1
+	fi
 done
-ar rcs "$m/liblua.a" "$m/src"/*.o
-gcc -O0 -pthread -I"$m/src" -o "$b/modified/lchost" "$src/fixtures/host/lchost.c" "$m/liblua.a" -lm -ldl || status=1
+
+# A modified Lua: a field added to lua_State and to global_State.
+variant modified lstate.h '/^struct lua_State {/{n;s/$/\n  void *added_by_a_user;/};/^typedef struct global_State {/{n;s/$/\n  void *added_by_a_user;/}' 2
+m=$tmp/modified
 # The types: the modified lstate.c alone, with -g.
 gcc -g -O2 -std=gnu99 -DLUA_COMPAT_5_3 -DLUA_USE_POSIX -c -o "$m/lstate.o" "$m/src/lstate.c" || status=1
 d=$tmp/modified-core

@@ -37,6 +37,7 @@ differing lines and the summaries.  Exit status: 0 all match, 1 mismatch,
 2 unreadable input.
 """
 import json
+import struct
 import os
 import sys
 import tempfile
@@ -166,8 +167,11 @@ def same_value(ttype, tval, rv):
             t, r = float(tval), float(rv.get("text"))
         except (TypeError, ValueError):
             return False, "number %s, report text %r" % (tval, rv.get("text"))
-        # Exact, or as close as a 14-digit display (Lua's own %.14g) allows.
-        return t == r or abs(t - r) <= 1e-13 * abs(t), "number %s, report %s" % (tval, rv.get("text"))
+        # Exact, or as close as a 14-digit display (Lua's own %.14g)
+        # allows; a 4-byte float (LUA_32BITS) in its 9 digits.
+        f32 = struct.unpack("f", struct.pack("f", t))[0] == t
+        return (t == r or abs(t - r) <= 1e-13 * abs(t) or
+                (f32 and r == float("%.9g" % t))), "number %s, report %s" % (tval, rv.get("text"))
     if ttype == "string":
         want = unescape(tval)[:4096]
         got = rv.get("string")

@@ -732,33 +732,43 @@ static struct gn_vm *gnames_build(struct lc_lua_ctx *ctx, uint64_t g,
 /* registry._LOADED._G: the table of globals, in every release (the base
  * library registers itself as module "_G"), without the registry's
  * array part, whose layout changed in 5.5. */
+int lc_lua_loaded_field(struct lc_lua_ctx *ctx, uint64_t g, const char *lib,
+			const char *name, struct lc_tvalue *ret)
+{
+	const struct lc_layout *l = ctx->l;
+	const char *const path[] = { "_LOADED", lib, name };
+	size_t budget = LC_MAX_NODE_READS;
+	struct lc_tvalue t;
+	struct find_key fk = { 0 };
+
+	if (!lib || !name || !LC_HAS(l->G.l_registry) ||
+	    lc_lua_read_tvalue(ctx, g + (uint64_t)l->G.l_registry.off, &t) < 0 ||
+	    base_type(l, t.tag) != 5)
+		return -1;
+	for (size_t i = 0; i < LC_ARRAY_SIZE(path); i++) {
+		fk = (struct find_key){ .key = path[i] };
+		if (lc_lua_table_scan(ctx, t.value, find_key_fn, &fk, &budget) < 0 ||
+		    !fk.found)
+			return -1;
+		t = fk.val;
+		if (i + 1 < LC_ARRAY_SIZE(path) && base_type(l, t.tag) != 5)
+			return -1;
+	}
+	*ret = t;
+	return 0;
+}
+
 char *lc_lua_global_string(struct lc_lua_ctx *ctx, uint64_t g,
 			   const char *name)
 {
 	const struct lc_layout *l = ctx->l;
-	static const char *const path[] = { "_LOADED", "_G" };
-	size_t budget = LC_MAX_NODE_READS;
 	struct lc_tvalue t;
-	struct find_key fk = { 0 };
 	uint64_t len;
 	bool cut;
 	char *s;
 
-	if (!name || !LC_HAS(l->G.l_registry) ||
-	    lc_lua_read_tvalue(ctx, g + (uint64_t)l->G.l_registry.off, &t) < 0 ||
-	    base_type(l, t.tag) != 5)
-		return NULL;
-	for (size_t i = 0; i <= LC_ARRAY_SIZE(path); i++) {
-		fk = (struct find_key){ .key = i < LC_ARRAY_SIZE(path) ?
-						path[i] : name };
-		if (lc_lua_table_scan(ctx, t.value, find_key_fn, &fk, &budget) < 0 ||
-		    !fk.found)
-			return NULL;
-		t = fk.val;
-		if (i < LC_ARRAY_SIZE(path) && base_type(l, t.tag) != 5)
-			return NULL;
-	}
-	if (base_type(l, t.tag) != 4)
+	if (lc_lua_loaded_field(ctx, g, "_G", name, &t) < 0 ||
+	    base_type(l, t.tag) != 4)
 		return NULL;
 	s = lc_lua_read_string(ctx, t.value, &len, &cut);
 	if (s && strlen(s) > LC_VM_NAME_MAX)

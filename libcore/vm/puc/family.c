@@ -47,14 +47,21 @@ static const struct lc_lstate *lstate(const struct lc_vstate *st)
  * CallInfo chain ends at its base CallInfo.  And the global _VERSION,
  * where the base library set it, is looked up: found, the tables and
  * strings are as the layout has them (a host may set it to its own
- * text: what it reads is said, not held against the layout).  *note
- * (malloc'd) says what was checked; an error, which check failed. */
+ * text: what it reads is said, not held against the layout).  The
+ * number format comes from math.pi and math.maxinteger
+ * (lc_lua_number_format): a built-in layout, made for the default
+ * configuration, takes 4-byte numbers where they read so (LUA_32BITS,
+ * whose values keep their 8 bytes for pointers); a file's must agree;
+ * neither format: refused.  *note (malloc'd) says what was checked; an
+ * error, which check failed. */
 static struct lc_error *validate_layout(struct lc_program *p,
-					 const struct lc_layout *l, char **note)
+					 struct lc_layout *l, char **note)
 {
 	struct lc_lua_ctx *ctx;
 	uint64_t *vms = NULL;
 	size_t nvms = 0, walked = 0, broken = 0, versions = 0;
+	unsigned nsize = 0, isize = 0;
+	char numbers[192] = "", bad_numbers[160] = "";
 	char want[24], bad_version[LC_VM_NAME_MAX + 1] = "";
 	char what[PATH_MAX + 256], source[PATH_MAX + 128];
 	struct lc_error *err;
@@ -97,6 +104,11 @@ static struct lc_error *validate_layout(struct lc_program *p,
 		else
 			walked++;
 		free(cis);
+		if (!nsize && !isize && !bad_numbers[0] &&
+		    lc_lua_number_format(ctx, vms[i], &nsize, &isize,
+					 bad_numbers, sizeof(bad_numbers)) < 0 &&
+		    !bad_numbers[0])
+			snprintf(bad_numbers, sizeof(bad_numbers), "unreadable");
 		v = lc_lua_global_string(ctx, vms[i], "_VERSION");
 		if (v && strcmp(v, want) == 0)
 			versions++;
@@ -116,11 +128,40 @@ static struct lc_error *validate_layout(struct lc_program *p,
 		return lc_error_create(LC_ERR_UNSUPPORTED,
 			"%s does not fit this program's memory: of the %zu VM%s the scan found, no main thread's CallInfo chain ends at its base CallInfo: give its layout with --types FILE",
 			what, nvms, nvms == 1 ? "" : "s");
-	if (asprintf(note, "%s, validated against memory: the scan found %zu VM%s; %zu main thread%s with a CallInfo chain ending at base_ci%s%s%s",
+	/* The numbers: what math shows against what the layout says. */
+	{
+		unsigned ln = l->tv.n.size, li = l->tv.i.size;
+		bool other = (nsize && nsize != ln) || (isize && isize != li);
+
+		if (bad_numbers[0] || (other && l->types_path))
+			return lc_error_create(LC_ERR_UNSUPPORTED,
+				"%s does not fit this program's numbers: %s: give the layout of its build with --types FILE",
+				what, bad_numbers[0] ? bad_numbers :
+				"math.pi or math.maxinteger has another size than the file's lua_Number or lua_Integer");
+		if (other) {
+			if (nsize)
+				l->tv.n.size = nsize;
+			if (isize)
+				l->tv.i.size = isize;
+		}
+		if (nsize || isize) {
+			char n[48] = "", i[48] = "";
+
+			if (nsize)
+				snprintf(n, sizeof(n), "math.pi a float of %u bytes", nsize);
+			if (isize)
+				snprintf(i, sizeof(i), "math.maxinteger an integer of %u bytes", isize);
+			snprintf(numbers, sizeof(numbers), "; numbers: %s%s%s%s",
+				 n, n[0] && i[0] ? ", " : "", i,
+				 other ? " (not the release's default: LUA_32BITS)" : "");
+		} else
+			snprintf(numbers, sizeof(numbers), "; numbers not checked (no math library)");
+	}
+	if (asprintf(note, "%s, validated against memory: the scan found %zu VM%s; %zu main thread%s with a CallInfo chain ending at base_ci%s%s%s%s",
 		     source, nvms, nvms == 1 ? "" : "s", walked,
 		     walked == 1 ? "" : "s",
 		     broken ? " (" : "", broken ? "others broken" : "",
-		     broken ? ")" : "") < 0)
+		     broken ? ")" : "", numbers) < 0)
 		*note = NULL;
 	if (*note && (versions || bad_version[0])) {
 		char *more;

@@ -26,7 +26,8 @@
 	FIELD(G.gcstate) FIELD(G.frealloc) FIELD(ci.func) FIELD(ci.top) \
 	FIELD(ci.previous) FIELD(ci.next) FIELD(ci.savedpc) FIELD(ci.base) \
 	FIELD(ci.callstatus) FIELD(ci.tailcalls) FIELD(ci.nresults) \
-	FIELD(ci.extra) FIELD(ci.k) FIELD(tv.value) FIELD(tv.tt) FIELD(cl.isC) \
+	FIELD(ci.extra) FIELD(ci.k) FIELD(tv.value) FIELD(tv.tt) FIELD(tv.n) \
+	FIELD(tv.i) FIELD(cl.isC) \
 	FIELD(cl.p) FIELD(cl.f) FIELD(p.source) FIELD(p.linedefined) \
 	FIELD(p.lastlinedefined) FIELD(p.code) FIELD(p.sizecode) \
 	FIELD(p.lineinfo) FIELD(p.sizelineinfo) FIELD(p.abslineinfo) \

@@ -785,6 +785,8 @@ struct lc_error *lc_layout_open(struct lc_program *t, struct lc_layout **ret)
 
 		l->tv.value = field(tv, tv != NULL, l->major == 501 ? "value" : "value_");
 		l->tv.tt = field(tv, tv != NULL, l->major == 501 ? "tt" : "tt_");
+		l->tv.n = field(tv, tv != NULL, l->major == 501 ? "value.n" : "value_.n");
+		l->tv.i = field(tv, tv != NULL && l->major >= 503, "value_.i");
 		l->sz_tvalue = tv ? type_size(tv) : 0;
 		l->sz_stack_slot = F[T_STACKVALUE] ?
 			type_size(&D[T_STACKVALUE]) : l->sz_tvalue;

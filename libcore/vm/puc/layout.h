@@ -84,7 +84,10 @@ struct lc_layout {
 			k;	/* 5.2+: a C function's continuation */
 	} ci;
 	struct {
-		struct lc_field value, tt;
+		/* n, i: the number members of the value (lua_Number;
+		 * lua_Integer, 5.3+), whose sizes say the build's number
+		 * format (LUA_32BITS: 4). */
+		struct lc_field value, tt, n, i;
 	} tv;
 	struct {
 		struct lc_field isC, p, f;	/* within union Closure */

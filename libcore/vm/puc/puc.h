@@ -122,6 +122,10 @@ typedef bool lc_node_fn(struct lc_lua_ctx *ctx, const struct lc_tvalue *key,
 			const struct lc_tvalue *val, void *arg);
 int lc_lua_table_scan(struct lc_lua_ctx *ctx, uint64_t tbl, lc_node_fn *fn,
 		      void *arg, size_t *budget);
+/* package.loaded[lib][name] of VM g, as stored: 0, or -1 when a table
+ * on the way or the field is missing or unreadable. */
+int lc_lua_loaded_field(struct lc_lua_ctx *ctx, uint64_t g, const char *lib,
+			const char *name, struct lc_tvalue *ret);
 /* The string value of VM g's global `name` (package.loaded._G[name]),
  * at most LC_VM_NAME_MAX bytes, malloc'd; NULL when it is not a string
  * or cannot be read. */

@@ -298,13 +298,28 @@ static void dec_number(const struct lc_layout *l, const struct lc_tvalue *tv,
 	char buf[64];
 
 	v->type = "number";
+	/* The build's number format (tv.n, tv.i: LUA_32BITS has 4-byte
+	 * ones), in the value word's low bytes. */
 	if (k == VK_INT) {
-		snprintf(buf, sizeof(buf), "%" PRId64, (int64_t)tv->value);
+		int64_t i = l->tv.i.size == 4 ? (int32_t)(uint32_t)tv->value :
+			    (int64_t)tv->value;
+
+		snprintf(buf, sizeof(buf), "%" PRId64, i);
 	} else {
 		double d;
 
-		memcpy(&d, &tv->value, sizeof(d));
-		snprintf(buf, sizeof(buf), "%.14g", d);
+		if (l->tv.n.size == 4) {
+			float f;
+			uint32_t w = (uint32_t)tv->value;
+
+			memcpy(&f, &w, sizeof(f));
+			d = f;
+		} else {
+			memcpy(&d, &tv->value, sizeof(d));
+		}
+		/* Lua's own %.14g; a float's 9 digits, which give its
+		 * value back (Lua's %.7g would not). */
+		snprintf(buf, sizeof(buf), l->tv.n.size == 4 ? "%.9g" : "%.14g", d);
 		/* lobject.c:tostringbuff (5.3+): a float that looks like
 		 * an integer gets ".0". */
 		if (l->major >= 503 &&
@@ -314,6 +329,53 @@ static void dec_number(const struct lc_layout *l, const struct lc_tvalue *tv,
 	v->text = strdup(buf);
 	if (!v->text)
 		v->partial = true;
+}
+
+int lc_lua_number_format(struct lc_lua_ctx *ctx, uint64_t g, unsigned *nsize,
+			 unsigned *isize, char *why, size_t size)
+{
+	const struct lc_layout *l = lc_lua_layout(ctx);
+	const double pi = 3.14159265358979323846;
+	const float pif = (float)pi;
+	uint64_t dbits;
+	uint32_t fbits;
+	struct lc_tvalue tv;
+
+	*nsize = *isize = 0;
+	memcpy(&dbits, &pi, sizeof(dbits));
+	memcpy(&fbits, &pif, sizeof(fbits));
+	if (lc_lua_loaded_field(ctx, g, "math", "pi", &tv) == 0) {
+		if (classify(l, tv.tag) != VK_FLT) {
+			snprintf(why, size, "math.pi has tag 0x%x, not a float's", tv.tag);
+			return -1;
+		}
+		if (tv.value == dbits)
+			*nsize = 8;
+		else if ((uint32_t)tv.value == fbits)
+			*nsize = 4;
+		else {
+			snprintf(why, size, "math.pi reads as 0x%016" PRIx64 ", neither a double's nor a float's bits",
+				 tv.value);
+			return -1;
+		}
+	}
+	if (l->major >= 503 &&
+	    lc_lua_loaded_field(ctx, g, "math", "maxinteger", &tv) == 0) {
+		if (classify(l, tv.tag) != VK_INT) {
+			snprintf(why, size, "math.maxinteger has tag 0x%x, not an integer's", tv.tag);
+			return -1;
+		}
+		if (tv.value == (uint64_t)INT64_MAX)
+			*isize = 8;
+		else if ((uint32_t)tv.value == (uint32_t)INT32_MAX)
+			*isize = 4;
+		else {
+			snprintf(why, size, "math.maxinteger reads as 0x%" PRIx64 ", neither 2^63-1 nor 2^31-1",
+				 tv.value);
+			return -1;
+		}
+	}
+	return 0;
 }
 
 static void dec_string(struct lc_lua_ctx *ctx, const struct lc_tvalue *tv,

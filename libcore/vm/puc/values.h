@@ -60,6 +60,14 @@
  *     light userdata "userdata: 0x..." (type "lightuserdata");
  *   threads "thread: 0x... (status N)" with N the raw L->status;
  *   anything else type "?", partial. */
+/* The number format VM g shows: math.pi (every release's math library
+ * has it) read as a double (*nsize 8) or a float (4), math.maxinteger
+ * (5.3+) as a 64-bit (*isize 8) or 32-bit (4) integer; 0 where the
+ * library or the field is not there.  -1, with why said, when a value is
+ * neither: the layout does not read this build's numbers. */
+int lc_lua_number_format(struct lc_lua_ctx *ctx, uint64_t g, unsigned *nsize,
+			 unsigned *isize, char *why, size_t size);
+
 void lc_lua_value(struct lc_lua_ctx *ctx, uint64_t tvalue_addr,
 		  struct lc_value *ret);
 
