@@ -266,6 +266,21 @@ out:
  * another, io.read into g_read) says less: there the function each
  * interpreter frame called, where all of them called one nameless
  * function of the module, is taken for this stack alone. */
+/* Frame f as the one that calls C functions: a nameless function of
+ * the interpreter's module, not the interpreter itself, and the same as
+ * *caller where that is set already (which it then becomes).  false:
+ * it cannot be. */
+static bool c_caller_agrees(const struct ctx *c,
+			    const struct lc_native_frame *f, uint64_t *caller)
+{
+	if (f->function || !f->func_start || f->func_start == c->runner ||
+	    !lc_interp_has_pc(c->in, f->pc) ||
+	    (*caller && f->func_start != *caller))
+		return false;
+	*caller = f->func_start;
+	return true;
+}
+
 static uint64_t learn_c_caller(struct ctx *c,
 			       const struct lc_native_frame *nf, size_t nnf,
 			       const struct chain_state *cs, size_t ncs)
@@ -278,38 +293,23 @@ static uint64_t learn_c_caller(struct ctx *c,
 	if (in->c_caller)
 		return in->c_caller;
 	for (size_t i = 0; i + 1 < nnf; i++) {
-		const struct lc_native_frame *up = &nf[i + 1];
 		bool cfunc = false;
 
 		for (size_t s = 0; s < ncs && !cfunc && nf[i].func_start; s++)
 			for (size_t j = 0; j < cs[s].w.n && !cfunc; j++)
 				cfunc = cs[s].w.frames[j].kind == LC_VFRAME_C &&
 					cs[s].w.frames[j].cfunc == nf[i].func_start;
-		if (!cfunc)
-			continue;
-		if (up->function || !up->func_start ||
-		    up->func_start == c->runner ||
-		    !lc_interp_has_pc(in, up->pc) ||
-		    (caller && up->func_start != caller))
+		if (cfunc && !c_caller_agrees(c, &nf[i + 1], &caller))
 			return 0;
-		caller = up->func_start;
 	}
 	if (caller) {
 		in->c_caller = caller;
 		return caller;
 	}
-	for (size_t i = 1; i < nnf; i++) {
-		const struct lc_native_frame *down = &nf[i - 1];
-
-		if (nf[i].func_start != c->runner)
-			continue;
-		if (down->function || !down->func_start ||
-		    down->func_start == c->runner ||
-		    !lc_interp_has_pc(in, down->pc) ||
-		    (caller && down->func_start != caller))
+	for (size_t i = 1; i < nnf; i++)
+		if (nf[i].func_start == c->runner &&
+		    !c_caller_agrees(c, &nf[i - 1], &caller))
 			return 0;
-		caller = down->func_start;
-	}
 	return caller;
 }
 
