@@ -7,15 +7,15 @@
 #    VMs running on two OS threads), inspected; its Lua frames and coroutines
 #    equal the script's truth (tests/matrix/compare.py), and the report
 #    names the built-in layout of its release and what validated it;
-#  - the same processes read live (-p) while parked: the same truth;
-#  - gdb's lua-bt -a on each core: the Lua frames of luacore-inspect's
-#    text report, after the same native frames (tests/gdb/compare_bt.py);
 #  - the same hosts stripped (no .symtab: no name for any of their
 #    frames, lua_ident found in their read-only data), the same
-#    scenarios: core, live and gdb give the truth, and every Lua frame is
-#    spliced after the same native frame as in the unstripped host's
-#    report (the interpreter's function recognised by what it holds,
-#    C functions by their .eh_frame entries), none unplaced;
+#    scenarios: the core gives the truth; the same process read live
+#    (-p) while parked, the same truth; gdb's lua-bt -a on the core, the
+#    Lua frames of luacore-inspect's text report after the same native
+#    frames (tests/gdb/compare_bt.py); and every Lua frame is spliced
+#    after the same native frame as in the unstripped host's report
+#    (the interpreter's function recognised by what it holds, C
+#    functions by their .eh_frame entries), none unplaced;
 #  - the built-in layout against DWARF: each release built with -g
 #    (src-VERSION-O2), a core of coroutines3 read with --layout VERSION
 #    gives the very report its DWARF gives (frames, coroutines and their
@@ -55,19 +55,24 @@ splice_shape() {
 }
 
 b=$tmp/builds
-for v in $releases; do
+# cells VERSION: the cells of one release, then its -g build read with
+# --layout; PASS and FAIL lines on stdout.  The unstripped hosts' cells
+# are read from their cores (and give the stripped ones their splice);
+# the stripped ones, the configuration of the issue, also live and by
+# gdb.
+cells() {
+	local v=$1 cell kind sc builds d rc layout cmp u res live
 	mkdir -p "$b/strip-$v"
 	strip -o "$b/strip-$v/lchost" "$out/nodebug-$v/lchost"
 	for cell in $(for sc in $scenarios; do echo "nodebug:$sc"; done) \
 		$(for sc in $scenarios; do echo "strip:$sc"; done); do
 		kind=${cell%%:*} sc=${cell#*:}
-		builds=$out
-		[ "$kind" = strip ] && builds=$b
+		builds=$out live=
+		[ "$kind" = strip ] && builds=$b live=$inspect
 		d=$tmp/$kind-$v-$sc
-		if ! LC_BUILDS=$builds LC_LIVE_INSPECT=$inspect "$src/fixtures/make-core.sh" \
+		if ! LC_BUILDS=$builds LC_LIVE_INSPECT=$live "$src/fixtures/make-core.sh" \
 			"$kind-$v" "$sc" "$d" >"$d.log" 2>&1; then
 			echo "FAIL $kind $v $sc: make-core.sh: $(tail -2 "$d.log")"
-			status=1
 			continue
 		fi
 		rc=0
@@ -79,23 +84,20 @@ for v in $releases; do
 			echo "PASS $kind $v $sc core: the truth; ${layout#*validated against memory: }"
 		else
 			echo "FAIL $kind $v $sc core: exit $rc, layout '$layout': $(echo "$cmp" | tail -3) $(head -2 "$d/report.err")"
-			status=1
 		fi
 		"$inspect" "$d/core" "$d/exe" >"$d/inspect.txt" 2>&1
-		if [ "$kind" = strip ]; then
-			# Spliced as with the symbols: the threads' native frame
-			# numbers and Lua lines in the same order as the
-			# unstripped host's report (its C functions' symbols
-			# left out), none unplaced.
-			u=$tmp/nodebug-$v-$sc/inspect.txt
-			if [ -s "$u" ] && ! grep -q '(unplaced)$' "$d/inspect.txt" &&
-				[ "$(splice_shape "$d/inspect.txt" | grep -c lua:)" -gt 0 ] &&
-				diff <(splice_shape "$d/inspect.txt") <(splice_shape "$u") >"$d/shape.diff"; then
-				echo "PASS $kind $v $sc: spliced as the unstripped host's ($(splice_shape "$u" | grep -c lua:) Lua frames), none unplaced"
-			else
-				echo "FAIL $kind $v $sc: not spliced as the unstripped host's: $(grep -c '(unplaced)$' "$d/inspect.txt") unplaced; $(head -4 "$d/shape.diff" 2>/dev/null | tr '\n' ' ')"
-				status=1
-			fi
+		[ "$kind" = strip ] || continue
+		# Spliced as with the symbols: the threads' native frame
+		# numbers and Lua lines in the same order as the unstripped
+		# host's report (its C functions' symbols left out), none
+		# unplaced.
+		u=$tmp/nodebug-$v-$sc/inspect.txt
+		if [ -s "$u" ] && ! grep -q '(unplaced)$' "$d/inspect.txt" &&
+			[ "$(splice_shape "$d/inspect.txt" | grep -c lua:)" -gt 0 ] &&
+			diff <(splice_shape "$d/inspect.txt") <(splice_shape "$u") >"$d/shape.diff"; then
+			echo "PASS $kind $v $sc: spliced as the unstripped host's ($(splice_shape "$u" | grep -c lua:) Lua frames), none unplaced"
+		else
+			echo "FAIL $kind $v $sc: not spliced as the unstripped host's: $(grep -c '(unplaced)$' "$d/inspect.txt") unplaced; $(head -4 "$d/shape.diff" 2>/dev/null | tr '\n' ' ')"
 		fi
 		LUACORE_LIB=$lib_so timeout 300 gdb -q -batch -nx -x "$src/gdb/luaprof.py" \
 			-ex "lua-bt -a" "$d/exe" "$d/core" >"$d/gdb.txt" 2>&1
@@ -103,25 +105,20 @@ for v in $releases; do
 			echo "PASS $kind $v $sc gdb: $res"
 		else
 			echo "FAIL $kind $v $sc gdb: $res"
-			status=1
 		fi
 		if [ "$(cat "$d/live.rc" 2>/dev/null)" = 0 ] &&
 			"$py" "$src/tests/matrix/compare.py" -q "$d/truth.tsv" "$d/live.json" >"$d/live.cmp" 2>&1; then
 			echo "PASS $kind $v $sc live: the truth"
 		else
 			echo "FAIL $kind $v $sc live: exit $(cat "$d/live.rc" 2>/dev/null): $(tail -3 "$d/live.cmp" 2>/dev/null) $(head -2 "$d/live.err" 2>/dev/null)"
-			status=1
 		fi
 	done
-done
 
-# The built-in layout reads a -g build's core as its DWARF does.
-for v in $releases; do
+	# The built-in layout reads a -g build's core as its DWARF does.
 	d=$tmp/dwarf-$v
 	if ! LC_BUILDS=$out "$src/fixtures/make-core.sh" "src-$v-O2" coroutines3 "$d" >"$d.log" 2>&1; then
 		echo "FAIL dwarf $v: make-core.sh: $(tail -2 "$d.log")"
-		status=1
-		continue
+		return
 	fi
 	"$inspect" "$d/core" "$d/exe" >"$d/dwarf-full.txt" 2>&1
 	"$inspect" --layout "$v" "$d/core" "$d/exe" 2>&1 | grep -v '^lua layout: ' >"$d/builtin.txt"
@@ -132,6 +129,17 @@ for v in $releases; do
 		echo "PASS dwarf $v: --layout $v gives the DWARF's report ($(grep -c '^     lua: ' "$d/dwarf.txt") Lua frames, $(grep -c '^  lua_State ' "$d/dwarf.txt") lua_States, $(grep -o 'gc [a-z]*' "$d/dwarf.txt" | head -1))"
 	else
 		echo "FAIL dwarf $v: --layout $v differs from the DWARF's report: $(head -4 "$d/diff" | tr '\n' ' ')"
+	fi
+}
+# The releases two at a time (the shares below are measured alone).
+for v in $releases; do
+	while [ "$(jobs -pr | wc -l)" -ge "${LC_JOBS:-$(nproc)}" ]; do wait -n || true; done
+	cells "$v" >"$tmp/cells-$v.out" 2>&1 &
+done
+wait
+for v in $releases; do
+	cat "$tmp/cells-$v.out"
+	if grep -q '^FAIL' "$tmp/cells-$v.out" || ! grep -q "^PASS dwarf $v:" "$tmp/cells-$v.out"; then
 		status=1
 	fi
 done
