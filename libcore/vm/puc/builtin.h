@@ -1,6 +1,8 @@
 /* Built-in layouts: struct lc_layout of every PUC Lua release on x86_64
- * in its default configuration (64-bit integers and floats, no
- * LUAI_EXTRASPACE), for VMs whose module has no DWARF.  The table
+ * in its default configuration (64-bit integers and floats; validation
+ * takes 4-byte ones where math.pi and math.maxinteger read so, and
+ * LUAI_EXTRASPACE moves nothing read), for VMs whose module has no
+ * DWARF.  The table
  * (builtin-layouts.c) is generated from the DWARF of reference builds by
  * fixtures/layouts/generate.sh and never edited by hand; a layout taken
  * from it is used only once it validates against the target's memory. */

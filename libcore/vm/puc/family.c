@@ -122,7 +122,7 @@ static struct lc_error *validate_layout(struct lc_program *p,
 		return err;
 	if (!nvms)
 		return lc_error_create(LC_ERR_UNSUPPORTED,
-			"%s does not fit this program's memory: the scan of its writable memory found no global_State whose main thread points back to it.  A Lua built with other options (LUA_32BITS, LUAI_EXTRASPACE) or modified cannot be read with it: give its layout with --types FILE (any ELF with its DWARF, e.g. its lstate.c compiled with -g)",
+			"%s does not fit this program's memory: the scan of its writable memory found no global_State whose main thread points back to it.  A Lua whose structs differ from the release's (fields added, a changed luaconf.h) cannot be read with it: give its layout with --types FILE (any ELF with its DWARF, e.g. its lstate.c compiled with -g)",
 			what);
 	if (!walked)
 		return lc_error_create(LC_ERR_UNSUPPORTED,
