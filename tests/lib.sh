@@ -8,6 +8,8 @@
 #   running PID          the process is alive, not stopped, untraced;
 #   fixtures BUILD...    make the builds (fixtures/build-lua.sh), or exit;
 #   LIVE_BUILDS, LIVE_SCENARIOS  what the live tests park and read;
+#   variant NAME FILE SED-SCRIPT COUNT, modified_variant   Lua 5.4.7 changed
+#                        and built without -g (see below);
 #   park BUILD SCENARIO DIR   lchost of BUILD runs fixtures/scenarios/
 #                        SCENARIO.lua until it parks, its truth in
 #                        DIR/truth.tsv (LC_TRUTH_LUA set): pid is its pid;
@@ -58,3 +60,32 @@ fixtures() {
 }
 LIVE_BUILDS="deb-5.1 deb-5.4 src-5.2.4-O2 src-5.5.0-O0"
 LIVE_SCENARIOS="coroutines3 two_threads multi_vm deep_recursion tail_calls"
+# variant NAME FILE SED-SCRIPT COUNT: Lua 5.4.7's sources with SED-SCRIPT
+# applied to FILE (which must then hold COUNT lines that changed), built
+# -O2 without -g into $tmp/NAME/src, its lchost into $tmp/builds/NAME
+# (LC_BUILDS=$tmp/builds for fixtures/make-core.sh).
+variant() {
+	local m=$tmp/$1 f
+	mkdir -p "$m/src" "$tmp/builds/$1"
+	cp "$out/cache/lua-5.4.7/"*.[ch] "$m/src/"
+	sed -i -e "$3" "$m/src/$2"
+	if [ "$(diff "$out/cache/lua-5.4.7/$2" "$m/src/$2" | grep -c '^>')" != "$4" ]; then
+		echo "FAIL: $1: $2 was not changed as meant"
+		status=1
+	fi
+	for f in "$m/src"/l*.c; do
+		case ${f##*/} in lua.c|luac.c|ltests.c|onelua.c) continue ;; esac
+		gcc -O2 -std=gnu99 -DLUA_COMPAT_5_3 -DLUA_USE_POSIX -DLUA_USE_DLOPEN -c -o "$f.o" "$f" || status=1
+	done
+	ar rcs "$m/liblua.a" "$m/src"/*.o
+	gcc -O0 -pthread -I"$m/src" -o "$tmp/builds/$1/lchost" "$src/fixtures/host/lchost.c" "$m/liblua.a" -lm -ldl || status=1
+}
+
+# modified_variant: the variant "modified", a field added to lua_State and
+# to global_State, and $tmp/modified/lstate.o, its lstate.c alone with -g
+# (the types for --types and lua-layout).
+modified_variant() {
+	variant modified lstate.h '/^struct lua_State {/{n;s/$/\n  void *added_by_a_user;/};/^typedef struct global_State {/{n;s/$/\n  void *added_by_a_user;/}' 2
+	gcc -g -O2 -std=gnu99 -DLUA_COMPAT_5_3 -DLUA_USE_POSIX -c -o "$tmp/modified/lstate.o" \
+		"$tmp/modified/src/lstate.c" || status=1
+}

@@ -20,14 +20,6 @@
 #    (src-VERSION-O2), a core of coroutines3 read with --layout VERSION
 #    gives the very report its DWARF gives (frames, coroutines and their
 #    statuses, the VMs' GC state and counts), the lua layout line aside;
-#  - luacore-sample on every release stripped, and on three of them
-#    unstripped: the 60/30/10 split's shares within the sampler's
-#    tolerance (tests/sample/shares.py); stripped, go tool pprof -top's
-#    first row is spin;
-#  - a stripped multi-VM host (fixtures/host/skyhost.c, 6 VMs on 2
-#    worker threads, Lua 5.4.7 linked in, no -g): luacore-sample's shares
-#    of the bursty services within 3 points of their own clocks, and
-#    luacore-inspect -p --vm-name SERVICE_NAME names all 6 VMs;
 #  - Debian's liblua5.4 with its debug info removed (no DWARF, no
 #    build-id, no debuglink): the built-in layout of 5.4.4, the truth;
 #  - a modified Lua (5.4.7 with a field added at the start of lua_State
@@ -35,8 +27,10 @@
 #    refused, exit 1, and the message names the check that failed; with
 #    --types lstate.o (its lstate.c compiled with -g alone): the truth,
 #    the report naming the file and what validated it; gdb's lua-layout
-#    FILE then lua-bt -a: the same Lua frames; luacore-sample --types: the
-#    split's shares; --layout 5.4.0 on a stock 5.4.7: refused.
+#    FILE then lua-bt -a: the same Lua frames; --layout 5.4.0 on a stock
+#    5.4.7: refused.
+# The sampler on these builds, whose shares are measured on an idle
+# machine, is tests/run-nodebug-sample.sh.
 . "$(dirname "$0")/lib.sh"
 releases=${LC_NODEBUG_RELEASES:-$("$src/fixtures/build-lua.sh" --releases)}
 scenarios=${LC_NODEBUG_SCENARIOS:-"coroutines3 multi_vm two_threads"}
@@ -131,7 +125,7 @@ cells() {
 		echo "FAIL dwarf $v: --layout $v differs from the DWARF's report: $(head -4 "$d/diff" | tr '\n' ' ')"
 	fi
 }
-# The releases two at a time (the shares below are measured alone).
+# The releases two at a time.
 for v in $releases; do
 	while [ "$(jobs -pr | wc -l)" -ge "${LC_JOBS:-$(nproc)}" ]; do wait -n || true; done
 	cells "$v" >"$tmp/cells-$v.out" 2>&1 &
@@ -143,77 +137,6 @@ for v in $releases; do
 		status=1
 	fi
 done
-
-# split NAME OUT EXE [OPTION...]: luacore-sample (OPTIONs) of EXE running
-# split.lua into OUT.pb.gz; its shares against the script's own.
-split() {
-	local name=$1 d=$2 exe=$3 rc=0 res
-	shift 3
-	LC_SAMPLE_SECONDS=2 "$sample" -q -r 250 "$@" -o "$d.pb.gz" -- "$exe" \
-		"$src/fixtures/scenarios/sample/split.lua" >"$d.out" 2>"$d.err" || rc=$?
-	if [ "$rc" = 0 ] && res=$("$py" "$src/tests/sample/shares.py" split "$d.pb.gz" "$d.out" \
-		"$src/tests/pprof/profile.proto" 2>&1); then
-		echo "PASS $name: split shares within tolerance"
-	else
-		echo "FAIL $name: exit $rc: $(tail -2 "$d.err")"
-		status=1
-	fi
-	echo "${res:-}" | sed 's/^/    /'
-}
-
-# The sampler: split.lua's own shares.
-export HOME=${HOME:-$tmp} GOCACHE=${GOCACHE:-$tmp/gocache}
-for v in $releases; do
-	kinds=strip
-	echo "$v" | grep -qE '^(5\.1\.5|5\.3\.6|5\.5\.0)$' && kinds="nodebug strip"
-	for kind in $kinds; do
-		d=$tmp/sample-$kind-$v
-		exe=$out/nodebug-$v/lchost
-		[ "$kind" = strip ] && exe=$b/strip-$v/lchost
-		split "$kind $v sampler" "$d" "$exe"
-		[ "$kind" = strip ] || continue
-		top=$(go tool pprof -top "$d.pb.gz" 2>/dev/null | awk '/flat%/ { getline; print; exit }')
-		if echo "$top" | grep -q ' spin ('; then
-			echo "PASS strip $v sampler: go tool pprof -top's first row is spin"
-		else
-			echo "FAIL strip $v sampler: go tool pprof -top's first row: $top"
-			status=1
-		fi
-	done
-done
-
-# A stripped multi-VM host.
-if echo "$releases" | tr ' ' '\n' | grep -qx 5.4.7; then
-	strip -o "$b/strip-5.4.7/skyhost" "$out/nodebug-5.4.7/skyhost"
-	svc=$src/fixtures/scenarios/sky/service.lua
-	sky_services="$svc:spin,0.030,0.020 $svc:burst10,0.010,0.090 $svc:burst1,0.001,0.009 $svc:burst100,0.0001,0.0019 $svc:idle1,0,1 $svc:idle2,0,1"
-	d=$tmp/sky-strip
-	# shellcheck disable=SC2086
-	"$sample" -q -r 1000 -o "$d.pb.gz" -- "$b/strip-5.4.7/skyhost" 2 5 $sky_services >"$d.out" 2>"$d.err"
-	if grep -q "^skyhost done" "$d.out" &&
-		res=$("$py" "$src/tests/sample/shares.py" sky "$d.pb.gz" "$d.out" "$src/tests/pprof/profile.proto" 3 2>&1); then
-		echo "PASS stripped skyhost, 1000 Hz, 2 workers: the services' shares within 3 points"
-	else
-		echo "FAIL stripped skyhost: $(tail -2 "$d.err")"
-		status=1
-	fi
-	echo "${res:-}" | sed 's/^/    /'
-	# shellcheck disable=SC2086
-	"$b/strip-5.4.7/skyhost" 2 4 $sky_services >/dev/null &
-	sky=$!
-	pids+=("$sky")
-	sleep 1
-	"$inspect" --vm-name SERVICE_NAME -p "$sky" >"$d.txt" 2>&1
-	names=$(grep -c '^VM 0x.*, name "\(spin\|burst10\|burst1\|burst100\|idle1\|idle2\)"$' "$d.txt")
-	if [ "$names" = 6 ]; then
-		echo "PASS stripped skyhost, luacore-inspect -p --vm-name: 6 VMs, each named"
-	else
-		echo "FAIL stripped skyhost, luacore-inspect -p --vm-name: $names of 6 VMs named"
-		grep '^VM\|warning' "$d.txt" | head -8 | sed 's/^/    /'
-		status=1
-	fi
-	wait "$sky"
-fi
 
 # A host that sets _VERSION to its own text: the layout still validates
 # (the lookup found the global), and the note says what it reads.
@@ -265,26 +188,6 @@ else
 	status=1
 fi
 
-# variant NAME FILE SED-SCRIPT COUNT: Lua 5.4.7's sources with SED-SCRIPT
-# applied to FILE (which must then hold COUNT lines that changed), built
-# -O2 without -g into $tmp/NAME/src, its lchost into $b/NAME.
-variant() {
-	local m=$tmp/$1 f
-	mkdir -p "$m/src" "$b/$1"
-	cp "$out/cache/lua-5.4.7/"*.[ch] "$m/src/"
-	sed -i -e "$3" "$m/src/$2"
-	if [ "$(diff "$out/cache/lua-5.4.7/$2" "$m/src/$2" | grep -c '^>')" != "$4" ]; then
-		echo "FAIL: $1: $2 was not changed as meant"
-		status=1
-	fi
-	for f in "$m/src"/l*.c; do
-		case ${f##*/} in lua.c|luac.c|ltests.c|onelua.c) continue ;; esac
-		gcc -O2 -std=gnu99 -DLUA_COMPAT_5_3 -DLUA_USE_POSIX -DLUA_USE_DLOPEN -c -o "$f.o" "$f" || status=1
-	done
-	ar rcs "$m/liblua.a" "$m/src"/*.o
-	gcc -O0 -pthread -I"$m/src" -o "$b/$1/lchost" "$src/fixtures/host/lchost.c" "$m/liblua.a" -lm -ldl || status=1
-}
-
 # Build options the built-in layout of 5.4.7 meets: LUA_32BITS (4-byte
 # numbers, the values' 8 bytes kept for pointers), seen in math.pi and
 # math.maxinteger and read so (post_locals' numbers equal the truth);
@@ -317,10 +220,8 @@ for cell in lua32:post_locals extraspace:coroutines3; do
 done
 
 # A modified Lua: a field added to lua_State and to global_State.
-variant modified lstate.h '/^struct lua_State {/{n;s/$/\n  void *added_by_a_user;/};/^typedef struct global_State {/{n;s/$/\n  void *added_by_a_user;/}' 2
+modified_variant
 m=$tmp/modified
-# The types: the modified lstate.c alone, with -g.
-gcc -g -O2 -std=gnu99 -DLUA_COMPAT_5_3 -DLUA_USE_POSIX -c -o "$m/lstate.o" "$m/src/lstate.c" || status=1
 d=$tmp/modified-core
 if LC_BUILDS=$b "$src/fixtures/make-core.sh" modified coroutines3 "$d" >"$d.log" 2>&1; then
 	rc=0
@@ -356,8 +257,6 @@ else
 	echo "FAIL make-core.sh modified: $(tail -2 "$d.log")"
 	status=1
 fi
-split "a modified Lua, luacore-sample --types lstate.o" "$tmp/modified-sample" \
-	"$b/modified/lchost" --types "$m/lstate.o"
 # A release forced that is not the program's.
 c=$tmp/nodebug-5.4.7-coroutines3
 if [ -e "$c/core" ]; then
