@@ -14,6 +14,7 @@
 #include <gelf.h>
 #include <elfutils/libdw.h>
 
+#include "native/dwarf_util.h"
 #include "vm/puc/builtin.h"
 #include "vm/puc/diagnose.h"
 #include "vm/puc/layout.h"
@@ -44,205 +45,41 @@ static const char *const lua_sources[] = {
 	"lgc.c", "lobject.c", "ltable.c", "lstring.c", "ltm.c", "onelua.c",
 };
 
+/* The PUC search stops once Lua's own units answered: they hold all of
+ * Lua's types that the build uses; host code is not wandered into once
+ * lstate.c gave the core set (rank 1 or later). */
+static bool core_set(const struct lc_dwarf_types *t, int rank)
+{
+	return rank > 0 && t->found[T_STATE] && t->found[T_PROTO] &&
+	       t->found[T_CI];
+}
+
 struct type_search {
 	Dwarf_Die dies[T_COUNT];
 	bool found[T_COUNT];
-	int nfound;
+	struct lc_dwarf_types t;
 };
-
-/* Strip typedefs and cv-qualifiers. */
-static bool peel(Dwarf_Die *die)
-{
-	for (int i = 0; i < 16; i++) {
-		Dwarf_Attribute attr;
-		int tag = dwarf_tag(die);
-
-		if (tag != DW_TAG_typedef && tag != DW_TAG_const_type &&
-		    tag != DW_TAG_volatile_type)
-			return true;
-		if (!dwarf_attr_integrate(die, DW_AT_type, &attr) ||
-		    !dwarf_formref_die(&attr, die))
-			return false;
-	}
-	return false;
-}
-
-static void consider(struct type_search *s, Dwarf_Die *die)
-{
-	int tag = dwarf_tag(die);
-	const char *name;
-
-	if (tag != DW_TAG_structure_type && tag != DW_TAG_union_type &&
-	    tag != DW_TAG_typedef)
-		return;
-	if (dwarf_hasattr(die, DW_AT_declaration))
-		return;
-	name = dwarf_diename(die);
-	if (!name)
-		return;
-	for (int i = 0; i < T_COUNT; i++) {
-		Dwarf_Die d = *die;
-
-		if (s->found[i] || strcmp(name, type_names[i]) != 0)
-			continue;
-		if (!peel(&d) || dwarf_hasattr(&d, DW_AT_declaration))
-			continue;
-		s->dies[i] = d;
-		s->found[i] = true;
-		s->nfound++;
-	}
-}
-
-/* Scan the top-level DIEs of a unit, following dwz's imported units one
- * level deep. */
-static void scan_unit(struct type_search *s, Dwarf_Die *unit, int depth)
-{
-	Dwarf_Die child;
-	int n = 0;
-
-	if (dwarf_child(unit, &child) != 0)
-		return;
-	do {
-		if (dwarf_tag(&child) == DW_TAG_imported_unit && depth < 2) {
-			Dwarf_Attribute attr;
-			Dwarf_Die imp;
-
-			if (dwarf_attr(&child, DW_AT_import, &attr) &&
-			    dwarf_formref_die(&attr, &imp))
-				scan_unit(s, &imp, depth + 1);
-		} else {
-			consider(s, &child);
-		}
-		if (s->nfound == T_COUNT)
-			return;
-	} while (dwarf_siblingof(&child, &child) == 0 && ++n < 1000000);
-}
-
-static int source_rank(Dwarf_Die *cu)
-{
-	const char *name = dwarf_diename(cu);
-	const char *base;
-
-	if (!name)
-		return 2;
-	base = strrchr(name, '/');
-	base = base ? base + 1 : name;
-	for (size_t i = 0; i < LC_ARRAY_SIZE(lua_sources); i++)
-		if (strcmp(base, lua_sources[i]) == 0)
-			return i == 0 ? 0 : 1;
-	return 2;
-}
 
 static void find_types(Dwfl_Module *mod, struct type_search *s)
 {
-	for (int rank = 0; rank <= 2 && s->nfound < T_COUNT; rank++) {
-		Dwarf_Die *cu = NULL;
-		Dwarf_Addr bias;
-
-		while ((cu = dwfl_module_nextcu(mod, cu, &bias))) {
-			if (source_rank(cu) != rank)
-				continue;
-			scan_unit(s, cu, 0);
-			if (s->nfound == T_COUNT)
-				return;
-			/* Lua's own CUs hold all of Lua's types that
-			 * the build uses; do not wander into host code
-			 * once lstate.c answered the core set. */
-			if (rank > 0 && s->found[T_STATE] &&
-			    s->found[T_PROTO] && s->found[T_CI])
-				return;
-		}
-	}
-}
-
-static uint32_t type_size(Dwarf_Die *type)
-{
-	Dwarf_Word size;
-	Dwarf_Die d = *type;
-
-	if (!peel(&d) || dwarf_aggregate_size(&d, &size) != 0)
-		return 0;
-	return (uint32_t)size;
-}
-
-/* Offset of member "path" (dot-separated; anonymous members searched) in
- * struct/union "type".  On success fills off/size and, if member_type is
- * given, the member's peeled type. */
-static bool member_lookup(Dwarf_Die *type, const char *name, int64_t *off,
-			  Dwarf_Die *mtype, int depth)
-{
-	Dwarf_Die child, t = *type;
-
-	if (depth > 8 || !peel(&t) || dwarf_child(&t, &child) != 0)
-		return false;
-	do {
-		Dwarf_Attribute attr;
-		Dwarf_Word moff = 0;
-		const char *mname;
-		Dwarf_Die mt;
-
-		if (dwarf_tag(&child) != DW_TAG_member)
-			continue;
-		if (dwarf_attr_integrate(&child, DW_AT_data_member_location,
-					 &attr) &&
-		    dwarf_formudata(&attr, &moff) != 0)
-			continue;
-		if (!dwarf_attr_integrate(&child, DW_AT_type, &attr) ||
-		    !dwarf_formref_die(&attr, &mt))
-			continue;
-		mname = dwarf_diename(&child);
-		if (mname && strcmp(mname, name) == 0) {
-			*off = (int64_t)moff;
-			*mtype = mt;
-			return true;
-		}
-		if (!mname) {
-			int64_t sub;
-
-			if (member_lookup(&mt, name, &sub, mtype, depth + 1)) {
-				*off = (int64_t)moff + sub;
-				return true;
-			}
-		}
-	} while (dwarf_siblingof(&child, &child) == 0);
-	return false;
+	memset(s->found, 0, sizeof(s->found));
+	s->t = (struct lc_dwarf_types){ .names = type_names, .n = T_COUNT,
+					.dies = s->dies, .found = s->found };
+	lc_dwarf_find_types(mod, lua_sources, LC_ARRAY_SIZE(lua_sources),
+			    &s->t, core_set);
 }
 
 static struct lc_field field(Dwarf_Die *type, bool have, const char *path)
 {
 	struct lc_field f = { .off = -1, .size = 0 };
-	char buf[64];
-	char *save = NULL, *part;
-	Dwarf_Die cur, mt;
-	int64_t total = 0;
-
-	if (!have || strlen(path) >= sizeof(buf))
-		return f;
-	strcpy(buf, path);
-	cur = *type;
-	for (part = strtok_r(buf, ".", &save); part;
-	     part = strtok_r(NULL, ".", &save)) {
-		int64_t off;
-
-		if (!member_lookup(&cur, part, &off, &mt, 0))
-			return f;
-		total += off;
-		cur = mt;
-	}
-	f.off = (int32_t)total;
-	f.size = type_size(&cur);
-	return f;
-}
-
-/* Is the member's type a union (5.4.5+ StkIdRel) rather than a pointer? */
-static bool member_is_union(Dwarf_Die *type, const char *name)
-{
 	int64_t off;
-	Dwarf_Die mt;
+	uint32_t size;
 
-	if (!member_lookup(type, name, &off, &mt, 0) || !peel(&mt))
-		return false;
-	return dwarf_tag(&mt) == DW_TAG_union_type;
+	if (!have || !lc_dwarf_field(type, path, &off, &size))
+		return f;
+	f.off = (int32_t)off;
+	f.size = size;
+	return f;
 }
 
 struct sym_search {
@@ -414,68 +251,8 @@ struct lc_error *lc_layout_version(const char *ident, int shape,
 
 /* ---- types outside the main search (vm/puc/heap.c's fields) ---- */
 
-/* A struct named "name" (or a typedef of one) among the top-level DIEs of
- * unit, following dwz's imported units one level deep. */
-static bool find_struct_in_unit(Dwarf_Die *unit, const char *name,
-				Dwarf_Die *ret, int depth)
-{
-	Dwarf_Die child;
-	int n = 0;
-
-	if (dwarf_child(unit, &child) != 0)
-		return false;
-	do {
-		int tag = dwarf_tag(&child);
-
-		if (tag == DW_TAG_imported_unit && depth < 2) {
-			Dwarf_Attribute attr;
-			Dwarf_Die imp;
-
-			if (dwarf_attr(&child, DW_AT_import, &attr) &&
-			    dwarf_formref_die(&attr, &imp) &&
-			    find_struct_in_unit(&imp, name, ret, depth + 1))
-				return true;
-		} else if ((tag == DW_TAG_structure_type ||
-			    tag == DW_TAG_typedef) &&
-			   !dwarf_hasattr(&child, DW_AT_declaration)) {
-			const char *dn = dwarf_diename(&child);
-			Dwarf_Die d = child;
-
-			if (dn && strcmp(dn, name) == 0 && peel(&d) &&
-			    dwarf_tag(&d) == DW_TAG_structure_type &&
-			    !dwarf_hasattr(&d, DW_AT_declaration)) {
-				*ret = d;
-				return true;
-			}
-		}
-	} while (dwarf_siblingof(&child, &child) == 0 && ++n < 1000000);
-	return false;
-}
-
-/* The struct "name" as the CU of one of Lua's source files "files" (by
- * base name) defines it: struct LG is private to lstate.c, struct
- * lua_longjmp to ldo.c (onelua.c holds both). */
-static bool find_private_struct(Dwfl_Module *mod, const char *const *files,
-				size_t nfiles, const char *name, Dwarf_Die *ret)
-{
-	Dwarf_Die *cu = NULL;
-	Dwarf_Addr bias;
-
-	while ((cu = dwfl_module_nextcu(mod, cu, &bias))) {
-		const char *cn = dwarf_diename(cu);
-		const char *base;
-
-		if (!cn)
-			continue;
-		base = strrchr(cn, '/');
-		base = base ? base + 1 : cn;
-		for (size_t i = 0; i < nfiles; i++)
-			if (strcmp(base, files[i]) == 0 &&
-			    find_struct_in_unit(cu, name, ret, 0))
-				return true;
-	}
-	return false;
-}
+/* struct LG is private to lstate.c, struct lua_longjmp to ldo.c
+ * (onelua.c holds both): lc_dwarf_private_struct. */
 
 /* Fields for VM discovery, GC lists and thread internals (vm/puc/heap.c). */
 static void vm_layout(struct lc_layout *l, Dwfl_Module *mod,
@@ -500,8 +277,8 @@ static void vm_layout(struct lc_layout *l, Dwfl_Module *mod,
 	l->Lx.nci = field(S, fs, "nci");
 	l->uvx.open_next = field(U, fu, l->major <= 502 ? "next" :
 				 "u.open.next");
-	l->sz_lstate = fs ? type_size(S) : 0;
-	if (find_private_struct(mod, ldo_files, LC_ARRAY_SIZE(ldo_files),
+	l->sz_lstate = fs ? lc_dwarf_type_size(S) : 0;
+	if (lc_dwarf_private_struct(mod, ldo_files, LC_ARRAY_SIZE(ldo_files),
 				"lua_longjmp", &d)) {
 		l->lj.previous = field(&d, true, "previous");
 		l->lj.status = field(&d, true, "status");
@@ -515,7 +292,7 @@ static void vm_layout(struct lc_layout *l, Dwfl_Module *mod,
 		l->lg_g_minus_l = -(int64_t)l->G.mainth.off;
 		return;
 	}
-	if (find_private_struct(mod, lstate_files,
+	if (lc_dwarf_private_struct(mod, lstate_files,
 				LC_ARRAY_SIZE(lstate_files), "LG", &d)) {
 		struct lc_field g = field(&d, true, "g");
 		/* 5.2+: LG.l is an LX holding the lua_State at LX.l. */
@@ -720,16 +497,16 @@ struct lc_error *lc_layout_open(struct lc_program *t, struct lc_layout **ret)
 		 * 5.4.3); 5.3's TString is a plain struct (5.2's a union
 		 * with the fields in tsv; shrlen came in 5.3.1); 5.1 has a
 		 * CallInfo array. */
-		if (member_lookup(S, "base_ci", &off, &mt, 0) && peel(&mt) &&
-		    dwarf_tag(&mt) == DW_TAG_pointer_type)
+		if (lc_dwarf_member(S, "base_ci", &off, &mt) &&
+		    lc_dwarf_peel(&mt) && dwarf_tag(&mt) == DW_TAG_pointer_type)
 			shape = 501;
 		else if (F[T_GLOBAL] &&
-			 member_lookup(&D[T_GLOBAL], "mainth", &off, &mt, 0))
+			 lc_dwarf_member(&D[T_GLOBAL], "mainth", &off, &mt))
 			shape = 505;
-		else if (member_lookup(&D[T_CI], "u2", &off, &mt, 0))
+		else if (lc_dwarf_member(&D[T_CI], "u2", &off, &mt))
 			shape = 504;
 		else if (F[T_TSTRING] &&
-			 member_lookup(&D[T_TSTRING], "hash", &off, &mt, 0))
+			 lc_dwarf_member(&D[T_TSTRING], "hash", &off, &mt))
 			shape = 503;
 		else
 			shape = 502;
@@ -740,7 +517,8 @@ struct lc_error *lc_layout_open(struct lc_program *t, struct lc_layout **ret)
 			return err;
 		}
 	}
-	l->stkidrel = l->major >= 504 && member_is_union(&D[T_STATE], "top");
+	l->stkidrel = l->major >= 504 &&
+		      lc_dwarf_member_is_union(&D[T_STATE], "top");
 
 #define S(fld, path) l->L.fld = field(&D[T_STATE], F[T_STATE], path)
 	S(tt, "tt"); S(status, "status"); S(l_G, "l_G"); S(ci, "ci");
@@ -778,7 +556,7 @@ struct lc_error *lc_layout_open(struct lc_program *t, struct lc_layout **ret)
 		C(savedpc, "u.l.savedpc"); C(base, "u.l.base"); C(k, "u.c.k");
 	}
 #undef C
-	l->sz_callinfo = type_size(&D[T_CI]);
+	l->sz_callinfo = lc_dwarf_type_size(&D[T_CI]);
 	{
 		Dwarf_Die *tv = F[T_TVALUE] ? &D[T_TVALUE] :
 				F[T_LUA_TVALUE] ? &D[T_LUA_TVALUE] : NULL;
@@ -787,9 +565,9 @@ struct lc_error *lc_layout_open(struct lc_program *t, struct lc_layout **ret)
 		l->tv.tt = field(tv, tv != NULL, l->major == 501 ? "tt" : "tt_");
 		l->tv.n = field(tv, tv != NULL, l->major == 501 ? "value.n" : "value_.n");
 		l->tv.i = field(tv, tv != NULL && l->major >= 503, "value_.i");
-		l->sz_tvalue = tv ? type_size(tv) : 0;
+		l->sz_tvalue = tv ? lc_dwarf_type_size(tv) : 0;
 		l->sz_stack_slot = F[T_STACKVALUE] ?
-			type_size(&D[T_STACKVALUE]) : l->sz_tvalue;
+			lc_dwarf_type_size(&D[T_STACKVALUE]) : l->sz_tvalue;
 	}
 	if (l->major == 501) {
 		l->cl.isC = field(&D[T_CLOSURE], F[T_CLOSURE], "c.isC");
@@ -810,16 +588,17 @@ struct lc_error *lc_layout_open(struct lc_program *t, struct lc_layout **ret)
 #undef P
 	l->ali.pc = field(&D[T_ABSLINEINFO], F[T_ABSLINEINFO], "pc");
 	l->ali.line = field(&D[T_ABSLINEINFO], F[T_ABSLINEINFO], "line");
-	l->sz_abslineinfo = F[T_ABSLINEINFO] ? type_size(&D[T_ABSLINEINFO]) : 0;
+	l->sz_abslineinfo = F[T_ABSLINEINFO] ?
+		lc_dwarf_type_size(&D[T_ABSLINEINFO]) : 0;
 	l->lv.varname = field(&D[T_LOCVAR], F[T_LOCVAR], "varname");
 	l->lv.startpc = field(&D[T_LOCVAR], F[T_LOCVAR], "startpc");
 	l->lv.endpc = field(&D[T_LOCVAR], F[T_LOCVAR], "endpc");
-	l->sz_locvar = F[T_LOCVAR] ? type_size(&D[T_LOCVAR]) : 0;
+	l->sz_locvar = F[T_LOCVAR] ? lc_dwarf_type_size(&D[T_LOCVAR]) : 0;
 	l->uvd.name = field(&D[T_UPVALDESC], F[T_UPVALDESC], "name");
 	l->uvd.instack = field(&D[T_UPVALDESC], F[T_UPVALDESC], "instack");
 	l->uvd.idx = field(&D[T_UPVALDESC], F[T_UPVALDESC], "idx");
 	l->uvd.kind = field(&D[T_UPVALDESC], F[T_UPVALDESC], "kind");
-	l->sz_upvaldesc = F[T_UPVALDESC] ? type_size(&D[T_UPVALDESC]) : 0;
+	l->sz_upvaldesc = F[T_UPVALDESC] ? lc_dwarf_type_size(&D[T_UPVALDESC]) : 0;
 
 	/* Strings: where the bytes start differs per version. */
 	switch (l->major) {
@@ -827,7 +606,7 @@ struct lc_error *lc_layout_open(struct lc_program *t, struct lc_layout **ret)
 	case 502:
 		l->ts.tt = field(&D[T_TSTRING], F[T_TSTRING], "tsv.tt");
 		l->ts.len = field(&D[T_TSTRING], F[T_TSTRING], "tsv.len");
-		l->ts_contents = F[T_TSTRING] ? type_size(&D[T_TSTRING]) : 0;
+		l->ts_contents = F[T_TSTRING] ? lc_dwarf_type_size(&D[T_TSTRING]) : 0;
 		break;
 	case 503:
 		l->ts.tt = field(&D[T_TSTRING], F[T_TSTRING], "tt");
@@ -838,8 +617,8 @@ struct lc_error *lc_layout_open(struct lc_program *t, struct lc_layout **ret)
 			l->ts.shrlen = l->ts.lnglen =
 				field(&D[T_TSTRING], F[T_TSTRING], "len");
 		/* getstr: the bytes follow the UTString union. */
-		l->ts_contents = F[T_UTSTRING] ? type_size(&D[T_UTSTRING]) :
-			F[T_TSTRING] ? (type_size(&D[T_TSTRING]) + 7u) & ~7u : 0;
+		l->ts_contents = F[T_UTSTRING] ? lc_dwarf_type_size(&D[T_UTSTRING]) :
+			F[T_TSTRING] ? (lc_dwarf_type_size(&D[T_TSTRING]) + 7u) & ~7u : 0;
 		break;
 	default:
 		l->ts.tt = field(&D[T_TSTRING], F[T_TSTRING], "tt");
@@ -854,9 +633,9 @@ struct lc_error *lc_layout_open(struct lc_program *t, struct lc_layout **ret)
 			Dwarf_Die mt;
 
 			l->ts_lngptr = F[T_TSTRING] &&
-				member_lookup(&D[T_TSTRING], "contents", &off,
-					      &mt, 0) &&
-				peel(&mt) &&
+				lc_dwarf_member(&D[T_TSTRING], "contents", &off,
+					      &mt) &&
+				lc_dwarf_peel(&mt) &&
 				dwarf_tag(&mt) == DW_TAG_pointer_type;
 		}
 		{
@@ -880,7 +659,7 @@ struct lc_error *lc_layout_open(struct lc_program *t, struct lc_layout **ret)
 		l->tab.array = field(T, ft, "array");
 		l->tab.node = field(T, ft, "node");
 		l->tab.metatable = field(T, ft, "metatable");
-		l->sz_node = fn ? type_size(N) : 0;
+		l->sz_node = fn ? lc_dwarf_type_size(N) : 0;
 		l->node.val = field(N, fn, "i_val");
 		switch (l->major) {
 		case 501:
