@@ -1,0 +1,398 @@
+/* LuaJIT layouts from DWARF (layout.h).
+ *
+ * The VM's module is the one exporting luaJIT_setmode, LuaJIT's own API
+ * in every release (the Lua 5.1 API it also exports does not tell it
+ * from PUC Lua).  Types are looked up in LuaJIT's own units first:
+ * lj_state.c includes every header whose structs the decoder reads. */
+#include <config.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <gelf.h>
+#include <elfutils/libdw.h>
+
+#include "base/base.h"
+#include "native/dwarf_util.h"
+#include "vm/luajit/layout.h"
+
+enum {
+	T_STATE, T_GLOBAL, T_GG, T_PROTO, T_FUNCL, T_FUNCC, T_STR, T_JIT,
+	T_TRACE, T_SNAP, T_TVALUE, T_COUNT
+};
+
+static const char *const type_names[T_COUNT] = {
+	[T_STATE] = "lua_State", [T_GLOBAL] = "global_State",
+	[T_GG] = "GG_State", [T_PROTO] = "GCproto", [T_FUNCL] = "GCfuncL",
+	[T_FUNCC] = "GCfuncC", [T_STR] = "GCstr", [T_JIT] = "jit_State",
+	[T_TRACE] = "GCtrace", [T_SNAP] = "SnapShot", [T_TVALUE] = "TValue",
+};
+
+/* LuaJIT's own units: lj_state.c first.  The amalgamated build
+ * (ljamalg.c) holds them all. */
+static const char *const lj_sources[] = {
+	"lj_state.c", "ljamalg.c", "lj_dispatch.c", "lj_trace.c",
+	"lj_debug.c", "lj_obj.c", "lj_gc.c", "lj_func.c", "lj_api.c",
+	"lj_snap.c", "lj_err.c",
+};
+
+/* The module that exports luaJIT_setmode. */
+struct find {
+	Dwfl_Module *mod;
+	const char *name;
+	Dwarf_Addr start, end;
+};
+
+static int find_cb(Dwfl_Module *mod, void **ud, const char *mname,
+		   Dwarf_Addr start, void *arg)
+{
+	struct find *f = arg;
+	int n = dwfl_module_getsymtab(mod);
+
+	(void)ud;
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		const char *name = dwfl_module_getsym(mod, i, &sym, NULL);
+
+		if (!name || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+		    sym.st_shndx == SHN_UNDEF)
+			continue;
+		if (strcmp(name, "luaJIT_setmode") == 0) {
+			f->mod = mod;
+			f->name = mname;
+			dwfl_module_info(mod, NULL, &f->start, &f->end, NULL,
+					 NULL, NULL, NULL);
+			(void)start;
+			return DWARF_CB_ABORT;
+		}
+	}
+	return DWARF_CB_OK;
+}
+
+static struct lc_lj_field field(Dwarf_Die *dies, const bool *found, int t,
+				const char *path)
+{
+	struct lc_lj_field f = { .off = -1, .size = 0 };
+	int64_t off;
+	uint32_t size;
+
+	if (!found[t] || !lc_dwarf_field(&dies[t], path, &off, &size))
+		return f;
+	f.off = (int32_t)off;
+	f.size = size;
+	return f;
+}
+
+static int64_t enumerator(Dwfl_Module *mod, const char *name)
+{
+	int64_t v;
+
+	if (!lc_dwarf_enumerator(mod, lj_sources, LC_ARRAY_SIZE(lj_sources),
+				 name, &v))
+		return -1;
+	return v;
+}
+
+/* The fields every walk needs; without them the module's DWARF does not
+ * describe the VM (a build without -g, a stripped library). */
+static bool complete(const struct lc_lj_layout *l)
+{
+	return LC_LJ_HAS(l->L.glref) && LC_LJ_HAS(l->L.base) &&
+	       LC_LJ_HAS(l->L.stack) && LC_LJ_HAS(l->L.cframe) &&
+	       LC_LJ_HAS(l->G.vmstate) && LC_LJ_HAS(l->G.mainthref) &&
+	       LC_LJ_HAS(l->G.cur_L) && LC_LJ_HAS(l->G.jit_base) &&
+	       LC_LJ_HAS(l->pt.sizebc) && LC_LJ_HAS(l->pt.lineinfo) &&
+	       LC_LJ_HAS(l->fn.pc) && LC_LJ_HAS(l->fn.ffid) &&
+	       l->sz_proto && l->sz_str && l->vmst_interp >= 0 &&
+	       l->frame_varg >= 0;
+}
+
+static void read_fields(struct lc_lj_layout *l, Dwarf_Die *D,
+			const bool *F)
+{
+#define X(grp, t, fld, path) l->grp.fld = field(D, F, t, path)
+	X(L, T_STATE, nextgc, "nextgc");
+	X(L, T_STATE, marked, "marked");
+	X(L, T_STATE, gct, "gct");
+	X(L, T_STATE, dummy_ffid, "dummy_ffid");
+	X(L, T_STATE, status, "status");
+	X(L, T_STATE, glref, "glref");
+	X(L, T_STATE, gclist, "gclist");
+	X(L, T_STATE, base, "base");
+	X(L, T_STATE, top, "top");
+	X(L, T_STATE, maxstack, "maxstack");
+	X(L, T_STATE, stack, "stack");
+	X(L, T_STATE, openupval, "openupval");
+	X(L, T_STATE, env, "env");
+	X(L, T_STATE, cframe, "cframe");
+	X(L, T_STATE, stacksize, "stacksize");
+	X(L, T_STATE, exdata, "exdata");
+
+	X(G, T_GLOBAL, gc_total, "gc.total");
+	X(G, T_GLOBAL, gc_threshold, "gc.threshold");
+	X(G, T_GLOBAL, gc_state, "gc.state");
+	X(G, T_GLOBAL, gc_root, "gc.root");
+	X(G, T_GLOBAL, gc_mmudata, "gc.mmudata");
+	X(G, T_GLOBAL, str_tab, "str.tab");
+	X(G, T_GLOBAL, str_mask, "str.mask");
+	X(G, T_GLOBAL, str_num, "str.num");
+	X(G, T_GLOBAL, strempty, "strempty");
+	X(G, T_GLOBAL, hookmask, "hookmask");
+	X(G, T_GLOBAL, vmstate, "vmstate");
+	X(G, T_GLOBAL, mainthref, "mainthref");
+	X(G, T_GLOBAL, registrytv, "registrytv");
+	X(G, T_GLOBAL, vmthref, "vmthref");
+	X(G, T_GLOBAL, cur_L, "cur_L");
+	X(G, T_GLOBAL, jit_base, "jit_base");
+	X(G, T_GLOBAL, gcroot, "gcroot");
+	X(G, T_GLOBAL, allocf, "allocf");
+	X(G, T_GLOBAL, saved_jit_base, "saved_jit_base");
+
+	X(GG, T_GG, L, "L");
+	X(GG, T_GG, g, "g");
+	X(GG, T_GG, J, "J");
+	X(GG, T_GG, dispatch, "dispatch");
+
+	X(pt, T_PROTO, gct, "gct");
+	X(pt, T_PROTO, numparams, "numparams");
+	X(pt, T_PROTO, framesize, "framesize");
+	X(pt, T_PROTO, sizebc, "sizebc");
+	X(pt, T_PROTO, k, "k");
+	X(pt, T_PROTO, uv, "uv");
+	X(pt, T_PROTO, sizekgc, "sizekgc");
+	X(pt, T_PROTO, sizekn, "sizekn");
+	X(pt, T_PROTO, sizept, "sizept");
+	X(pt, T_PROTO, sizeuv, "sizeuv");
+	X(pt, T_PROTO, flags, "flags");
+	X(pt, T_PROTO, trace, "trace");
+	X(pt, T_PROTO, chunkname, "chunkname");
+	X(pt, T_PROTO, firstline, "firstline");
+	X(pt, T_PROTO, numline, "numline");
+	X(pt, T_PROTO, lineinfo, "lineinfo");
+	X(pt, T_PROTO, uvinfo, "uvinfo");
+	X(pt, T_PROTO, varinfo, "varinfo");
+
+	X(fn, T_FUNCL, gct, "gct");
+	X(fn, T_FUNCL, ffid, "ffid");
+	X(fn, T_FUNCL, nupvalues, "nupvalues");
+	X(fn, T_FUNCL, env, "env");
+	X(fn, T_FUNCL, pc, "pc");
+	X(fn, T_FUNCL, uvptr, "uvptr");
+	X(fn, T_FUNCC, f, "f");
+	X(fn, T_FUNCC, upvalue, "upvalue");
+
+	X(str, T_STR, gct, "gct");
+	X(str, T_STR, len, "len");
+	X(str, T_STR, hash, "hash");
+
+	X(J, T_JIT, trace, "trace");
+	X(J, T_JIT, sizetrace, "sizetrace");
+	X(J, T_JIT, state, "state");
+	X(J, T_JIT, freetrace, "freetrace");
+
+	X(tr, T_TRACE, gct, "gct");
+	X(tr, T_TRACE, nsnap, "nsnap");
+	X(tr, T_TRACE, nins, "nins");
+	X(tr, T_TRACE, snap, "snap");
+	X(tr, T_TRACE, snapmap, "snapmap");
+	X(tr, T_TRACE, nsnapmap, "nsnapmap");
+	X(tr, T_TRACE, startpt, "startpt");
+	X(tr, T_TRACE, startpc, "startpc");
+	X(tr, T_TRACE, mcode, "mcode");
+	X(tr, T_TRACE, szmcode, "szmcode");
+	X(tr, T_TRACE, mcloop, "mcloop");
+	X(tr, T_TRACE, traceno, "traceno");
+	X(tr, T_TRACE, link, "link");
+	X(tr, T_TRACE, root, "root");
+	X(tr, T_TRACE, spadjust, "spadjust");
+
+	X(snap, T_SNAP, mcofs, "mcofs");
+	X(snap, T_SNAP, ref, "ref");
+	X(snap, T_SNAP, mapofs, "mapofs");
+	X(snap, T_SNAP, nent, "nent");
+	X(snap, T_SNAP, nslots, "nslots");
+	X(snap, T_SNAP, topslot, "topslot");
+	X(snap, T_SNAP, count, "count");
+#undef X
+	l->sz_lstate = F[T_STATE] ? lc_dwarf_type_size(&D[T_STATE]) : 0;
+	l->sz_gstate = F[T_GLOBAL] ? lc_dwarf_type_size(&D[T_GLOBAL]) : 0;
+	l->sz_proto = F[T_PROTO] ? lc_dwarf_type_size(&D[T_PROTO]) : 0;
+	l->sz_str = F[T_STR] ? lc_dwarf_type_size(&D[T_STR]) : 0;
+	l->sz_tvalue = F[T_TVALUE] ? lc_dwarf_type_size(&D[T_TVALUE]) : 0;
+	l->snap.size = F[T_SNAP] ? lc_dwarf_type_size(&D[T_SNAP]) : 0;
+}
+
+static void read_enums(struct lc_lj_layout *l, Dwfl_Module *mod)
+{
+	int64_t pgc = enumerator(mod, "IRT_PGC");
+	int64_t p64 = enumerator(mod, "IRT_P64");
+
+	l->vmst_interp = enumerator(mod, "LJ_VMST_INTERP");
+	l->vmst_c = enumerator(mod, "LJ_VMST_C");
+	l->vmst_gc = enumerator(mod, "LJ_VMST_GC");
+	l->vmst_exit = enumerator(mod, "LJ_VMST_EXIT");
+	l->vmst_record = enumerator(mod, "LJ_VMST_RECORD");
+	l->vmst_opt = enumerator(mod, "LJ_VMST_OPT");
+	l->vmst_asm = enumerator(mod, "LJ_VMST_ASM");
+	l->vmst_max = enumerator(mod, "LJ_VMST__MAX");
+	l->frame_lua = enumerator(mod, "FRAME_LUA");
+	l->frame_c = enumerator(mod, "FRAME_C");
+	l->frame_cont = enumerator(mod, "FRAME_CONT");
+	l->frame_varg = enumerator(mod, "FRAME_VARG");
+	l->frame_luap = enumerator(mod, "FRAME_LUAP");
+	l->frame_cp = enumerator(mod, "FRAME_CP");
+	l->frame_pcall = enumerator(mod, "FRAME_PCALL");
+	l->frame_pcallh = enumerator(mod, "FRAME_PCALLH");
+	l->gcroot_mmname = enumerator(mod, "GCROOT_MMNAME");
+	l->gcroot_max = enumerator(mod, "GCROOT_MAX");
+	/* lj_ir.h: IRT_PGC = LJ_GC64 ? IRT_P64 : IRT_P32.  Without the
+	 * JIT's units (LUAJIT_DISABLE_JIT) the 8-byte GCRef says it. */
+	if (pgc >= 0 && p64 >= 0)
+		l->gc64 = pgc == p64;
+	else
+		l->gc64 = LC_LJ_HAS(l->L.env) && l->L.env.size == 8;
+	/* lj_arch.h: LJ_FR2 is set with LJ_GC64 (two-slot frames). */
+	l->fr2 = l->gc64;
+}
+
+struct lc_error *lc_lj_layout_open(struct lc_program *t,
+				   struct lc_lj_layout **ret)
+{
+	struct find f = { 0 };
+	Dwarf_Die dies[T_COUNT];
+	bool found[T_COUNT] = { false };
+	struct lc_dwarf_types ts = { .names = type_names, .n = T_COUNT,
+				     .dies = dies, .found = found };
+	struct lc_lj_layout *l;
+	char desc[160];
+
+	*ret = NULL;
+	dwfl_getmodules(t->dwfl, find_cb, &f, 0);
+	if (!f.mod)
+		return lc_error_create(LC_ERR_NOT_FOUND,
+				    "no module exports luaJIT_setmode: no LuaJIT here");
+	lc_dwarf_find_types(f.mod, lj_sources, LC_ARRAY_SIZE(lj_sources),
+			    &ts, NULL);
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return &lc_error_nomem;
+	l->module_path = strdup(f.name ? f.name : "");
+	l->module_start = f.start;
+	l->module_end = f.end;
+	read_fields(l, dies, found);
+	read_enums(l, f.mod);
+	if (!complete(l)) {
+		struct lc_error *err = lc_error_create(LC_ERR_NOT_FOUND,
+			"LuaJIT in %s: no DWARF describes its lua_State, "
+			"global_State and GCproto (a build without -g, or no "
+			"debug file found: install its debug package or rebuild "
+			"it with -g)", l->module_path);
+
+		lc_lj_layout_destroy(l);
+		return err;
+	}
+	l->fork = LC_LJ_HAS(l->L.exdata) ? LC_LJ_OPENRESTY : LC_LJ_UPSTREAM;
+	l->vmthread = LC_LJ_HAS(l->G.vmthref);
+	snprintf(desc, sizeof(desc), "LuaJIT 2.1 (%s%s, %s)",
+		 l->fork == LC_LJ_OPENRESTY ? "OpenResty's luajit2" :
+		 "upstream", l->vmthread ? ", with a VM thread" : "",
+		 l->gc64 ? "GC64" : "32-bit GC references");
+	l->desc = strdup(desc);
+	if (!l->module_path || !l->desc) {
+		lc_lj_layout_destroy(l);
+		return &lc_error_nomem;
+	}
+	*ret = l;
+	return NULL;
+}
+
+void lc_lj_layout_destroy(struct lc_lj_layout *l)
+{
+	if (!l)
+		return;
+	free(l->module_path);
+	free(l->desc);
+	free(l);
+}
+
+char *lc_lj_layout_dump(const struct lc_lj_layout *l)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
+#define F(name, fld) fprintf(f, "%s %" PRId32 " %" PRIu32 "\n", name, \
+			     (fld).off, (fld).size)
+	F("lua_State.gct", l->L.gct);
+	F("lua_State.status", l->L.status);
+	F("lua_State.glref", l->L.glref);
+	F("lua_State.base", l->L.base);
+	F("lua_State.top", l->L.top);
+	F("lua_State.maxstack", l->L.maxstack);
+	F("lua_State.stack", l->L.stack);
+	F("lua_State.openupval", l->L.openupval);
+	F("lua_State.cframe", l->L.cframe);
+	F("lua_State.stacksize", l->L.stacksize);
+	F("lua_State.exdata", l->L.exdata);
+	F("global_State.gc.total", l->G.gc_total);
+	F("global_State.gc.root", l->G.gc_root);
+	F("global_State.str.tab", l->G.str_tab);
+	F("global_State.vmstate", l->G.vmstate);
+	F("global_State.mainthref", l->G.mainthref);
+	F("global_State.registrytv", l->G.registrytv);
+	F("global_State.vmthref", l->G.vmthref);
+	F("global_State.cur_L", l->G.cur_L);
+	F("global_State.jit_base", l->G.jit_base);
+	F("global_State.gcroot", l->G.gcroot);
+	F("global_State.saved_jit_base", l->G.saved_jit_base);
+	F("GG_State.g", l->GG.g);
+	F("GG_State.J", l->GG.J);
+	F("GG_State.dispatch", l->GG.dispatch);
+	F("GCproto.sizebc", l->pt.sizebc);
+	F("GCproto.chunkname", l->pt.chunkname);
+	F("GCproto.firstline", l->pt.firstline);
+	F("GCproto.numline", l->pt.numline);
+	F("GCproto.lineinfo", l->pt.lineinfo);
+	F("GCproto.varinfo", l->pt.varinfo);
+	F("GCfuncL.ffid", l->fn.ffid);
+	F("GCfuncL.pc", l->fn.pc);
+	F("GCfuncC.f", l->fn.f);
+	F("GCstr.len", l->str.len);
+	F("jit_State.trace", l->J.trace);
+	F("jit_State.sizetrace", l->J.sizetrace);
+	F("GCtrace.nsnap", l->tr.nsnap);
+	F("GCtrace.snap", l->tr.snap);
+	F("GCtrace.snapmap", l->tr.snapmap);
+	F("GCtrace.startpc", l->tr.startpc);
+	F("GCtrace.mcode", l->tr.mcode);
+	F("GCtrace.szmcode", l->tr.szmcode);
+	F("GCtrace.spadjust", l->tr.spadjust);
+	F("GCtrace.traceno", l->tr.traceno);
+	F("SnapShot.mcofs", l->snap.mcofs);
+	F("SnapShot.mapofs", l->snap.mapofs);
+	F("SnapShot.nent", l->snap.nent);
+#undef F
+	fprintf(f, "sizeof.lua_State %" PRIu32 "\n", l->sz_lstate);
+	fprintf(f, "sizeof.global_State %" PRIu32 "\n", l->sz_gstate);
+	fprintf(f, "sizeof.GCproto %" PRIu32 "\n", l->sz_proto);
+	fprintf(f, "sizeof.GCstr %" PRIu32 "\n", l->sz_str);
+	fprintf(f, "sizeof.SnapShot %" PRIu32 "\n", l->snap.size);
+#define E(name) fprintf(f, "enum.%s %" PRId64 "\n", #name, l->name)
+	E(vmst_interp); E(vmst_c); E(vmst_gc); E(vmst_exit);
+	E(vmst_record); E(vmst_opt); E(vmst_asm); E(vmst_max);
+	E(frame_lua); E(frame_c); E(frame_cont); E(frame_varg);
+	E(frame_luap); E(frame_cp); E(frame_pcall); E(frame_pcallh);
+	E(gcroot_mmname); E(gcroot_max);
+#undef E
+	fprintf(f, "fork %s\n", l->fork == LC_LJ_OPENRESTY ? "openresty" :
+		"upstream");
+	fprintf(f, "gc64 %d\n", l->gc64);
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}

@@ -1,0 +1,106 @@
+/* LuaJIT 2.1 struct layouts, read from the DWARF of the module holding
+ * the VM, and what tells the builds apart.
+ *
+ * Upstream LuaJIT and OpenResty's fork (luajit2) differ in lua_State,
+ * global_State, GG_State and jit_State (vm/luajit/lj.h lists what
+ * differs); upstream itself moved fields in 2025 (vmthref).  Every field
+ * is looked up by name, never copied from a header; a field the build
+ * does not have has off == -1.  The constants that are #defines in
+ * LuaJIT (type tags, cframe offsets) are in lj.h, each with the source
+ * it mirrors.  Owned by whoever opened it (lc_lj_layout_destroy). */
+#ifndef LC_LJ_LAYOUT_H
+#define LC_LJ_LAYOUT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "prog/program.h"
+
+struct lc_lj_field {
+	int32_t off;		/* byte offset, -1 if the build has none */
+	uint32_t size;		/* byte size of the member */
+};
+
+#define LC_LJ_HAS(f) ((f).off >= 0)
+
+/* The fork, from what the layout holds (lua_State.exdata: OpenResty's). */
+enum lc_lj_fork {
+	LC_LJ_UPSTREAM,
+	LC_LJ_OPENRESTY,
+};
+
+struct lc_lj_layout {
+	enum lc_lj_fork fork;
+	bool gc64;		/* 64-bit GC references (IRT_PGC is IRT_P64) */
+	bool fr2;		/* two-slot frames (GC64 implies it) */
+	bool vmthread;		/* global_State.vmthref (upstream, 2025-11) */
+	char *module_path;	/* the module holding the VM */
+	uint64_t module_start, module_end;
+	char *desc;		/* "LuaJIT 2.1 (OpenResty's luajit2, GC64)" */
+
+	uint32_t sz_lstate, sz_gstate, sz_proto, sz_str, sz_tvalue;
+	struct {
+		struct lc_lj_field gct, marked, nextgc, dummy_ffid, status,
+			glref, gclist, base, top, maxstack, stack, openupval,
+			env, cframe, stacksize, exdata;
+	} L;
+	struct {
+		struct lc_lj_field gc_total, gc_threshold, gc_state, gc_root,
+			gc_mmudata, str_tab, str_mask, str_num, strempty,
+			hookmask, vmstate, mainthref, registrytv, vmthref,
+			cur_L, jit_base, gcroot, allocf, saved_jit_base;
+	} G;
+	struct {
+		/* GG_State: the main thread, the global_State, the JIT
+		 * state and the dispatch table; off of g is GG_OFS(g). */
+		struct lc_lj_field L, g, J, dispatch;
+	} GG;
+	struct {
+		struct lc_lj_field gct, numparams, framesize, sizebc, k, uv,
+			sizekgc, sizekn, sizept, sizeuv, flags, trace,
+			chunkname, firstline, numline, lineinfo, uvinfo,
+			varinfo;
+	} pt;
+	struct {
+		struct lc_lj_field gct, ffid, nupvalues, env, pc, f,
+			upvalue, uvptr;
+	} fn;
+	struct {
+		struct lc_lj_field gct, len, hash;
+	} str;
+	struct {
+		struct lc_lj_field trace, sizetrace, state, freetrace;
+	} J;
+	struct {
+		struct lc_lj_field gct, nsnap, nins, snap, snapmap, startpt,
+			startpc, mcode, szmcode, mcloop, traceno, link, root,
+			spadjust, parent, exitno, nsnapmap;
+	} tr;
+	struct {
+		struct lc_lj_field mcofs, ref, mapofs, nent, nslots, topslot,
+			count;
+		uint32_t size;
+	} snap;
+
+	/* Enumerators the decoder needs, from DWARF (lj_obj.h LJ_VMST_*,
+	 * lj_frame.h FRAME_*, lj_obj.h GCROOT_*); -1 when absent. */
+	int64_t vmst_interp, vmst_c, vmst_gc, vmst_exit, vmst_record,
+		vmst_opt, vmst_asm, vmst_max;
+	int64_t frame_lua, frame_c, frame_cont, frame_varg, frame_luap,
+		frame_cp, frame_pcall, frame_pcallh;
+	int64_t gcroot_mmname, gcroot_max;
+};
+
+/* The LuaJIT VM of t, if any: the module exporting LuaJIT's own API
+ * (luaJIT_setmode).  LC_ERR_NOT_FOUND when t has none; an error saying
+ * what is missing when the module has no DWARF describing it. */
+struct lc_error *lc_lj_layout_open(struct lc_program *t,
+				   struct lc_lj_layout **ret);
+void lc_lj_layout_destroy(struct lc_lj_layout *l);
+
+/* Each field and enumerator as "name offset size" lines (offset -1:
+ * absent), for tests that hold them against gdb's view of the same
+ * build; malloc'd, NULL when out of memory. */
+char *lc_lj_layout_dump(const struct lc_lj_layout *l);
+
+#endif /* LC_LJ_LAYOUT_H */

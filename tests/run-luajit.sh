@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The LuaJIT family's layouts (vm/luajit/layout.c), the first part of
+# LuaJIT support (cores, live, gdb and the sampler follow):
+#  - upstream LuaJIT v2.1 (1ee778a4, 2026) and OpenResty's luajit2
+#    (v2.1-20240314), built with -g (fixtures/build-luajit.sh): the
+#    layout read from each one's DWARF, in the executable with the VM
+#    linked in and in libluajit.so, holds every field, type size and
+#    enumerator as gdb reads them from the same file (71 of them,
+#    tests/luajit/gdb_layout.py); the check itself fails on a dump with
+#    two values changed;
+#  - what tells the builds apart, as the sources have it: OpenResty's
+#    lua_State has exdata (112 bytes, GG_State.g at 112, the dispatch
+#    table 4008 bytes after it), upstream's global_State has vmthref
+#    (2025-11: cur_L at 376, GCROOT_MAX 39); both GC64;
+#  - Debian's libluajit-5.1.so.2, shipped without debug info: refused
+#    with a message that says so and what to do.
+. "$(dirname "$0")/lib.sh"
+lj=$(cd "$top_builddir/tests/luajit" && pwd)/lj-layout
+"$src/fixtures/build-luajit.sh" "$out" lj-upstream lj-openresty >"$tmp/build.log" 2>&1 ||
+	{ cat "$tmp/build.log"; echo "FAIL: fixtures/build-luajit.sh"; exit 1; }
+
+# value DUMP NAME: the offset (or value) of NAME in a dump.
+value() { awk -v n="$2" '$1 == n { print $2 }' "$1"; }
+
+for id in lj-upstream lj-openresty; do
+	for f in luajit libluajit.so; do
+		d=$tmp/$id-$f.txt
+		if ! "$lj" "$out/$id/$f" >"$d" 2>"$tmp/err"; then
+			echo "FAIL $id $f: lj-layout: $(cat "$tmp/err")"
+			status=1
+			continue
+		fi
+		res=$(gdb -batch -nx -ex "py DUMP='$d'" -x "$src/tests/luajit/gdb_layout.py" \
+			"$out/$id/$f" 2>&1 | tail -1)
+		check "$id $f: the layout as gdb reads the DWARF ($res)" \
+			[ "$res" = "layout: 71 checked, 0 differ" ]
+		check "$id $f: $(sed -n 's/^desc //p' "$d")" grep -q '^gc64 1$' "$d"
+	done
+done
+
+u=$tmp/lj-upstream-luajit.txt o=$tmp/lj-openresty-luajit.txt
+if [ -s "$u" ] && [ -s "$o" ]; then
+	check "upstream: no exdata, vmthref at 280, cur_L at 376, GCROOT_MAX 39" \
+		[ "$(value "$u" lua_State.exdata)" = -1 -a "$(value "$u" global_State.vmthref)" = 280 \
+		-a "$(value "$u" global_State.cur_L)" = 376 -a "$(value "$u" enum.gcroot_max)" = 39 \
+		-a "$(value "$u" fork)" = upstream ]
+	check "OpenResty: exdata at 96, lua_State 112 bytes, g at 112, dispatch 4008 after g, no vmthref" \
+		[ "$(value "$o" lua_State.exdata)" = 96 -a "$(value "$o" sizeof.lua_State)" = 112 \
+		-a "$(value "$o" GG_State.g)" = 112 \
+		-a $(($(value "$o" GG_State.dispatch) - $(value "$o" GG_State.g))) = 4008 \
+		-a "$(value "$o" global_State.vmthref)" = -1 -a "$(value "$o" fork)" = openresty ]
+	# The check fails when the dump is wrong: two values changed.
+	sed 's/^global_State.cur_L 376 8$/global_State.cur_L 368 8/; s/^lua_State.exdata -1 0$/lua_State.exdata 96 8/' \
+		"$u" >"$tmp/bad.txt"
+	res=$(gdb -batch -nx -ex "py DUMP='$tmp/bad.txt'" -x "$src/tests/luajit/gdb_layout.py" \
+		"$out/lj-upstream/luajit" 2>&1 | tail -1)
+	check "negative control: a dump with two values changed ($res)" \
+		[ "$res" = "layout: 71 checked, 2 differ" ]
+fi
+
+# Debian's LuaJIT, as shipped: no DWARF.
+deb=$(ls /usr/lib/*/libluajit-5.1.so.2 2>/dev/null | head -1)
+if [ -z "$deb" ]; then
+	echo "FAIL: no Debian libluajit-5.1.so.2 (apt-get install libluajit-5.1-dev)"
+	status=1
+else
+	rc=0
+	"$lj" "$deb" >/dev/null 2>"$tmp/err" || rc=$?
+	check "Debian's libluajit-5.1.so.2 without debug info: refused, exit $rc: $(cat "$tmp/err")" \
+		grep -q 'no DWARF describes its lua_State.*install its debug package or rebuild it with -g' "$tmp/err"
+	[ "$rc" = 1 ] || { echo "FAIL: exit $rc, not 1"; status=1; }
+fi
+exit $status
