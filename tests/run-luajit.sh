@@ -12,6 +12,12 @@
 #    lua_State has exdata (112 bytes, GG_State.g at 112, the dispatch
 #    table 4008 bytes after it), upstream's global_State has vmthref
 #    (2025-11: cur_L at 376, GCROOT_MAX 39); both GC64;
+#  - a core of each one's interpreter parked in io.read (vmstate C)
+#    below a vararg main chunk, a vararg function, a pcall and an __index
+#    metamethod: the frames read from g->cur_L (vm/luajit/frames.c, by
+#    tests/luajit/lj-frames until the family reads cores itself) equal
+#    the script's debug.getinfo, frame by frame, current lines included;
+#    the comparison fails on a truth with one line changed;
 #  - Debian's libluajit-5.1.so.2, shipped without debug info: refused
 #    with a message that says so and what to do.
 . "$(dirname "$0")/lib.sh"
@@ -57,6 +63,53 @@ if [ -s "$u" ] && [ -s "$o" ]; then
 	check "negative control: a dump with two values changed ($res)" \
 		[ "$res" = "layout: 71 checked, 2 differ" ]
 fi
+
+# park ID DIR: LuaJIT's interpreter of ID runs fixtures/scenarios/luajit/
+# park.lua until it blocks in io.read on a FIFO; a core of it into
+# DIR/core, its truth in DIR/truth.tsv; then the read is released and the
+# script must end.
+park() {
+	local id=$1 d=$2 pid fd
+	mkdir -p "$d"
+	mkfifo "$d/in"
+	exec {fd}<>"$d/in"
+	(cd "$d" && LC_TRUTH_LUA=$src/fixtures/lua/truth.lua LC_READY=$d/ready \
+		LC_TRUTH=$d/truth.tsv exec "$out/$id/luajit" \
+		"$src/fixtures/scenarios/luajit/park.lua" "arg") <"$d/in" >"$d/log" 2>&1 &
+	pid=$!
+	pids+=("$pid")
+	for _ in $(seq 200); do [ -e "$d/ready" ] && break; sleep 0.05; done
+	if [ ! -e "$d/ready" ]; then
+		echo "FAIL $id: park.lua not ready: $(tail -2 "$d/log")"
+		status=1
+		exec {fd}>&-
+		return 1
+	fi
+	gcore -o "$d/core" "$pid" >"$d/gcore.log" 2>&1 && mv "$d/core.$pid" "$d/core"
+	echo go >&"$fd"
+	wait "$pid"
+	exec {fd}>&-
+	[ -f "$d/core" ] || { echo "FAIL $id: gcore: $(tail -2 "$d/gcore.log")"; status=1; return 1; }
+}
+frames=$(cd "$top_builddir/tests/luajit" && pwd)/lj-frames
+for id in lj-upstream lj-openresty; do
+	d=$tmp/park-$id
+	park "$id" "$d" || continue
+	rc=0
+	"$frames" "$d/core" "$out/$id/luajit" >"$d/frames.txt" 2>&1 || rc=$?
+	res=$("$py" "$src/tests/luajit/compare_frames.py" "$d/truth.tsv" "$d/frames.txt" 2>&1)
+	check "$id core, parked in io.read under a vararg chunk, pcall and __index: the truth ($res), exit $rc" \
+		[ "$rc" = 0 -a "${res#equal: }" != "$res" -a "$(sed -n 's/^vmstate //p' "$d/frames.txt")" = -2 ]
+	sed 's/^/    /' "$d/frames.txt"
+	# The comparison fails on a truth with one line changed.
+	sed '0,/^frame\t[0-9]*\t1\tLua/s/\t25\t/\t26\t/' "$d/truth.tsv" >"$d/bad.tsv"
+	if "$py" "$src/tests/luajit/compare_frames.py" "$d/bad.tsv" "$d/frames.txt" >/dev/null; then
+		echo "FAIL negative control: a truth with the __index frame's line changed compares equal"
+		status=1
+	else
+		echo "PASS negative control: a truth with the __index frame's line changed differs"
+	fi
+done
 
 # Debian's LuaJIT, as shipped: no DWARF.
 deb=$(ls /usr/lib/*/libluajit-5.1.so.2 2>/dev/null | head -1)

@@ -1,0 +1,301 @@
+/* A LuaJIT thread's frames (frames.h). */
+#include <config.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/base.h"
+#include "vm/luajit/frames.h"
+#include "vm/luajit/lj.h"
+
+/* The C frames followed looking for one PC: a chain longer than this is
+ * taken as damaged. */
+#define CFRAMES_MAX 10000
+
+static int field_u(struct lc_memory *m, uint64_t obj, struct lc_lj_field f,
+		   uint64_t *v)
+{
+	if (!LC_LJ_HAS(f) || f.size == 0 || f.size > 8)
+		return -1;
+	return lc_read_uint(m, obj + (uint64_t)f.off, f.size, v);
+}
+
+/* The GC object of a TValue slot: its low 47 bits. */
+static int slot_gc(struct lc_memory *m, uint64_t slot, uint64_t *gc)
+{
+	uint64_t v;
+
+	if (lc_read_u64(m, slot, &v) < 0)
+		return -1;
+	*gc = v & LC_LJ_GCVMASK;
+	return 0;
+}
+
+static bool gct_is(struct lc_memory *m, const struct lc_lj_layout *l,
+		   uint64_t obj, struct lc_lj_field gct, unsigned want)
+{
+	uint64_t t;
+
+	return obj && field_u(m, obj, gct, &t) == 0 && t == want;
+}
+
+bool lc_lj_chunkname(struct lc_memory *m, const struct lc_lj_layout *l,
+		     uint64_t proto, char *buf, size_t size)
+{
+	uint64_t s, len;
+	size_t n;
+
+	if (!size || field_u(m, proto, l->pt.chunkname, &s) < 0 ||
+	    !gct_is(m, l, s, l->str.gct, LC_LJ_TSTR) ||
+	    field_u(m, s, l->str.len, &len) < 0)
+		return false;
+	n = len < size - 1 ? (size_t)len : size - 1;
+	if (lc_read(m, s + l->sz_str, buf, n) < 0)
+		return false;
+	buf[n] = '\0';
+	return true;
+}
+
+int64_t lc_lj_line(struct lc_memory *m, const struct lc_lj_layout *l,
+		   uint64_t proto, int64_t pos)
+{
+	uint64_t sizebc, first, numline, li, v;
+	unsigned w;
+
+	if (pos < 0 || field_u(m, proto, l->pt.sizebc, &sizebc) < 0 ||
+	    field_u(m, proto, l->pt.firstline, &first) < 0 ||
+	    field_u(m, proto, l->pt.numline, &numline) < 0 ||
+	    field_u(m, proto, l->pt.lineinfo, &li) < 0 ||
+	    (uint64_t)pos > sizebc || !li)
+		return -1;
+	/* BCLine is an int32_t. */
+	first = (uint64_t)(int64_t)(int32_t)first;
+	if ((uint64_t)pos == sizebc)
+		return (int64_t)(first + numline);
+	if (pos == 0)
+		return (int64_t)first;
+	w = numline < 256 ? 1 : numline < 65536 ? 2 : 4;
+	if (lc_read_uint(m, li + (uint64_t)(pos - 1) * w, w, &v) < 0)
+		return -1;
+	return (int64_t)(first + v);
+}
+
+/* The C frame that was current when the frame at f ran (lj_debug.c
+ * debug_framepc): walk the frames from the innermost one and the C
+ * frame chain in step, a C frame passed at each C link (and at an FFI
+ * callback's continuation, which this build of the walk does not
+ * tell: it has no FFI callbacks in its fixtures), until f is reached;
+ * its saved PC.  0 when not found. */
+static uint64_t cframe_pc(struct lc_memory *m, const struct lc_lj_layout *l,
+			  uint64_t L, uint64_t base, uint64_t target)
+{
+	uint64_t cf, stack, f = base - 8, pc;
+	size_t steps = 0;
+
+	if (field_u(m, L, l->L.cframe, &cf) < 0 ||
+	    field_u(m, L, l->L.stack, &stack) < 0)
+		return 0;
+	cf &= LC_LJ_CFRAME_RAWMASK;
+	while (steps++ < CFRAMES_MAX) {
+		uint64_t link;
+		uint32_t nres;
+
+		if (!cf)
+			return 0;
+		/* A C frame with a negative result count saved the stack
+		 * offset of its frame: skip those already passed. */
+		while (lc_read_u32(m, cf + LC_LJ_CFRAME_OFS_NRES, &nres) == 0 &&
+		       (int32_t)nres < 0 && steps++ < CFRAMES_MAX) {
+			if (f >= stack + (uint64_t)-(int64_t)(int32_t)nres)
+				break;
+			if (lc_read_u64(m, cf + LC_LJ_CFRAME_OFS_PREV, &cf) < 0)
+				return 0;
+			cf &= LC_LJ_CFRAME_RAWMASK;
+			if (!cf)
+				return 0;
+		}
+		if (f < target)
+			break;
+		if (lc_read_u64(m, f, &link) < 0)
+			return 0;
+		if ((link & LC_LJ_FRAME_TYPE) == (uint64_t)l->frame_lua) {
+			uint32_t ins;
+
+			if (lc_read_u32(m, link - 4, &ins) < 0)
+				return 0;
+			f -= 8 * (2 + LC_LJ_BC_A(ins));
+		} else {
+			if ((link & LC_LJ_FRAME_TYPE) == (uint64_t)l->frame_c) {
+				if (lc_read_u64(m, cf + LC_LJ_CFRAME_OFS_PREV,
+						&cf) < 0)
+					return 0;
+				cf &= LC_LJ_CFRAME_RAWMASK;
+			}
+			if ((link & ~UINT64_C(7)) == 0)
+				return 0;
+			f -= link & ~UINT64_C(7);
+		}
+	}
+	if (!cf || lc_read_u64(m, cf + LC_LJ_CFRAME_OFS_PC, &pc) < 0)
+		return 0;
+	return pc;
+}
+
+/* The bytecode position of Lua function fn's frame whose next (inner)
+ * frame is next (its link slot), -1 when unknown. */
+static int64_t frame_pos(struct lc_memory *m, const struct lc_lj_layout *l,
+			 uint64_t L, uint64_t base, uint64_t proto,
+			 uint64_t next, bool *in_trace)
+{
+	uint64_t link, ins, sizebc;
+	int64_t pos;
+
+	*in_trace = false;
+	if (!next)
+		return -1;	/* the innermost: the PC is in a register */
+	if (lc_read_u64(m, next, &link) < 0)
+		return -1;
+	if ((link & LC_LJ_FRAME_TYPE) == (uint64_t)l->frame_lua) {
+		ins = link;
+	} else if ((link & LC_LJ_FRAME_TYPEP) == (uint64_t)l->frame_cont) {
+		/* lj_frame.h frame_contpc, FR2: two slots further down. */
+		if (lc_read_u64(m, next - 16, &ins) < 0)
+			return -1;
+	} else {
+		ins = cframe_pc(m, l, L, base, next);
+	}
+	if (!ins || field_u(m, proto, l->pt.sizebc, &sizebc) < 0)
+		return -1;
+	if (ins < proto + l->sz_proto + 4)
+		return -1;
+	pos = (int64_t)((ins - (proto + l->sz_proto)) / 4) - 1;
+	if ((uint64_t)pos > sizebc) {
+		/* A trace's exit to the interpreter (JLOOP): lj_debug.c
+		 * takes the trace's start; not read yet. */
+		*in_trace = true;
+		return -1;
+	}
+	return pos;
+}
+
+struct lc_error *lc_lj_walk(struct lc_memory *m, const struct lc_lj_layout *l,
+			    uint64_t L, uint64_t base, size_t max,
+			    struct lc_lj_walk *ret)
+{
+	uint64_t stack, maxstack, frame, next = 0, bot;
+	bool skip_next = false;
+	size_t steps = 0;
+
+	memset(ret, 0, sizeof(*ret));
+	if (field_u(m, L, l->L.stack, &stack) < 0 ||
+	    field_u(m, L, l->L.maxstack, &maxstack) < 0) {
+		ret->partial = true;
+		ret->why = "the thread's stack bounds cannot be read";
+		return NULL;
+	}
+	bot = stack + 8;	/* stack + LJ_FR2: the bottom dummy frame */
+	if (base < bot + 8 || base > maxstack + 8 || (base & 7)) {
+		ret->partial = true;
+		ret->why = "the frame base is outside the thread's stack";
+		return NULL;
+	}
+	for (frame = base - 8; frame > bot; ) {
+		uint64_t link, fn, ffid;
+		struct lc_lj_frame *fr;
+
+		if (++steps > max + 1000 || frame >= maxstack + 8) {
+			ret->partial = true;
+			ret->why = "the frame chain is too long or leaves the stack";
+			break;
+		}
+		if (lc_read_u64(m, frame, &link) < 0 ||
+		    slot_gc(m, frame - 8, &fn) < 0) {
+			ret->partial = true;
+			ret->why = "a frame slot cannot be read";
+			break;
+		}
+		if (fn == L) {
+			/* A dummy frame (lj_err.c lj_err_optype_call). */
+		} else if (skip_next) {
+			/* The pseudo-frame below a vararg frame. */
+			skip_next = false;
+		} else {
+			if (ret->n >= max) {
+				ret->partial = true;
+				ret->why = "more frames than asked for";
+				break;
+			}
+			if (!gct_is(m, l, fn, l->fn.gct, LC_LJ_TFUNC) ||
+			    field_u(m, fn, l->fn.ffid, &ffid) < 0) {
+				ret->partial = true;
+				ret->why = "a frame's function is not a function";
+				break;
+			}
+			if (!(ret->n & 63)) {
+				void *p = realloc(ret->v, (ret->n + 64) *
+						  sizeof(*ret->v));
+
+				if (!p) {
+					lc_lj_walk_free(ret);
+					return &lc_error_nomem;
+				}
+				ret->v = p;
+			}
+			fr = &ret->v[ret->n++];
+			memset(fr, 0, sizeof(*fr));
+			fr->slot = frame;
+			fr->func = fn;
+			fr->ffid = (uint8_t)ffid;
+			fr->link = (link & LC_LJ_FRAME_TYPE) ==
+					   (uint64_t)l->frame_lua ?
+				   0 : (unsigned)(link & LC_LJ_FRAME_TYPEP);
+			fr->pos = fr->line = -1;
+			if (ffid == LC_LJ_FF_LUA) {
+				uint64_t pc;
+
+				if (field_u(m, fn, l->fn.pc, &pc) == 0 &&
+				    pc > l->sz_proto) {
+					fr->proto = pc - l->sz_proto;
+					fr->pos = frame_pos(m, l, L, base,
+							    fr->proto, next,
+							    &fr->in_trace);
+					fr->line = lc_lj_line(m, l, fr->proto,
+							      fr->pos);
+				}
+			} else {
+				field_u(m, fn, l->fn.f, &fr->cfunc);
+			}
+		}
+		next = frame;
+		if ((link & LC_LJ_FRAME_TYPE) == (uint64_t)l->frame_lua) {
+			uint32_t ins;
+
+			/* frame_prevl: back over the caller's frame, whose
+			 * size is the A operand of its call instruction. */
+			if (lc_read_u32(m, link - 4, &ins) < 0) {
+				ret->partial = true;
+				ret->why = "a return PC's call instruction cannot be read";
+				break;
+			}
+			frame -= 8 * (2 + LC_LJ_BC_A(ins));
+		} else {
+			if ((link & LC_LJ_FRAME_TYPEP) ==
+			    (uint64_t)l->frame_varg && fn != L)
+				skip_next = true;
+			if ((link & ~UINT64_C(7)) == 0 ||
+			    (link & ~UINT64_C(7)) > frame - bot) {
+				ret->partial = true;
+				ret->why = "a frame's size leaves the stack";
+				break;
+			}
+			frame -= link & ~UINT64_C(7);
+		}
+	}
+	return NULL;
+}
+
+void lc_lj_walk_free(struct lc_lj_walk *w)
+{
+	free(w->v);
+	memset(w, 0, sizeof(*w));
+}

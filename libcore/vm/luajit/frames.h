@@ -1,0 +1,60 @@
+/* A LuaJIT thread's frames, read from its data stack (GC64, two-slot
+ * frames), as LuaJIT's own debug library sees them (lj_debug.c
+ * lj_debug_frame, debug_framepc, lj_debug_line): dummy frames and the
+ * pseudo-frame below each vararg frame skipped, each Lua frame's position
+ * taken from the frame above it (its return PC, a continuation's PC, or
+ * the C frame chain).
+ *
+ * Reads the target through mem; every read is checked and every loop
+ * bounded.  What a walk returns is the caller's (lc_lj_frames_free). */
+#ifndef LC_LJ_FRAMES_H
+#define LC_LJ_FRAMES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mem/memory.h"
+#include "vm/luajit/layout.h"
+
+struct lc_lj_frame {
+	uint64_t slot;		/* the frame's link slot (base - 8) */
+	uint64_t func;		/* its GCfunc */
+	unsigned link;		/* the link's frame type (FRAME_*: low 3
+				   bits, or 0 for a Lua return PC) */
+	uint8_t ffid;		/* 0 Lua, 1 C, else a fast function */
+	uint64_t proto;		/* Lua: its GCproto */
+	uint64_t cfunc;		/* C and fast functions: GCfuncC.f */
+	int64_t pos;		/* Lua: bytecode position, -1 unknown */
+	int64_t line;		/* Lua: current line, -1 unknown */
+	bool in_trace;		/* its PC points into a trace (JLOOP
+				   exit): the line is the trace's start */
+};
+
+struct lc_lj_walk {
+	struct lc_lj_frame *v;	/* innermost first */
+	size_t n;
+	bool partial;		/* a read failed, the chain was broken or
+				   longer than max */
+	const char *why;	/* what broke it (static), or NULL */
+};
+
+/* The frames of thread L whose innermost frame's base is base (L->base
+ * when the thread is not running Lua code: the VM wrote it when it left
+ * for C), at most max.  NULL, or LC_ERR_NOMEM. */
+struct lc_error *lc_lj_walk(struct lc_memory *m, const struct lc_lj_layout *l,
+			    uint64_t L, uint64_t base, size_t max,
+			    struct lc_lj_walk *ret);
+void lc_lj_walk_free(struct lc_lj_walk *w);
+
+/* The chunk name of proto (its GCstr's bytes) into buf, NUL-terminated
+ * and cut to size; false when it cannot be read. */
+bool lc_lj_chunkname(struct lc_memory *m, const struct lc_lj_layout *l,
+		     uint64_t proto, char *buf, size_t size);
+
+/* The line of bytecode position pos of proto (lj_debug_line), -1 when
+ * unknown. */
+int64_t lc_lj_line(struct lc_memory *m, const struct lc_lj_layout *l,
+		   uint64_t proto, int64_t pos);
+
+#endif /* LC_LJ_FRAMES_H */

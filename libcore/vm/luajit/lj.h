@@ -1,0 +1,42 @@
+/* LuaJIT 2.1's #define constants the decoder needs, for x86_64 with GC64
+ * (two-slot frames) outside Windows: DWARF does not have them.  Each names
+ * the source it mirrors; upstream v2.1 (1ee778a4) and OpenResty's
+ * v2.1-20240314 agree on every one. */
+#ifndef LC_LJ_H
+#define LC_LJ_H
+
+#include <stdint.h>
+
+/* lj_obj.h: type tags, stored inverted (~LJ_T*) in GCHeader.gct and in
+ * a TValue's top 17 bits (itype: it64 >> 47). */
+#define LC_LJ_TSTR	4u	/* ~LJ_TSTR */
+#define LC_LJ_TTHREAD	6u	/* ~LJ_TTHREAD */
+#define LC_LJ_TPROTO	7u	/* ~LJ_TPROTO */
+#define LC_LJ_TFUNC	8u	/* ~LJ_TFUNC */
+#define LC_LJ_TTRACE	9u	/* ~LJ_TTRACE */
+/* lj_obj.h LJ_GCVMASK: a GC pointer in a TValue is its low 47 bits. */
+#define LC_LJ_GCVMASK	((UINT64_C(1) << 47) - 1)
+
+/* lj_obj.h FF_LUA, FF_C: GCfunc.ffid of a Lua function and of a C
+ * function; higher ids are fast functions (per build: lj_ffdef.h). */
+#define LC_LJ_FF_LUA	0
+#define LC_LJ_FF_C	1
+
+/* lj_frame.h: the frame type in a link's low bits (FRAME_TYPE 3: Lua
+ * when 0, the link then being a return PC; FRAME_TYPEP 7 otherwise). */
+#define LC_LJ_FRAME_TYPE	3
+#define LC_LJ_FRAME_TYPEP	7
+
+/* lj_frame.h, x64 non-Windows with GC64: the C frame (cframe) the VM
+ * pushes at each entry from C, and the flags in L->cframe. */
+#define LC_LJ_CFRAME_OFS_PREV	32
+#define LC_LJ_CFRAME_OFS_PC	24
+#define LC_LJ_CFRAME_OFS_L	16
+#define LC_LJ_CFRAME_OFS_ERRF	12
+#define LC_LJ_CFRAME_OFS_NRES	8
+#define LC_LJ_CFRAME_RAWMASK	(~UINT64_C(3))	/* CFRAME_RESUME|UNWIND_FF */
+
+/* lj_bc.h: an instruction's A operand (bits 8-15). */
+#define LC_LJ_BC_A(ins)	(((ins) >> 8) & 0xff)
+
+#endif /* LC_LJ_H */
