@@ -1,10 +1,11 @@
-/* lj-frames CORE EXE: the Lua frames of a core of LuaJIT's stand-alone
- * interpreter (built with -g: its static globalL names the main
- * thread), read by vm/luajit/frames.c from g->cur_L, the thread that was
- * running, from its L->base: one line per frame, innermost first,
+/* lj-frames CORE EXE: the Lua frames of a core of a program running
+ * LuaJIT (built with -g), read by vm/luajit: each VM the memory scan
+ * finds ("vm 0x... vmstate N threads N"), then from its g->cur_L, the
+ * thread that was running, the chain of threads that resumed it, each
+ * one's frames from its L->base ("thread 0x..."), innermost first:
  *   lua SOURCE:LINE | c SYMBOL | ff ID SYMBOL
- * after "vmstate N" and "thread 0x...".  For tests/run-luajit.sh, until
- * the LuaJIT family reads cores itself.  Exit 0; 1 with what failed. */
+ * For tests/run-luajit.sh, until the LuaJIT family reads cores itself.
+ * Exit 0; 1 with what failed or was partial. */
 #include <config.h>
 
 #include <gelf.h>
@@ -16,35 +17,8 @@
 #include "prog/program.h"
 #include "vm/luajit/frames.h"
 #include "vm/luajit/layout.h"
-
-struct sym {
-	const char *name;
-	uint64_t addr;
-};
-
-static int sym_cb(Dwfl_Module *mod, void **ud, const char *mname,
-		  Dwarf_Addr start, void *arg)
-{
-	struct sym *s = arg;
-	int n = dwfl_module_getsymtab(mod);
-
-	(void)ud;
-	(void)mname;
-	(void)start;
-	for (int i = 1; i < n; i++) {
-		GElf_Sym sym;
-		GElf_Addr addr;
-		const char *name = dwfl_module_getsym_info(mod, i, &sym, &addr,
-							   NULL, NULL, NULL);
-
-		if (name && strcmp(name, s->name) == 0 &&
-		    GELF_ST_TYPE(sym.st_info) == STT_OBJECT) {
-			s->addr = addr;
-			return DWARF_CB_ABORT;
-		}
-	}
-	return DWARF_CB_OK;
-}
+#include "vm/luajit/lj.h"
+#include "vm/luajit/threads.h"
 
 static int fail(const char *what)
 {
@@ -52,38 +26,19 @@ static int fail(const char *what)
 	return 1;
 }
 
-int main(int argc, char **argv)
+static bool print_thread(struct lc_program *p, const struct lc_lj_layout *l,
+			 uint64_t L)
 {
-	struct lc_program *p;
-	struct lc_lj_layout *l;
 	struct lc_lj_walk w;
-	struct lc_error *err;
-	struct sym s = { .name = "globalL" };
-	uint64_t L, G, cur, base, vmstate;
+	uint64_t base;
+	bool ok;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: lj-frames CORE EXE\n");
-		return 64;
+	printf("thread 0x%" PRIx64 "\n", L);
+	if (lc_read_uint(p->mem, L + l->L.base.off, 8, &base) < 0 ||
+	    lc_lj_walk(p->mem, l, L, base, 200, &w)) {
+		printf("partial: base unreadable\n");
+		return false;
 	}
-	err = lc_program_open_core(argv[1], argv[2], &p);
-	if (!err)
-		err = lc_lj_layout_open(p, &l);
-	if (err)
-		return fail(lc_error_message(err));
-	dwfl_getmodules(p->dwfl, sym_cb, &s, 0);
-	if (!s.addr)
-		return fail("no symbol globalL (not LuaJIT's interpreter?)");
-	if (lc_read_u64(p->mem, s.addr, &L) < 0 || !L ||
-	    lc_read_uint(p->mem, L + l->L.glref.off, l->L.glref.size, &G) < 0 ||
-	    lc_read_uint(p->mem, G + l->G.cur_L.off, l->G.cur_L.size, &cur) < 0 ||
-	    lc_read_uint(p->mem, G + l->G.vmstate.off, 4, &vmstate) < 0 ||
-	    lc_read_uint(p->mem, cur + l->L.base.off, 8, &base) < 0)
-		return fail("globalL, its global_State, cur_L or its base unreadable");
-	printf("vmstate %" PRId32 "\nthread 0x%" PRIx64 "\n",
-	       (int32_t)vmstate, cur);
-	err = lc_lj_walk(p->mem, l, cur, base, 200, &w);
-	if (err)
-		return fail(lc_error_message(err));
 	for (size_t i = 0; i < w.n; i++) {
 		const struct lc_lj_frame *f = &w.v[i];
 		char src[256];
@@ -104,8 +59,60 @@ int main(int argc, char **argv)
 	}
 	if (w.partial)
 		printf("partial: %s\n", w.why);
+	ok = !w.partial;
 	lc_lj_walk_free(&w);
+	return ok;
+}
+
+int main(int argc, char **argv)
+{
+	struct lc_program *p;
+	struct lc_lj_layout *l;
+	struct lc_error *err;
+	uint64_t *gs;
+	size_t ngs;
+	bool ok = true;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: lj-frames CORE EXE\n");
+		return 64;
+	}
+	err = lc_program_open_core(argv[1], argv[2], &p);
+	if (!err)
+		err = lc_lj_layout_open(p, &l);
+	if (!err)
+		err = lc_lj_find_vms(p->mem, l, &gs, &ngs);
+	if (err)
+		return fail(lc_error_message(err));
+	if (!ngs)
+		return fail("the scan found no LuaJIT VM");
+	for (size_t v = 0; v < ngs; v++) {
+		uint64_t g = gs[v], cur, vmstate, *th;
+		size_t nth, depth = 0;
+		bool partial;
+
+		if (lc_read_uint(p->mem, g + l->G.cur_L.off, 8, &cur) < 0 ||
+		    lc_read_uint(p->mem, g + l->G.vmstate.off, 4, &vmstate) < 0 ||
+		    lc_lj_threads(p->mem, l, g, 100000, &th, &nth, &partial))
+			return fail("a VM's cur_L, vmstate or threads unreadable");
+		printf("vm 0x%" PRIx64 " vmstate %" PRId32 " threads %zu%s\n",
+		       g, (int32_t)vmstate, nth, partial ? " (partial)" : "");
+		cur &= LC_LJ_GCVMASK;
+		/* The running thread, then the one that resumed it, and so
+		 * on: the thread whose innermost frame resumes the last. */
+		while (cur && depth++ < nth + 1) {
+			uint64_t next = 0;
+
+			ok &= print_thread(p, l, cur);
+			for (size_t i = 0; i < nth && !next; i++)
+				if (lc_lj_resumed(p->mem, l, th[i]) == cur)
+					next = th[i];
+			cur = next;
+		}
+		free(th);
+	}
+	free(gs);
 	lc_lj_layout_destroy(l);
 	lc_program_destroy(p);
-	return w.partial ? 1 : 0;
+	return ok ? 0 : 1;
 }

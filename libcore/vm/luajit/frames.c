@@ -151,11 +151,22 @@ static int64_t frame_pos(struct lc_memory *m, const struct lc_lj_layout *l,
 	int64_t pos;
 
 	*in_trace = false;
-	if (!next)
-		return -1;	/* the innermost: the PC is in a register */
-	if (lc_read_u64(m, next, &link) < 0)
+	if (!next) {
+		/* The innermost frame: the PC the VM saved in its C frame
+		 * when it called C (an allocation, a metamethod helper, a
+		 * hook), unless that slot holds L (lj_debug.c). */
+		uint64_t cf, cl;
+
+		if (field_u(m, L, l->L.cframe, &cf) < 0)
+			return -1;
+		cf &= LC_LJ_CFRAME_RAWMASK;
+		if (!cf || lc_read_u64(m, cf + LC_LJ_CFRAME_OFS_PC, &ins) < 0 ||
+		    lc_read_u64(m, cf + LC_LJ_CFRAME_OFS_L, &cl) < 0 ||
+		    ins == cl)
+			return -1;
+	} else if (lc_read_u64(m, next, &link) < 0) {
 		return -1;
-	if ((link & LC_LJ_FRAME_TYPE) == (uint64_t)l->frame_lua) {
+	} else if ((link & LC_LJ_FRAME_TYPE) == (uint64_t)l->frame_lua) {
 		ins = link;
 	} else if ((link & LC_LJ_FRAME_TYPEP) == (uint64_t)l->frame_cont) {
 		/* lj_frame.h frame_contpc, FR2: two slots further down. */
