@@ -35,6 +35,20 @@ else
 	status=1
 fi
 
+echo "== a kernel core at SIGQUIT (the -O0 builds' parked cells): who sent it"
+c=$out/src-5.4.7-O0/coroutines3
+if [ -f "$c/core" ] && grep -q '^core_by=kernel' "$c/info"; then
+	if "$top_builddir/src/luacore-inspect" "$c/core" "$c/exe" 2>&1 |
+		grep -Eq '^signal: 3 \(SIGQUIT\) code 0, sent by process [0-9]+ \(uid [0-9]+\)$'; then
+		echo "PASS: signal: 3 (SIGQUIT) code 0, sent by process N (uid N)"
+	else
+		echo "FAIL: src-5.4.7-O0/coroutines3: no 'sent by process' signal line"
+		status=1
+	fi
+else
+	echo "(src-5.4.7-O0/coroutines3 was not dumped by the kernel here: core_pattern is not 'core')"
+fi
+
 echo "== where the lines come from (luaV_execute's pc or the CallInfo's savedpc)"
 "$py" "$top_srcdir/tests/matrix/line_from.py" "$out"/*/*/report.json || status=1
 

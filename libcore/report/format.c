@@ -9,6 +9,14 @@
 
 #include "base/base.h"
 
+/* Signals whose siginfo carries the address of a fault (when the kernel
+ * raised them: si_code > 0). */
+static bool is_fault(int signo)
+{
+	return signo == SIGSEGV || signo == SIGBUS || signo == SIGILL ||
+	       signo == SIGFPE || signo == SIGTRAP;
+}
+
 static const char *sig_name(int signo)
 {
 	const char *s = signo > 0 ? sigabbrev_np(signo) : NULL;
@@ -257,9 +265,22 @@ static void print_header(const struct lc_report *r, FILE *out)
 			r->stopped_seconds * 1e3);
 	else
 		fprintf(out, "pid: %d\n", r->pid);
-	if (r->signo && r->threads && r->nthreads && r->threads[0].crashed)
+	if (r->signo && r->threads && r->nthreads && r->threads[0].crashed &&
+	    r->si_code <= 0)
+		/* Sent by a process (kill, tgkill, sigqueue: SI_USER and
+		 * the other codes <= 0): siginfo holds its pid and uid
+		 * where a fault's address would be. */
+		fprintf(out, "signal: %d (SIG%s) code %d, sent by process %" PRIu32
+			" (uid %" PRIu32 ")\n", r->signo, sig_name(r->signo),
+			r->si_code, (uint32_t)r->fault_addr,
+			(uint32_t)(r->fault_addr >> 32));
+	else if (r->signo && r->threads && r->nthreads && r->threads[0].crashed &&
+		 is_fault(r->signo))
 		fprintf(out, "signal: %d (SIG%s) code %d, fault address 0x%" PRIx64 "\n",
 			r->signo, sig_name(r->signo), r->si_code, r->fault_addr);
+	else if (r->signo && r->threads && r->nthreads && r->threads[0].crashed)
+		fprintf(out, "signal: %d (SIG%s) code %d\n", r->signo,
+			sig_name(r->signo), r->si_code);
 	else
 		fputs(r->live ? "signal: none (a running process)\n" :
 		      "signal: none (a snapshot taken by gcore or a debugger)\n",
