@@ -109,7 +109,7 @@ for id in lj-upstream lj-openresty; do
 		[ "$rc" = 0 -a "${res#equal: }" != "$res" -a "$(awk '/^vm / { print $4 }' "$d/frames.txt")" = -2 ]
 	sed 's/^/    /' "$d/frames.txt"
 	# The comparison fails on a truth with one line changed.
-	sed '0,/^frame\t[0-9]*\t1\tLua/s/\t25\t/\t26\t/' "$d/truth.tsv" >"$d/bad.tsv"
+	awk -F '\t' -v OFS='\t' '$1 == "frame" && $3 == 1 { $6 = $6 + 1 } 1' "$d/truth.tsv" >"$d/bad.tsv"
 	if "$py" "$src/tests/luajit/compare_frames.py" "$d/bad.tsv" "$d/frames.txt" >/dev/null; then
 		echo "FAIL negative control: a truth with the __index frame's line changed compares equal"
 		status=1

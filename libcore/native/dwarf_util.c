@@ -124,19 +124,48 @@ bool lc_dwarf_member_is_union(Dwarf_Die *type, const char *name)
 	return dwarf_tag(&mt) == DW_TAG_union_type;
 }
 
-static void consider(struct lc_dwarf_types *t, Dwarf_Die *die)
+/* Call fn on each top-level DIE of unit, dwz's imported units followed
+ * one level deep, until it returns true (then true). */
+static bool visit_unit(Dwarf_Die *unit, int depth,
+		       bool (*fn)(Dwarf_Die *die, void *arg), void *arg)
 {
+	Dwarf_Die child;
+	int n = 0;
+
+	if (dwarf_child(unit, &child) != 0)
+		return false;
+	do {
+		if (dwarf_tag(&child) == DW_TAG_imported_unit) {
+			Dwarf_Attribute attr;
+			Dwarf_Die imp;
+
+			if (depth < 2 && dwarf_attr(&child, DW_AT_import, &attr) &&
+			    dwarf_formref_die(&attr, &imp) &&
+			    visit_unit(&imp, depth + 1, fn, arg))
+				return true;
+		} else if (fn(&child, arg)) {
+			return true;
+		}
+	} while (dwarf_siblingof(&child, &child) == 0 && ++n < UNIT_DIES_MAX);
+	return false;
+}
+
+/* A definition of one of t's names: taken (the search stops once every
+ * name is found). */
+static bool consider(Dwarf_Die *die, void *arg)
+{
+	struct lc_dwarf_types *t = arg;
 	int tag = dwarf_tag(die);
 	const char *name;
 
 	if (tag != DW_TAG_structure_type && tag != DW_TAG_union_type &&
 	    tag != DW_TAG_typedef)
-		return;
+		return false;
 	if (dwarf_hasattr(die, DW_AT_declaration))
-		return;
+		return false;
 	name = dwarf_diename(die);
 	if (!name)
-		return;
+		return false;
 	for (size_t i = 0; i < t->n; i++) {
 		Dwarf_Die d = *die;
 
@@ -148,31 +177,7 @@ static void consider(struct lc_dwarf_types *t, Dwarf_Die *die)
 		t->found[i] = true;
 		t->nfound++;
 	}
-}
-
-/* The top-level DIEs of a unit, dwz's imported units followed one level
- * deep. */
-static void scan_unit(struct lc_dwarf_types *t, Dwarf_Die *unit, int depth)
-{
-	Dwarf_Die child;
-	int n = 0;
-
-	if (dwarf_child(unit, &child) != 0)
-		return;
-	do {
-		if (dwarf_tag(&child) == DW_TAG_imported_unit && depth < 2) {
-			Dwarf_Attribute attr;
-			Dwarf_Die imp;
-
-			if (dwarf_attr(&child, DW_AT_import, &attr) &&
-			    dwarf_formref_die(&attr, &imp))
-				scan_unit(t, &imp, depth + 1);
-		} else {
-			consider(t, &child);
-		}
-		if (t->nfound == t->n)
-			return;
-	} while (dwarf_siblingof(&child, &child) == 0 && ++n < UNIT_DIES_MAX);
+	return t->nfound == t->n;
 }
 
 static const char *base_name(const char *path)
@@ -208,7 +213,7 @@ void lc_dwarf_find_types(Dwfl_Module *mod, const char *const *files,
 		while ((cu = dwfl_module_nextcu(mod, cu, &bias))) {
 			if (source_rank(cu, files, nfiles) != rank)
 				continue;
-			scan_unit(t, cu, 0);
+			visit_unit(cu, 0, consider, t);
 			if (t->nfound == t->n)
 				return;
 			if (enough && enough(t, rank))
@@ -217,46 +222,43 @@ void lc_dwarf_find_types(Dwfl_Module *mod, const char *const *files,
 	}
 }
 
-static bool struct_in_unit(Dwarf_Die *unit, const char *name,
-			   Dwarf_Die *ret, int depth)
+struct named {
+	const char *name;
+	Dwarf_Die *ret;
+	int64_t *value;
+};
+
+/* A struct (or a typedef of one) defined under that name. */
+static bool is_struct(Dwarf_Die *die, void *arg)
 {
-	Dwarf_Die child;
-	int n = 0;
+	struct named *q = arg;
+	int tag = dwarf_tag(die);
+	const char *dn;
+	Dwarf_Die d = *die;
 
-	if (dwarf_child(unit, &child) != 0)
+	if ((tag != DW_TAG_structure_type && tag != DW_TAG_typedef) ||
+	    dwarf_hasattr(die, DW_AT_declaration))
 		return false;
-	do {
-		int tag = dwarf_tag(&child);
+	dn = dwarf_diename(die);
+	if (!dn || strcmp(dn, q->name) != 0 || !lc_dwarf_peel(&d) ||
+	    dwarf_tag(&d) != DW_TAG_structure_type ||
+	    dwarf_hasattr(&d, DW_AT_declaration))
+		return false;
+	*q->ret = d;
+	return true;
+}
 
-		if (tag == DW_TAG_imported_unit && depth < 2) {
-			Dwarf_Attribute attr;
-			Dwarf_Die imp;
+static bool struct_in_unit(Dwarf_Die *unit, const char *name, Dwarf_Die *ret)
+{
+	struct named q = { .name = name, .ret = ret };
 
-			if (dwarf_attr(&child, DW_AT_import, &attr) &&
-			    dwarf_formref_die(&attr, &imp) &&
-			    struct_in_unit(&imp, name, ret, depth + 1))
-				return true;
-		} else if ((tag == DW_TAG_structure_type ||
-			    tag == DW_TAG_typedef) &&
-			   !dwarf_hasattr(&child, DW_AT_declaration)) {
-			const char *dn = dwarf_diename(&child);
-			Dwarf_Die d = child;
-
-			if (dn && strcmp(dn, name) == 0 && lc_dwarf_peel(&d) &&
-			    dwarf_tag(&d) == DW_TAG_structure_type &&
-			    !dwarf_hasattr(&d, DW_AT_declaration)) {
-				*ret = d;
-				return true;
-			}
-		}
-	} while (dwarf_siblingof(&child, &child) == 0 && ++n < UNIT_DIES_MAX);
-	return false;
+	return visit_unit(unit, 0, is_struct, &q);
 }
 
 bool lc_dwarf_struct_in_unit(Dwarf_Die *unit, const char *name,
 			     Dwarf_Die *ret)
 {
-	return struct_in_unit(unit, name, ret, 0);
+	return struct_in_unit(unit, name, ret);
 }
 
 bool lc_dwarf_private_struct(Dwfl_Module *mod, const char *const *files,
@@ -272,55 +274,36 @@ bool lc_dwarf_private_struct(Dwfl_Module *mod, const char *const *files,
 			continue;
 		for (size_t i = 0; i < nfiles; i++)
 			if (strcmp(base_name(cn), files[i]) == 0 &&
-			    struct_in_unit(cu, name, ret, 0))
+			    struct_in_unit(cu, name, ret))
 				return true;
 	}
 	return false;
 }
 
-/* Enumerator "name" in the enumeration types among unit's top-level DIEs
- * (and dwz's imported units, one level deep). */
-static bool enumerator_in_unit(Dwarf_Die *unit, const char *name,
-			       int64_t *value, int depth)
+/* An enumeration type with an enumerator of that name: its value. */
+static bool has_enumerator(Dwarf_Die *die, void *arg)
 {
-	Dwarf_Die child;
-	int n = 0;
+	struct named *q = arg;
+	Dwarf_Die e;
+	int m = 0;
 
-	if (dwarf_child(unit, &child) != 0)
+	if (dwarf_tag(die) != DW_TAG_enumeration_type ||
+	    dwarf_child(die, &e) != 0)
 		return false;
 	do {
-		int tag = dwarf_tag(&child);
-		Dwarf_Die e;
-		int m = 0;
+		const char *en = dwarf_diename(&e);
+		Dwarf_Attribute attr;
+		Dwarf_Sword sv;
 
-		if (tag == DW_TAG_imported_unit && depth < 2) {
-			Dwarf_Attribute attr;
-			Dwarf_Die imp;
-
-			if (dwarf_attr(&child, DW_AT_import, &attr) &&
-			    dwarf_formref_die(&attr, &imp) &&
-			    enumerator_in_unit(&imp, name, value, depth + 1))
-				return true;
+		if (dwarf_tag(&e) != DW_TAG_enumerator || !en ||
+		    strcmp(en, q->name) != 0)
 			continue;
-		}
-		if (tag != DW_TAG_enumeration_type ||
-		    dwarf_child(&child, &e) != 0)
-			continue;
-		do {
-			const char *en = dwarf_diename(&e);
-			Dwarf_Attribute attr;
-			Dwarf_Sword sv;
-
-			if (dwarf_tag(&e) != DW_TAG_enumerator || !en ||
-			    strcmp(en, name) != 0)
-				continue;
-			if (!dwarf_attr(&e, DW_AT_const_value, &attr) ||
-			    dwarf_formsdata(&attr, &sv) != 0)
-				return false;
-			*value = sv;
-			return true;
-		} while (dwarf_siblingof(&e, &e) == 0 && ++m < UNIT_DIES_MAX);
-	} while (dwarf_siblingof(&child, &child) == 0 && ++n < UNIT_DIES_MAX);
+		if (!dwarf_attr(&e, DW_AT_const_value, &attr) ||
+		    dwarf_formsdata(&attr, &sv) != 0)
+			return false;
+		*q->value = sv;
+		return true;
+	} while (dwarf_siblingof(&e, &e) == 0 && ++m < UNIT_DIES_MAX);
 	return false;
 }
 
@@ -336,7 +319,9 @@ bool lc_dwarf_enumerator(Dwfl_Module *mod, const char *const *files,
 
 			if (own != (pass == 0))
 				continue;
-			if (enumerator_in_unit(cu, name, value, 0))
+			struct named q = { .name = name, .value = value };
+
+			if (visit_unit(cu, 0, has_enumerator, &q))
 				return true;
 		}
 	}
