@@ -5,7 +5,7 @@
 #    (v2.1-20240314), built with -g (fixtures/build-luajit.sh): the
 #    layout read from each one's DWARF, in the executable with the VM
 #    linked in and in libluajit.so, holds every field, type size and
-#    enumerator as gdb reads them from the same file (71 of them,
+#    enumerator as gdb reads them from the same file (83 of them,
 #    tests/luajit/gdb_layout.py); the check itself fails on a dump with
 #    two values changed;
 #  - what tells the builds apart, as the sources have it: OpenResty's
@@ -16,8 +16,9 @@
 #    below a vararg main chunk, a vararg function, a pcall and an __index
 #    metamethod: the frames read from g->cur_L (vm/luajit/frames.c, by
 #    tests/luajit/lj-frames until the family reads cores itself) equal
-#    the script's debug.getinfo, frame by frame, current lines included;
-#    the comparison fails on a truth with one line changed;
+#    the script's debug.getinfo, frame by frame, current lines and names
+#    (from the caller's bytecode: vm/luajit/names.c) included; the
+#    comparison fails on a truth with one line or one namewhat changed;
 #  - the matrix's scenarios (15 of them: deep recursion, tail calls,
 #    nested coroutines, re-entry, errors in pcall, metamethods, varargs,
 #    finalizers, blocking I/O, several VMs on one thread and on two,
@@ -46,7 +47,7 @@ for id in lj-upstream lj-openresty; do
 		res=$(gdb -batch -nx -ex "py DUMP='$d'" -x "$src/tests/luajit/gdb_layout.py" \
 			"$out/$id/$f" 2>&1 | tail -1)
 		check "$id $f: the layout as gdb reads the DWARF ($res)" \
-			[ "$res" = "layout: 71 checked, 0 differ" ]
+			[ "$res" = "layout: 83 checked, 0 differ" ]
 		check "$id $f: $(sed -n 's/^desc //p' "$d")" grep -q '^gc64 1$' "$d"
 	done
 done
@@ -68,7 +69,7 @@ if [ -s "$u" ] && [ -s "$o" ]; then
 	res=$(gdb -batch -nx -ex "py DUMP='$tmp/bad.txt'" -x "$src/tests/luajit/gdb_layout.py" \
 		"$out/lj-upstream/luajit" 2>&1 | tail -1)
 	check "negative control: a dump with two values changed ($res)" \
-		[ "$res" = "layout: 71 checked, 2 differ" ]
+		[ "$res" = "layout: 83 checked, 2 differ" ]
 fi
 
 # park ID DIR: LuaJIT's interpreter of ID runs fixtures/scenarios/luajit/
@@ -115,6 +116,15 @@ for id in lj-upstream lj-openresty; do
 		status=1
 	else
 		echo "PASS negative control: a truth with the __index frame's line changed differs"
+	fi
+	# ... and on one whose __index frame is called a field, not a
+	# metamethod.
+	awk -F '\t' -v OFS='\t' '$1 == "frame" && $3 == 1 { $8 = "field" } 1' "$d/truth.tsv" >"$d/bad.tsv"
+	if "$py" "$src/tests/luajit/compare_frames.py" "$d/bad.tsv" "$d/frames.txt" >/dev/null; then
+		echo "FAIL negative control: a truth with the __index frame's namewhat changed compares equal"
+		status=1
+	else
+		echo "PASS negative control: a truth with the __index frame's namewhat changed differs"
 	fi
 done
 

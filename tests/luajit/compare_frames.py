@@ -9,7 +9,8 @@ of each VM are left out; then each OS thread's frames in the truth must
 equal one VM's (or two or three VMs' one after the other: a VM run from
 a C function of another), frame by frame, in any order: a Lua frame ("Lua" or
 "main" in the truth) must have the same source and current line, a C
-frame must be a C or fast function.  Prints "equal: N frames (K Lua)" and exits 0, or
+frame must be a C or fast function, and each its name and namewhat (from
+the caller's bytecode).  Prints "equal: N frames (K Lua)" and exits 0, or
 prints the first difference and exits 1.
 """
 import itertools
@@ -23,14 +24,15 @@ def truth_blocks(path):
         f = line.rstrip("\n").split("\t")
         if f[0] != "frame":
             continue
-        tid, what, source, cur = f[1], f[3], f[4], f[5]
+        tid, what, source, cur, name, namewhat = f[1], f[3], f[4], f[5], f[6], f[7]
         if tid not in blocks:
             blocks[tid] = []
             order.append(tid)
         if what in ("Lua", "main"):
-            blocks[tid].append("lua %s:%s" % (source, cur))
+            frame = "lua %s:%s" % (source, cur)
         else:
-            blocks[tid].append("C")
+            frame = "C"
+        blocks[tid].append("%s [%s %s]" % (frame, name, namewhat))
     return [blocks[t] for t in order]
 
 
@@ -43,10 +45,10 @@ def read_blocks(path, skip):
             blocks.append([])
         elif not blocks:
             continue
-        elif line.startswith("lua "):
-            blocks[-1].append(line)
-        elif line.startswith("c ") or line.startswith("ff "):
-            blocks[-1].append("C")
+        elif line.startswith(("lua ", "c ", "ff ")):
+            desc, name, namewhat = (line.split("\t") + ["", ""])[:3]
+            frame = desc if desc.startswith("lua ") else "C"
+            blocks[-1].append("%s [%s %s]" % (frame, name, namewhat))
     return [b[skip:] for b in blocks]
 
 
@@ -88,7 +90,7 @@ def main():
         for i in match:
             unused.remove(i)
     frames = sum(len(w) for w in want)
-    lua = sum(1 for w in want for f in w if f != "C")
+    lua = sum(1 for w in want for f in w if f.startswith("lua "))
     if any(got[i] for i in unused):
         print("read %d more VMs with frames than the truth has threads" % len(unused))
         return 1

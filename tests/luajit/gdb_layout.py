@@ -15,6 +15,10 @@ ENUMS = {
     "frame_luap": "FRAME_LUAP", "frame_cp": "FRAME_CP",
     "frame_pcall": "FRAME_PCALL", "frame_pcallh": "FRAME_PCALLH",
     "gcroot_mmname": "GCROOT_MMNAME", "gcroot_max": "GCROOT_MAX",
+    "bc_mov": "BC_MOV", "bc_gget": "BC_GGET", "bc_tgets": "BC_TGETS",
+    "bc_uget": "BC_UGET", "bc_knil": "BC_KNIL", "bc_iterc": "BC_ITERC",
+    "bc_max": "BC__MAX", "bcm_dst": "BCMdst", "bcm_base": "BCMbase",
+    "mm_call": "MM_call", "mm_max": "MM__MAX", "varname_max": "VARNAME__MAX",
 }
 
 

@@ -4,6 +4,8 @@
  * thread that was running, the chain of threads that resumed it, each
  * one's frames from its L->base ("thread 0x..."), innermost first:
  *   lua SOURCE:LINE | c SYMBOL | ff ID SYMBOL
+ * then a tab, the name its caller's bytecode gives, a tab, what it is
+ * (both empty when none)
  * For tests/run-luajit.sh, until the LuaJIT family reads cores itself.
  * Exit 0; 1 with what failed or was partial. */
 #include <config.h>
@@ -27,7 +29,7 @@ static int fail(const char *what)
 }
 
 static bool print_thread(struct lc_program *p, const struct lc_lj_layout *l,
-			 uint64_t L)
+			 uint64_t g, uint64_t L)
 {
 	struct lc_lj_walk w;
 	uint64_t base;
@@ -41,21 +43,24 @@ static bool print_thread(struct lc_program *p, const struct lc_lj_layout *l,
 	}
 	for (size_t i = 0; i < w.n; i++) {
 		const struct lc_lj_frame *f = &w.v[i];
-		char src[256];
+		char src[256], name[256];
+		const char *what = lc_lj_frame_name(p->mem, l, g, &w, i, name,
+						    sizeof(name));
 
 		if (f->ffid == 0) {
 			if (!lc_lj_chunkname(p->mem, l, f->proto, src, sizeof(src)))
 				strcpy(src, "?");
-			printf("lua %s:%" PRId64 "%s\n", src, f->line,
+			printf("lua %s:%" PRId64 "%s", src, f->line,
 			       f->in_trace ? " (in a trace)" : "");
 		} else {
-			const char *name = lc_program_symbol(p, f->cfunc);
+			const char *sym = lc_program_symbol(p, f->cfunc);
 
 			if (f->ffid == 1)
-				printf("c %s\n", name ? name : "?");
+				printf("c %s", sym ? sym : "?");
 			else
-				printf("ff %u %s\n", f->ffid, name ? name : "?");
+				printf("ff %u %s", f->ffid, sym ? sym : "?");
 		}
+		printf("\t%s\t%s\n", what ? name : "", what ? what : "");
 	}
 	if (w.partial)
 		printf("partial: %s\n", w.why);
@@ -103,7 +108,7 @@ int main(int argc, char **argv)
 		while (cur && depth++ < nth + 1) {
 			uint64_t next = 0;
 
-			ok &= print_thread(p, l, cur);
+			ok &= print_thread(p, l, g, cur);
 			for (size_t i = 0; i < nth && !next; i++)
 				if (lc_lj_resumed(p->mem, l, th[i]) == cur)
 					next = th[i];

@@ -213,6 +213,7 @@ struct lc_error *lc_lj_walk(struct lc_memory *m, const struct lc_lj_layout *l,
 	for (frame = base - 8; frame > bot; ) {
 		uint64_t link, fn, ffid;
 		struct lc_lj_frame *fr;
+		bool reported = false;
 
 		if (++steps > max + 1000 || frame >= maxstack + 8) {
 			ret->partial = true;
@@ -254,6 +255,7 @@ struct lc_error *lc_lj_walk(struct lc_memory *m, const struct lc_lj_layout *l,
 			}
 			fr = &ret->v[ret->n++];
 			memset(fr, 0, sizeof(*fr));
+			reported = true;
 			fr->slot = frame;
 			fr->func = fn;
 			fr->ffid = (uint8_t)ffid;
@@ -301,8 +303,27 @@ struct lc_error *lc_lj_walk(struct lc_memory *m, const struct lc_lj_layout *l,
 			}
 			frame -= link & ~UINT64_C(7);
 		}
+		/* The caller's slot: past the pseudo-frame of a vararg
+		 * frame, which the next turn skips. */
+		if (ret->n && (reported || fn != L) && !skip_next &&
+		    !ret->v[ret->n - 1].prev)
+			ret->v[ret->n - 1].prev = frame;
 	}
 	return NULL;
+}
+
+const char *lc_lj_frame_name(struct lc_memory *m, const struct lc_lj_layout *l,
+			     uint64_t g, const struct lc_lj_walk *w, size_t i,
+			     char *buf, size_t size)
+{
+	const struct lc_lj_frame *f = &w->v[i], *c;
+
+	if (i + 1 >= w->n || !f->prev)
+		return NULL;
+	c = &w->v[i + 1];
+	if (c->slot != f->prev || c->ffid != LC_LJ_FF_LUA || !c->proto)
+		return NULL;
+	return lc_lj_funcname(m, l, g, c->proto, c->pos, buf, size);
 }
 
 void lc_lj_walk_free(struct lc_lj_walk *w)

@@ -29,6 +29,9 @@ struct lc_lj_frame {
 	int64_t line;		/* Lua: current line, -1 unknown */
 	bool in_trace;		/* its PC points into a trace (JLOOP
 				   exit): the line is the trace's start */
+	uint64_t prev;		/* the slot of the frame that called it
+				   (past a vararg frame's pseudo-frame),
+				   or 0 */
 };
 
 struct lc_lj_walk {
@@ -56,5 +59,20 @@ bool lc_lj_chunkname(struct lc_memory *m, const struct lc_lj_layout *l,
  * unknown. */
 int64_t lc_lj_line(struct lc_memory *m, const struct lc_lj_layout *l,
 		   uint64_t proto, int64_t pos);
+
+/* The name of the function called at bytecode position pos of proto pt
+ * (vm/luajit/names.c), as LuaJIT's debug library gives it: the name
+ * into buf, and what it is ("local", "global", "field", "method",
+ * "upvalue", "metamethod"; static), or NULL when the bytecode does not
+ * tell.  g: the VM's global_State (metamethod names). */
+const char *lc_lj_funcname(struct lc_memory *m, const struct lc_lj_layout *l,
+			   uint64_t g, uint64_t pt, int64_t pos, char *buf,
+			   size_t size);
+
+/* The name of w->v[i] from its caller's bytecode (lc_lj_funcname), or
+ * NULL: its caller is not a Lua frame with a known position. */
+const char *lc_lj_frame_name(struct lc_memory *m, const struct lc_lj_layout *l,
+			     uint64_t g, const struct lc_lj_walk *w, size_t i,
+			     char *buf, size_t size);
 
 #endif /* LC_LJ_FRAMES_H */

@@ -44,6 +44,24 @@ struct find {
 	Dwarf_Addr start, end;
 };
 
+/* The address of data symbol name in mod, or 0. */
+static uint64_t data_symbol(Dwfl_Module *mod, const char *name)
+{
+	int n = dwfl_module_getsymtab(mod);
+
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		const char *sn = dwfl_module_getsym_info(mod, i, &sym, &addr,
+							 NULL, NULL, NULL);
+
+		if (sn && GELF_ST_TYPE(sym.st_info) == STT_OBJECT &&
+		    sym.st_shndx != SHN_UNDEF && strcmp(sn, name) == 0)
+			return addr;
+	}
+	return 0;
+}
+
 static int find_cb(Dwfl_Module *mod, void **ud, const char *mname,
 		   Dwarf_Addr start, void *arg)
 {
@@ -246,6 +264,18 @@ static void read_enums(struct lc_lj_layout *l, Dwfl_Module *mod)
 	l->frame_pcallh = enumerator(mod, "FRAME_PCALLH");
 	l->gcroot_mmname = enumerator(mod, "GCROOT_MMNAME");
 	l->gcroot_max = enumerator(mod, "GCROOT_MAX");
+	l->bc_mov = enumerator(mod, "BC_MOV");
+	l->bc_gget = enumerator(mod, "BC_GGET");
+	l->bc_tgets = enumerator(mod, "BC_TGETS");
+	l->bc_uget = enumerator(mod, "BC_UGET");
+	l->bc_knil = enumerator(mod, "BC_KNIL");
+	l->bc_iterc = enumerator(mod, "BC_ITERC");
+	l->bc_max = enumerator(mod, "BC__MAX");
+	l->bcm_dst = enumerator(mod, "BCMdst");
+	l->bcm_base = enumerator(mod, "BCMbase");
+	l->mm_call = enumerator(mod, "MM_call");
+	l->mm_max = enumerator(mod, "MM__MAX");
+	l->varname_max = enumerator(mod, "VARNAME__MAX");
 	/* lj_ir.h: IRT_PGC = LJ_GC64 ? IRT_P64 : IRT_P32.  Without the
 	 * JIT's units (LUAJIT_DISABLE_JIT) the 8-byte GCRef says it. */
 	if (pgc >= 0 && p64 >= 0)
@@ -282,6 +312,7 @@ struct lc_error *lc_lj_layout_open(struct lc_program *t,
 	l->module_end = f.end;
 	read_fields(l, dies, found);
 	read_enums(l, f.mod);
+	l->bc_mode = data_symbol(f.mod, "lj_bc_mode");
 	if (!complete(l)) {
 		struct lc_error *err = lc_error_create(LC_ERR_NOT_FOUND,
 			"LuaJIT in %s: no DWARF describes its lua_State, "
@@ -386,6 +417,9 @@ char *lc_lj_layout_dump(const struct lc_lj_layout *l)
 	E(frame_lua); E(frame_c); E(frame_cont); E(frame_varg);
 	E(frame_luap); E(frame_cp); E(frame_pcall); E(frame_pcallh);
 	E(gcroot_mmname); E(gcroot_max);
+	E(bc_mov); E(bc_gget); E(bc_tgets); E(bc_uget); E(bc_knil);
+	E(bc_iterc); E(bc_max); E(bcm_dst); E(bcm_base); E(mm_call);
+	E(mm_max); E(varname_max);
 #undef E
 	fprintf(f, "fork %s\n", l->fork == LC_LJ_OPENRESTY ? "openresty" :
 		"upstream");

@@ -89,6 +89,13 @@ struct lc_lj_layout {
 	int64_t frame_lua, frame_c, frame_cont, frame_varg, frame_luap,
 		frame_cp, frame_pcall, frame_pcallh;
 	int64_t gcroot_mmname, gcroot_max;
+	/* Bytecode (lj_bc.h BCOp, BCMode; lj_obj.h MMS; lj_debug.h
+	 * VARNAME_*), for names from the caller's bytecode. */
+	int64_t bc_mov, bc_gget, bc_tgets, bc_uget, bc_knil, bc_iterc,
+		bc_max, bcm_dst, bcm_base, mm_call, mm_max, varname_max;
+	/* lj_bc_mode[] (lj_bc.c): its address in the module, 0 if the
+	 * symbol is not found. */
+	uint64_t bc_mode;
 };
 
 /* The LuaJIT VM of t, if any: the module exporting LuaJIT's own API

@@ -36,7 +36,19 @@
 #define LC_LJ_CFRAME_OFS_NRES	8
 #define LC_LJ_CFRAME_RAWMASK	(~UINT64_C(3))	/* CFRAME_RESUME|UNWIND_FF */
 
-/* lj_bc.h: an instruction's A operand (bits 8-15). */
+/* lj_bc.h: an instruction's opcode and operands. */
+#define LC_LJ_BC_OP(ins)	((ins) & 0xff)
 #define LC_LJ_BC_A(ins)	(((ins) >> 8) & 0xff)
+#define LC_LJ_BC_B(ins)	((ins) >> 24)
+#define LC_LJ_BC_C(ins)	(((ins) >> 16) & 0xff)
+#define LC_LJ_BC_D(ins)	((ins) >> 16)
+/* lj_bc.h bcmode_a, bcmode_mm: fields of lj_bc_mode[op]. */
+#define LC_LJ_BCMODE_A(m)	((m) & 7)
+#define LC_LJ_BCMODE_MM(m)	((m) >> 11)
+
+/* lj_debug.h VARNAMEDEF: the names of the internal variables, in the
+ * order of their VARNAME_* numbers (1 up; 0 ends a varinfo). */
+#define LC_LJ_VARNAMES { "(for index)", "(for limit)", "(for step)", \
+			 "(for generator)", "(for state)", "(for control)" }
 
 #endif /* LC_LJ_H */

@@ -1,0 +1,271 @@
+/* A LuaJIT frame's name from its caller's bytecode (frames.h
+ * lc_lj_funcname), as lj_debug.c lj_debug_funcname and
+ * lj_debug_slotname give it: the call instruction's slot traced back
+ * through the local variables' ranges (varinfo), MOV, GGET, TGETS (a
+ * method when a MOV of the object precedes it) and UGET; a metamethod
+ * call names its metamethod.  Bounded: the backward scan stops at the
+ * function's first instruction, each name at NAME_MAX bytes, varinfo
+ * after VARINFO_MAX entries. */
+#include <config.h>
+
+#include <string.h>
+
+#include "base/base.h"
+#include "vm/luajit/frames.h"
+#include "vm/luajit/lj.h"
+
+#define NAME_MAX_LEN 256
+#define VARINFO_MAX 100000
+/* MOVs followed back for one slot. */
+#define RESTARTS_MAX 1000
+
+static int field_u(struct lc_memory *m, uint64_t obj, struct lc_lj_field f,
+		   uint64_t *v)
+{
+	if (!LC_LJ_HAS(f) || f.size == 0 || f.size > 8)
+		return -1;
+	return lc_read_uint(m, obj + (uint64_t)f.off, f.size, v);
+}
+
+/* A NUL-terminated string at addr into buf; false if unreadable or too
+ * long. */
+static bool read_cstr(struct lc_memory *m, uint64_t addr, char *buf,
+		      size_t size)
+{
+	for (size_t i = 0; i < size; i++) {
+		uint8_t c;
+
+		if (lc_read_u8(m, addr + i, &c) < 0)
+			return false;
+		buf[i] = (char)c;
+		if (!c)
+			return true;
+	}
+	return false;
+}
+
+/* A GCstr's bytes. */
+static bool read_gcstr(struct lc_memory *m, const struct lc_lj_layout *l,
+		       uint64_t s, char *buf, size_t size)
+{
+	uint64_t gct, len;
+
+	if (!s || field_u(m, s, l->str.gct, &gct) < 0 || gct != LC_LJ_TSTR ||
+	    field_u(m, s, l->str.len, &len) < 0 || len >= size ||
+	    lc_read(m, s + l->sz_str, buf, (size_t)len) < 0)
+		return false;
+	buf[len] = '\0';
+	return true;
+}
+
+static bool read_uleb(struct lc_memory *m, uint64_t *p, uint32_t *v)
+{
+	uint32_t r = 0;
+
+	for (int shift = 0; shift < 35; shift += 7) {
+		uint8_t b;
+
+		if (lc_read_u8(m, (*p)++, &b) < 0)
+			return false;
+		r |= (uint32_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*v = r;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* lj_debug.c debug_varname: the local in slot at bytecode pos pc. */
+static bool varname(struct lc_memory *m, const struct lc_lj_layout *l,
+		    uint64_t pt, uint32_t pc, uint32_t slot, char *buf,
+		    size_t size)
+{
+	static const char *const fixed[] = LC_LJ_VARNAMES;
+	uint64_t p;
+	uint32_t lastpc = 0;
+
+	if (field_u(m, pt, l->pt.varinfo, &p) < 0 || !p)
+		return false;
+	for (int n = 0; n < VARINFO_MAX; n++) {
+		uint64_t name = p;
+		uint8_t vn;
+		uint32_t start, len;
+
+		if (lc_read_u8(m, p, &vn) < 0)
+			return false;
+		if (vn < (uint64_t)l->varname_max) {
+			if (vn == 0)
+				return false;	/* VARNAME_END */
+		} else {
+			/* Skip the name. */
+			for (size_t k = 0;; k++) {
+				uint8_t c;
+
+				if (k > NAME_MAX_LEN ||
+				    lc_read_u8(m, ++p, &c) < 0)
+					return false;
+				if (!c)
+					break;
+			}
+		}
+		p++;
+		if (!read_uleb(m, &p, &start))
+			return false;
+		lastpc = start = lastpc + start;
+		if (start > pc)
+			return false;
+		if (!read_uleb(m, &p, &len))
+			return false;
+		if (pc < start + len && slot-- == 0) {
+			if (vn < (uint64_t)l->varname_max) {
+				if (vn > LC_ARRAY_SIZE(fixed))
+					return false;
+				snprintf(buf, size, "%s", fixed[vn - 1]);
+				return true;
+			}
+			return read_cstr(m, name, buf, size);
+		}
+	}
+	return false;
+}
+
+/* The collectable constant ~idx of pt (lj_obj.h proto_kgc). */
+static uint64_t kgc(struct lc_memory *m, const struct lc_lj_layout *l,
+		    uint64_t pt, uint32_t d)
+{
+	uint64_t k, sizekgc, v;
+
+	if (field_u(m, pt, l->pt.k, &k) < 0 ||
+	    field_u(m, pt, l->pt.sizekgc, &sizekgc) < 0 || d >= sizekgc ||
+	    lc_read_u64(m, k - 8 * ((uint64_t)d + 1), &v) < 0)
+		return 0;
+	return v & LC_LJ_GCVMASK;
+}
+
+/* lj_debug.c lj_debug_uvname. */
+static bool uvname(struct lc_memory *m, const struct lc_lj_layout *l,
+		   uint64_t pt, uint32_t idx, char *buf, size_t size)
+{
+	uint64_t p, sizeuv;
+
+	if (field_u(m, pt, l->pt.uvinfo, &p) < 0 ||
+	    field_u(m, pt, l->pt.sizeuv, &sizeuv) < 0 || idx >= sizeuv)
+		return false;
+	if (!p) {
+		buf[0] = '\0';
+		return true;
+	}
+	for (uint32_t i = 0; i < idx; i++) {
+		for (size_t k = 0;; k++) {
+			uint8_t c;
+
+			if (k > NAME_MAX_LEN || lc_read_u8(m, p++, &c) < 0)
+				return false;
+			if (!c)
+				break;
+		}
+	}
+	return read_cstr(m, p, buf, size);
+}
+
+static bool bcmode(struct lc_memory *m, const struct lc_lj_layout *l,
+		   uint32_t op, uint64_t *mode)
+{
+	return l->bc_mode && op < (uint64_t)l->bc_max &&
+	       lc_read_uint(m, l->bc_mode + 2 * (uint64_t)op, 2, mode) == 0;
+}
+
+/* lj_debug.c lj_debug_slotname: what slot holds at instruction ip (an
+ * index in pt's bytecode). */
+static const char *slotname(struct lc_memory *m, const struct lc_lj_layout *l,
+			    uint64_t pt, uint32_t ip, uint32_t slot,
+			    char *buf, size_t size)
+{
+	uint64_t bc = pt + l->sz_proto;
+
+	for (int r = 0; r < RESTARTS_MAX; r++) {
+		bool restart = false;
+
+		if (varname(m, l, pt, ip, slot, buf, size))
+			return "local";
+		while (!restart && ip-- > 1) {
+			uint32_t ins, op, ra;
+			uint64_t mode;
+
+			if (lc_read_u32(m, bc + 4 * (uint64_t)ip, &ins) < 0 ||
+			    !bcmode(m, l, op = LC_LJ_BC_OP(ins), &mode))
+				return NULL;
+			ra = LC_LJ_BC_A(ins);
+			if (LC_LJ_BCMODE_A(mode) == (uint64_t)l->bcm_base) {
+				if (slot >= ra && (op != (uint64_t)l->bc_knil ||
+						   slot <= LC_LJ_BC_D(ins)))
+					return NULL;
+			} else if (LC_LJ_BCMODE_A(mode) == (uint64_t)l->bcm_dst &&
+				   ra == slot) {
+				if (op == (uint64_t)l->bc_mov) {
+					slot = LC_LJ_BC_D(ins);
+					restart = true;
+				} else if (op == (uint64_t)l->bc_gget) {
+					return read_gcstr(m, l, kgc(m, l, pt,
+						LC_LJ_BC_D(ins)), buf, size) ?
+					       "global" : NULL;
+				} else if (op == (uint64_t)l->bc_tgets) {
+					uint32_t insp;
+
+					if (!read_gcstr(m, l, kgc(m, l, pt,
+						LC_LJ_BC_C(ins)), buf, size))
+						return NULL;
+					/* A method: the object moved to the
+					 * slot after the function's (FR2). */
+					if (ip > 0 &&
+					    lc_read_u32(m, bc + 4 * (uint64_t)(ip - 1),
+							&insp) == 0 &&
+					    LC_LJ_BC_OP(insp) == (uint64_t)l->bc_mov &&
+					    LC_LJ_BC_A(insp) == ra + 2 &&
+					    LC_LJ_BC_D(insp) == LC_LJ_BC_B(ins))
+						return "method";
+					return "field";
+				} else if (op == (uint64_t)l->bc_uget) {
+					return uvname(m, l, pt, LC_LJ_BC_D(ins),
+						      buf, size) ? "upvalue" :
+						     NULL;
+				} else {
+					return NULL;
+				}
+			}
+		}
+		if (!restart)
+			return NULL;
+	}
+	return NULL;
+}
+
+const char *lc_lj_funcname(struct lc_memory *m, const struct lc_lj_layout *l,
+			   uint64_t g, uint64_t pt, int64_t pos, char *buf,
+			   size_t size)
+{
+	uint64_t sizebc, mode, s;
+	uint32_t ins, op;
+
+	if (!size || pos < 0 || field_u(m, pt, l->pt.sizebc, &sizebc) < 0 ||
+	    (uint64_t)pos >= sizebc ||
+	    lc_read_u32(m, pt + l->sz_proto + 4 * (uint64_t)pos, &ins) < 0 ||
+	    !bcmode(m, l, op = LC_LJ_BC_OP(ins), &mode))
+		return NULL;
+	if (LC_LJ_BCMODE_MM(mode) == (uint64_t)l->mm_call) {
+		uint32_t slot = LC_LJ_BC_A(ins);
+
+		if (op == (uint64_t)l->bc_iterc)
+			slot -= 3;
+		return slotname(m, l, pt, (uint32_t)pos, slot, buf, size);
+	}
+	if (LC_LJ_BCMODE_MM(mode) >= (uint64_t)l->mm_max || !g ||
+	    !LC_LJ_HAS(l->G.gcroot) ||
+	    lc_read_u64(m, g + (uint64_t)l->G.gcroot.off +
+			8 * ((uint64_t)l->gcroot_mmname + LC_LJ_BCMODE_MM(mode)),
+			&s) < 0 ||
+	    !read_gcstr(m, l, s & LC_LJ_GCVMASK, buf, size))
+		return NULL;
+	return "metamethod";
+}
