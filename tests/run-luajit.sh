@@ -26,6 +26,9 @@
 #    lchost linked with each fork: every VM found by the scan, the
 #    running thread and the chain of threads that resumed it, frame by
 #    frame equal to the truth;
+#  - 120 damaged cores per fork (words near the threads and VMs
+#    replaced, tests/luajit/mutate.py): read with exit 0 or 1, never
+#    killed by a signal or past a timeout;
 #  - Debian's libluajit-5.1.so.2, shipped without debug info: refused
 #    with a message that says so and what to do.
 . "$(dirname "$0")/lib.sh"
@@ -159,6 +162,30 @@ for id in lj-upstream lj-openresty; do
 		fi
 	done
 	echo "$id: $ok of $n scenarios' cores give the truth, frame by frame"
+done
+
+# Damaged cores: words near the threads and VMs replaced (mutate.py).
+# The decoder reads the target as untrusted: exit 0 or 1, never killed
+# by a signal, never past the timeout.
+for id in lj-upstream lj-openresty; do
+	bad=0 n=0
+	for sc in coroutines3 error_in_pcall multi_vm; do
+		d=$tmp/cell-$id-$sc
+		[ -f "$d/core" ] || continue
+		# shellcheck disable=SC2046
+		set -- $(grep -o '0x[0-9a-f]*' "$d/frames.txt" | sort -u)
+		for seed in $(seq 1 40); do
+			"$py" "$src/tests/luajit/mutate.py" "$d/core" "$tmp/mut.core" "$seed" "$@" || continue
+			n=$((n + 1))
+			rc=0
+			timeout 20 "$frames" "$tmp/mut.core" "$d/exe" >"$tmp/mut.out" 2>&1 || rc=$?
+			if [ "$rc" -gt 1 ]; then
+				bad=$((bad + 1))
+				echo "    $id $sc seed $seed: exit $rc: $(tail -1 "$tmp/mut.out")"
+			fi
+		done
+	done
+	check "$id: $n damaged cores read, each with exit 0 or 1 ($bad otherwise)" [ "$n" -ge 100 -a "$bad" = 0 ]
 done
 
 # Debian's LuaJIT, as shipped: no DWARF.
