@@ -24,11 +24,11 @@ if [ "${1:-}" = --cell ]; then
 	# One cell (run by xargs below): make it, print one line.
 	root=$2 build=$3 scen=$4 dir=$2/$3/$4
 	t0=$(date +%s%N)
-	# The -O0 builds' parked programs are dumped by the kernel (at
-	# SIGQUIT), the others by gcore: both kinds of core for every
-	# release.
+	# The source builds' parked programs are dumped by the kernel (at
+	# SIGQUIT), Debian's by gcore (tests/run-nodebug.sh gcores every
+	# release's -O2 build too).
 	by=gcore
-	case $build in *-O0) by=kernel ;; esac
+	case $build in src-*) by=kernel ;; esac
 	if LC_CORE_BY=$by LC_BUILDS=$root "$repo/fixtures/make-core.sh" "$build" "$scen" "$dir" >"$dir.make.log" 2>&1; then
 		status=ok
 	else
