@@ -12,14 +12,6 @@
  * taken as damaged. */
 #define CFRAMES_MAX 10000
 
-static int field_u(struct lc_memory *m, uint64_t obj, struct lc_lj_field f,
-		   uint64_t *v)
-{
-	if (!LC_LJ_HAS(f) || f.size == 0 || f.size > 8)
-		return -1;
-	return lc_read_uint(m, obj + (uint64_t)f.off, f.size, v);
-}
-
 /* The GC object of a TValue slot: its low 47 bits. */
 static int slot_gc(struct lc_memory *m, uint64_t slot, uint64_t *gc)
 {
@@ -36,7 +28,7 @@ static bool gct_is(struct lc_memory *m, const struct lc_lj_layout *l,
 {
 	uint64_t t;
 
-	return obj && field_u(m, obj, gct, &t) == 0 && t == want;
+	return obj && lc_lj_field_u(m, obj, gct, &t) == 0 && t == want;
 }
 
 bool lc_lj_chunkname(struct lc_memory *m, const struct lc_lj_layout *l,
@@ -45,9 +37,9 @@ bool lc_lj_chunkname(struct lc_memory *m, const struct lc_lj_layout *l,
 	uint64_t s, len;
 	size_t n;
 
-	if (!size || field_u(m, proto, l->pt.chunkname, &s) < 0 ||
+	if (!size || lc_lj_field_u(m, proto, l->pt.chunkname, &s) < 0 ||
 	    !gct_is(m, l, s, l->str.gct, LC_LJ_TSTR) ||
-	    field_u(m, s, l->str.len, &len) < 0)
+	    lc_lj_field_u(m, s, l->str.len, &len) < 0)
 		return false;
 	n = len < size - 1 ? (size_t)len : size - 1;
 	if (lc_read(m, s + l->sz_str, buf, n) < 0)
@@ -62,10 +54,10 @@ int64_t lc_lj_line(struct lc_memory *m, const struct lc_lj_layout *l,
 	uint64_t sizebc, first, numline, li, v;
 	unsigned w;
 
-	if (pos < 0 || field_u(m, proto, l->pt.sizebc, &sizebc) < 0 ||
-	    field_u(m, proto, l->pt.firstline, &first) < 0 ||
-	    field_u(m, proto, l->pt.numline, &numline) < 0 ||
-	    field_u(m, proto, l->pt.lineinfo, &li) < 0 ||
+	if (pos < 0 || lc_lj_field_u(m, proto, l->pt.sizebc, &sizebc) < 0 ||
+	    lc_lj_field_u(m, proto, l->pt.firstline, &first) < 0 ||
+	    lc_lj_field_u(m, proto, l->pt.numline, &numline) < 0 ||
+	    lc_lj_field_u(m, proto, l->pt.lineinfo, &li) < 0 ||
 	    (uint64_t)pos > sizebc || !li)
 		return -1;
 	/* BCLine is an int32_t. */
@@ -92,8 +84,8 @@ static uint64_t cframe_pc(struct lc_memory *m, const struct lc_lj_layout *l,
 	uint64_t cf, stack, f = base - 8, pc;
 	size_t steps = 0;
 
-	if (field_u(m, L, l->L.cframe, &cf) < 0 ||
-	    field_u(m, L, l->L.stack, &stack) < 0)
+	if (lc_lj_field_u(m, L, l->L.cframe, &cf) < 0 ||
+	    lc_lj_field_u(m, L, l->L.stack, &stack) < 0)
 		return 0;
 	cf &= LC_LJ_CFRAME_RAWMASK;
 	while (steps++ < CFRAMES_MAX) {
@@ -157,7 +149,7 @@ static int64_t frame_pos(struct lc_memory *m, const struct lc_lj_layout *l,
 		 * hook), unless that slot holds L (lj_debug.c). */
 		uint64_t cf, cl;
 
-		if (field_u(m, L, l->L.cframe, &cf) < 0)
+		if (lc_lj_field_u(m, L, l->L.cframe, &cf) < 0)
 			return -1;
 		cf &= LC_LJ_CFRAME_RAWMASK;
 		if (!cf || lc_read_u64(m, cf + LC_LJ_CFRAME_OFS_PC, &ins) < 0 ||
@@ -175,7 +167,7 @@ static int64_t frame_pos(struct lc_memory *m, const struct lc_lj_layout *l,
 	} else {
 		ins = cframe_pc(m, l, L, base, next);
 	}
-	if (!ins || field_u(m, proto, l->pt.sizebc, &sizebc) < 0)
+	if (!ins || lc_lj_field_u(m, proto, l->pt.sizebc, &sizebc) < 0)
 		return -1;
 	if (ins < proto + l->sz_proto + 4)
 		return -1;
@@ -198,8 +190,8 @@ struct lc_error *lc_lj_walk(struct lc_memory *m, const struct lc_lj_layout *l,
 	size_t steps = 0;
 
 	memset(ret, 0, sizeof(*ret));
-	if (field_u(m, L, l->L.stack, &stack) < 0 ||
-	    field_u(m, L, l->L.maxstack, &maxstack) < 0) {
+	if (lc_lj_field_u(m, L, l->L.stack, &stack) < 0 ||
+	    lc_lj_field_u(m, L, l->L.maxstack, &maxstack) < 0) {
 		ret->partial = true;
 		ret->why = "the thread's stack bounds cannot be read";
 		return NULL;
@@ -238,7 +230,7 @@ struct lc_error *lc_lj_walk(struct lc_memory *m, const struct lc_lj_layout *l,
 				break;
 			}
 			if (!gct_is(m, l, fn, l->fn.gct, LC_LJ_TFUNC) ||
-			    field_u(m, fn, l->fn.ffid, &ffid) < 0) {
+			    lc_lj_field_u(m, fn, l->fn.ffid, &ffid) < 0) {
 				ret->partial = true;
 				ret->why = "a frame's function is not a function";
 				break;
@@ -266,7 +258,7 @@ struct lc_error *lc_lj_walk(struct lc_memory *m, const struct lc_lj_layout *l,
 			if (ffid == LC_LJ_FF_LUA) {
 				uint64_t pc;
 
-				if (field_u(m, fn, l->fn.pc, &pc) == 0 &&
+				if (lc_lj_field_u(m, fn, l->fn.pc, &pc) == 0 &&
 				    pc > l->sz_proto) {
 					fr->proto = pc - l->sz_proto;
 					fr->pos = frame_pos(m, l, L, base,
@@ -276,7 +268,7 @@ struct lc_error *lc_lj_walk(struct lc_memory *m, const struct lc_lj_layout *l,
 							      fr->pos);
 				}
 			} else {
-				field_u(m, fn, l->fn.f, &fr->cfunc);
+				lc_lj_field_u(m, fn, l->fn.f, &fr->cfunc);
 			}
 		}
 		next = frame;

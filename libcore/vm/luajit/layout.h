@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "mem/memory.h"
 #include "prog/program.h"
 
 struct lc_lj_field {
@@ -97,6 +98,16 @@ struct lc_lj_layout {
 	 * symbol is not found. */
 	uint64_t bc_mode;
 };
+
+/* Read field f of the object at obj (an unsigned integer of f.size
+ * bytes): 0, or -1 when the build has no such field or the read fails. */
+static inline int lc_lj_field_u(struct lc_memory *m, uint64_t obj,
+				struct lc_lj_field f, uint64_t *v)
+{
+	if (!LC_LJ_HAS(f) || f.size == 0 || f.size > 8)
+		return -1;
+	return lc_read_uint(m, obj + (uint64_t)f.off, f.size, v);
+}
 
 /* The LuaJIT VM of t, if any: the module exporting LuaJIT's own API
  * (luaJIT_setmode).  LC_ERR_NOT_FOUND when t has none; an error saying

@@ -19,14 +19,6 @@
 /* MOVs followed back for one slot. */
 #define RESTARTS_MAX 1000
 
-static int field_u(struct lc_memory *m, uint64_t obj, struct lc_lj_field f,
-		   uint64_t *v)
-{
-	if (!LC_LJ_HAS(f) || f.size == 0 || f.size > 8)
-		return -1;
-	return lc_read_uint(m, obj + (uint64_t)f.off, f.size, v);
-}
-
 /* A NUL-terminated string at addr into buf; false if unreadable or too
  * long. */
 static bool read_cstr(struct lc_memory *m, uint64_t addr, char *buf,
@@ -50,8 +42,8 @@ static bool read_gcstr(struct lc_memory *m, const struct lc_lj_layout *l,
 {
 	uint64_t gct, len;
 
-	if (!s || field_u(m, s, l->str.gct, &gct) < 0 || gct != LC_LJ_TSTR ||
-	    field_u(m, s, l->str.len, &len) < 0 || len >= size ||
+	if (!s || lc_lj_field_u(m, s, l->str.gct, &gct) < 0 || gct != LC_LJ_TSTR ||
+	    lc_lj_field_u(m, s, l->str.len, &len) < 0 || len >= size ||
 	    lc_read(m, s + l->sz_str, buf, (size_t)len) < 0)
 		return false;
 	buf[len] = '\0';
@@ -85,7 +77,7 @@ static bool varname(struct lc_memory *m, const struct lc_lj_layout *l,
 	uint64_t p;
 	uint32_t lastpc = 0;
 
-	if (field_u(m, pt, l->pt.varinfo, &p) < 0 || !p)
+	if (lc_lj_field_u(m, pt, l->pt.varinfo, &p) < 0 || !p)
 		return false;
 	for (int n = 0; n < VARINFO_MAX; n++) {
 		uint64_t name = p;
@@ -136,8 +128,8 @@ static uint64_t kgc(struct lc_memory *m, const struct lc_lj_layout *l,
 {
 	uint64_t k, sizekgc, v;
 
-	if (field_u(m, pt, l->pt.k, &k) < 0 ||
-	    field_u(m, pt, l->pt.sizekgc, &sizekgc) < 0 || d >= sizekgc ||
+	if (lc_lj_field_u(m, pt, l->pt.k, &k) < 0 ||
+	    lc_lj_field_u(m, pt, l->pt.sizekgc, &sizekgc) < 0 || d >= sizekgc ||
 	    lc_read_u64(m, k - 8 * ((uint64_t)d + 1), &v) < 0)
 		return 0;
 	return v & LC_LJ_GCVMASK;
@@ -149,8 +141,8 @@ static bool uvname(struct lc_memory *m, const struct lc_lj_layout *l,
 {
 	uint64_t p, sizeuv;
 
-	if (field_u(m, pt, l->pt.uvinfo, &p) < 0 ||
-	    field_u(m, pt, l->pt.sizeuv, &sizeuv) < 0 || idx >= sizeuv)
+	if (lc_lj_field_u(m, pt, l->pt.uvinfo, &p) < 0 ||
+	    lc_lj_field_u(m, pt, l->pt.sizeuv, &sizeuv) < 0 || idx >= sizeuv)
 		return false;
 	if (!p) {
 		buf[0] = '\0';
@@ -248,7 +240,7 @@ const char *lc_lj_funcname(struct lc_memory *m, const struct lc_lj_layout *l,
 	uint64_t sizebc, mode, s;
 	uint32_t ins, op;
 
-	if (!size || pos < 0 || field_u(m, pt, l->pt.sizebc, &sizebc) < 0 ||
+	if (!size || pos < 0 || lc_lj_field_u(m, pt, l->pt.sizebc, &sizebc) < 0 ||
 	    (uint64_t)pos >= sizebc ||
 	    lc_read_u32(m, pt + l->sz_proto + 4 * (uint64_t)pos, &ins) < 0 ||
 	    !bcmode(m, l, op = LC_LJ_BC_OP(ins), &mode))

@@ -13,14 +13,6 @@
 /* GC objects walked on one VM's list: more is taken as damage. */
 #define GCLIST_MAX (UINT64_C(1) << 28)
 
-static int field_u(struct lc_memory *m, uint64_t obj, struct lc_lj_field f,
-		   uint64_t *v)
-{
-	if (!LC_LJ_HAS(f) || f.size == 0 || f.size > 8)
-		return -1;
-	return lc_read_uint(m, obj + (uint64_t)f.off, f.size, v);
-}
-
 /* The GG_State distance from the main thread to its global_State. */
 static int64_t l_to_g(const struct lc_lj_layout *l)
 {
@@ -63,7 +55,7 @@ static int scan_chunk(void *arg, uint64_t addr, const uint8_t *buf,
 		g = buf_u64(buf + i + (size_t)l->L.glref.off);
 		if (g != x + (uint64_t)d)
 			continue;
-		if (field_u(s->m, g, l->G.mainthref, &main) < 0 ||
+		if (lc_lj_field_u(s->m, g, l->G.mainthref, &main) < 0 ||
 		    (main & LC_LJ_GCVMASK) != x)
 			continue;
 		if (s->n == s->cap) {
@@ -122,9 +114,9 @@ bool lc_lj_is_thread(struct lc_memory *m, const struct lc_lj_layout *l,
 {
 	uint64_t gct, glref;
 
-	return addr && !(addr & 7) && field_u(m, addr, l->L.gct, &gct) == 0 &&
+	return addr && !(addr & 7) && lc_lj_field_u(m, addr, l->L.gct, &gct) == 0 &&
 	       gct == LC_LJ_TTHREAD &&
-	       field_u(m, addr, l->L.glref, &glref) == 0 && glref == g;
+	       lc_lj_field_u(m, addr, l->L.glref, &glref) == 0 && glref == g;
 }
 
 static bool push(uint64_t **v, size_t *n, size_t *cap, uint64_t x)
@@ -155,14 +147,14 @@ struct lc_error *lc_lj_threads(struct lc_memory *m,
 	*ret = NULL;
 	*n = 0;
 	*partial = false;
-	if (field_u(m, g, l->G.mainthref, &main) < 0) {
+	if (lc_lj_field_u(m, g, l->G.mainthref, &main) < 0) {
 		*partial = true;
 		return NULL;
 	}
 	main &= LC_LJ_GCVMASK;
 	if (lc_lj_is_thread(m, l, main, g) && !push(&v, &nv, &cap, main))
 		return &lc_error_nomem;
-	if (field_u(m, g, l->G.gc_root, &obj) < 0) {
+	if (lc_lj_field_u(m, g, l->G.gc_root, &obj) < 0) {
 		*partial = true;
 		obj = 0;
 	}
@@ -179,8 +171,8 @@ struct lc_error *lc_lj_threads(struct lc_memory *m,
 			power *= 2;
 			lam = 0;
 		}
-		if (field_u(m, obj, l->L.gct, &gct) < 0 ||
-		    field_u(m, obj, l->L.nextgc, &next) < 0) {
+		if (lc_lj_field_u(m, obj, l->L.gct, &gct) < 0 ||
+		    lc_lj_field_u(m, obj, l->L.nextgc, &next) < 0) {
 			*partial = true;
 			break;
 		}
@@ -218,12 +210,12 @@ uint64_t lc_lj_resumed(struct lc_memory *m, const struct lc_lj_layout *l,
 {
 	uint64_t base, fv, fn, ffid, g, co;
 
-	if (field_u(m, L, l->L.base, &base) < 0 ||
-	    field_u(m, L, l->L.glref, &g) < 0 ||
+	if (lc_lj_field_u(m, L, l->L.base, &base) < 0 ||
+	    lc_lj_field_u(m, L, l->L.glref, &g) < 0 ||
 	    lc_read_u64(m, base - 16, &fv) < 0)
 		return 0;
 	fn = fv & LC_LJ_GCVMASK;
-	if (field_u(m, fn, l->fn.ffid, &ffid) < 0 || ffid == LC_LJ_FF_LUA)
+	if (lc_lj_field_u(m, fn, l->fn.ffid, &ffid) < 0 || ffid == LC_LJ_FF_LUA)
 		return 0;
 	co = tv_thread(m, base);
 	if (!co && LC_LJ_HAS(l->fn.upvalue))
