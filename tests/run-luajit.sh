@@ -102,6 +102,17 @@ park() {
 	exec {fd}>&-
 	[ -f "$d/core" ] || { echo "FAIL $id: gcore: $(tail -2 "$d/gcore.log")"; status=1; return 1; }
 }
+# must_differ WHAT AWK: the truth $d/truth.tsv changed by AWK must not
+# compare equal to $d/frames.txt (a negative control).
+must_differ() {
+	awk -F '\t' -v OFS='\t' "$2" "$d/truth.tsv" >"$d/bad.tsv"
+	if "$py" "$src/tests/luajit/compare_frames.py" "$d/bad.tsv" "$d/frames.txt" >/dev/null; then
+		echo "FAIL negative control: a truth with the __index frame's $1 changed compares equal"
+		status=1
+	else
+		echo "PASS negative control: a truth with the __index frame's $1 changed differs"
+	fi
+}
 frames=$(cd "$top_builddir/tests/luajit" && pwd)/lj-frames
 for id in lj-upstream lj-openresty; do
 	d=$tmp/park-$id
@@ -112,23 +123,10 @@ for id in lj-upstream lj-openresty; do
 	check "$id core, parked in io.read under a vararg chunk, pcall and __index: the truth ($res), exit $rc" \
 		[ "$rc" = 0 -a "${res#equal: }" != "$res" -a "$(awk '/^vm / { print $4 }' "$d/frames.txt")" = -2 ]
 	sed 's/^/    /' "$d/frames.txt"
-	# The comparison fails on a truth with one line changed.
-	awk -F '\t' -v OFS='\t' '$1 == "frame" && $3 == 1 { $6 = $6 + 1 } 1' "$d/truth.tsv" >"$d/bad.tsv"
-	if "$py" "$src/tests/luajit/compare_frames.py" "$d/bad.tsv" "$d/frames.txt" >/dev/null; then
-		echo "FAIL negative control: a truth with the __index frame's line changed compares equal"
-		status=1
-	else
-		echo "PASS negative control: a truth with the __index frame's line changed differs"
-	fi
-	# ... and on one whose __index frame is called a field, not a
-	# metamethod.
-	awk -F '\t' -v OFS='\t' '$1 == "frame" && $3 == 1 { $8 = "field" } 1' "$d/truth.tsv" >"$d/bad.tsv"
-	if "$py" "$src/tests/luajit/compare_frames.py" "$d/bad.tsv" "$d/frames.txt" >/dev/null; then
-		echo "FAIL negative control: a truth with the __index frame's namewhat changed compares equal"
-		status=1
-	else
-		echo "PASS negative control: a truth with the __index frame's namewhat changed differs"
-	fi
+	# The comparison fails on a truth with one line changed, and on one
+	# whose __index frame is called a field, not a metamethod.
+	must_differ "line" '$1 == "frame" && $3 == 1 { $6 = $6 + 1 } 1'
+	must_differ "namewhat" '$1 == "frame" && $3 == 1 { $8 = "field" } 1'
 done
 
 # The matrix's scenarios under lchost linked with each fork (the scan
