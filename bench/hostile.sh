@@ -6,6 +6,9 @@
 #    seconds to the whole report;
 #  - a live Lua program with 64k mappings: seconds to the first line;
 #  - a live Lua program with 2001 threads: the stop it prints, in ms;
+#  - 2000 idle threads and one spinning, sampled at -r 100 for 3 s: the
+#    samples taken a second, and the sampler's CPU per tick (its start
+#    included);
 #  - 10^6 NT_PRSTATUS notes, and a fake GC list of 1.2e7 thread-tagged
 #    objects (--no-scan): peak RSS against the core's size.
 # Targets (issue 14): bounded time for the loops; <= 2 s to the first
@@ -125,6 +128,33 @@ for b in "${builds[@]}"; do
 done
 row "2001 threads, live: the stop printed" ms "${v[@]}"
 row "2001 threads, live: the whole report" s "${w[@]}"
+kill -KILL "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; pid=
+
+# ---- 2000 idle threads and one spinning, sampled ----
+rm -f "$tmp/ready"
+LC_READY=$tmp/ready LC_TRUTH=$tmp/truth "$builddir/tests/live/lthost" -n 2000 \
+	"$src/tests/live/spin.lua" >"$tmp/host.log" 2>&1 &
+pid=$!
+for _ in $(seq 300); do [ -e "$tmp/ready" ] && break; sleep 0.05; done
+v=() w=()
+for b in "${builds[@]}"; do
+	besthz= bestcpu=
+	for _ in $(seq "$REPS"); do
+		timeout "$T" "$b/src/luacore-sample" -p "$pid" -r 100 -d 3 \
+			-o "$tmp/s.folded" >/dev/null 2>"$tmp/s.err"
+		# samples taken a second, and the sampler's CPU per tick in ms
+		hz=$(sed -n 's/.*samples: [0-9]* attempted, \([0-9]*\) taken.*/\1/p' "$tmp/s.err" |
+			awk '{ printf "%.1f", $1 / 3 }')
+		cpu=$(awk '/samples: [0-9]* attempted/ { n = $3 }
+			/sampler CPU/ { sub(/.*sampler CPU /, ""); c = $1 }
+			END { if (n > 0) printf "%.3f", c * 1000 / n }' "$tmp/s.err")
+		besthz=$(awk -v a="${besthz:-${hz:-0}}" -v b="${hz:-0}" 'BEGIN { print (b > a ? b : a) }')
+		bestcpu=$(awk -v a="${bestcpu:-${cpu:-0}}" -v b="${cpu:-0}" 'BEGIN { print (b < a ? b : a) }')
+	done
+	v+=("${besthz:-?}") w+=("${bestcpu:-?}")
+done
+row "2000 idle threads, sampled at -r 100: rate" Hz "${v[@]}"
+row "2000 idle threads: sampler CPU per tick" ms "${w[@]}"
 kill -KILL "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; pid=
 
 # ---- memory against the core's size ----

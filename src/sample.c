@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -823,6 +824,19 @@ int main(int argc, char **argv)
 	/* After the command started: it keeps DEBUGINFOD_URLS. */
 	lc_set_log(say, NULL, verbose ? LC_LOG_VERBOSE : LC_LOG_NOTICE);
 	lc_debuginfod_take();
+	/* The sampler keeps every thread's schedstat open, as many as the
+	 * open-file limit allows: raise ours (not the launched command's)
+	 * toward the hard limit. */
+	{
+		struct rlimit rl;
+
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
+		    rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < 8192) {
+			rl.rlim_cur = rl.rlim_max == RLIM_INFINITY ||
+				      rl.rlim_max > 8192 ? 8192 : rl.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
+	}
 	err = lc_sampler_create(pid, &so, &s);
 	if (err) {
 		int st;

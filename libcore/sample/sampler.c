@@ -37,7 +37,14 @@
 #define FOUND_STATES	4
 #define SNAP_PAGES	(HOT_PAGES + FOUND_STATES * STATE_PAGES)
 #define BATCH		8		/* stops of a tick before decoding */
-#define FD_CACHE	256		/* threads whose /proc files stay open */
+#define FD_CACHE	256		/* threads whose stat stays open */
+/* Every thread's schedstat stays open, as many as the open-file limit
+ * leaves room for (this many are left to the rest of the program): an
+ * idle thread is then looked at with one read. */
+#define FD_SPARE	128
+/* The process's CPU clock is read every tick up to this many threads,
+ * every other tick up to twice as many, and so on. */
+#define CLOCK_THREADS	256
 /* A stop that comes this long after its point's read is too late to
  * show what the thread ran at the point: in a virtual machine, a vCPU
  * can lose its CPU for milliseconds. */
@@ -131,8 +138,9 @@ struct tstate {
 	double last_tick;		/* when a tick last looked at it: its
 					   last sample point */
 	unsigned idle_reads;		/* reads in a row that found no CPU used */
-	int stat_fd, sched_fd;		/* its stat and schedstat, kept open
-					   while it is not asleep; -1 */
+	int stat_fd;			/* its stat, kept open while it is
+					   not asleep; -1 */
+	int sched_fd;			/* its schedstat, kept open; -1 */
 	bool read;			/* its run time was read this tick */
 };
 
@@ -223,6 +231,8 @@ struct lc_sampler {
 	uint64_t proc_ns0;		/* at the first tick */
 	uint64_t seen_total_ns;		/* the sum of the threads' reads */
 	int64_t unseen_ns;		/* CPU time no thread read accounts for */
+	uint64_t seen_since_ns;		/* what reads saw since proc_ns */
+	bool clock_behind;		/* the last tick did not read it */
 	int *list;			/* the tids of the last listing */
 	size_t nlist;
 	double listed;			/* when it was taken, 0 never */
@@ -241,7 +251,8 @@ struct lc_sampler {
 					   slept at it) */
 	struct known *known;		/* KNOWN_STATES */
 	size_t nknown;
-	size_t nfds;			/* threads whose files are open */
+	size_t nfds;			/* threads whose stat is open */
+	size_t nsched, sched_cache;	/* whose schedstat is; at most */
 	struct vmname *names;
 	size_t nnames;
 	uint32_t *known_slot;		/* 2 * KNOWN_STATES: 1 + index, 0 free */
@@ -2252,48 +2263,60 @@ static bool asleep(const struct tstate *ts)
 	return ts->idle_reads >= IDLE_AFTER && ts->cpu_ns != UINT64_MAX;
 }
 
-static void close_fds(struct lc_sampler *s, struct tstate *ts)
+static void close_stat(struct lc_sampler *s, struct tstate *ts)
 {
 	if (ts->stat_fd >= 0) {
 		close(ts->stat_fd);
-		close(ts->sched_fd);
-		ts->stat_fd = ts->sched_fd = -1;
+		ts->stat_fd = -1;
 		s->nfds--;
+	}
+}
+
+static void close_fds(struct lc_sampler *s, struct tstate *ts)
+{
+	close_stat(s, ts);
+	if (ts->sched_fd >= 0) {
+		close(ts->sched_fd);
+		ts->sched_fd = -1;
+		s->nsched--;
 	}
 }
 
 static int look(struct lc_sampler *s, struct tick *k, size_t idx)
 {
 	struct tstate *ts = &s->ts[idx];
-	struct point pt = { .sched_fd = ts->sched_fd };
+	struct point pt;
 	int ret;
 
-	/* A thread that is not asleep is read every tick: its files stay
-	 * open (three system calls fewer per file and read). */
-	if (ts->stat_fd < 0 && !asleep(ts) && s->nfds < FD_CACHE) {
+	/* Its schedstat stays open while the limit allows; its stat only
+	 * while it is not asleep (a thread asleep is read only from its
+	 * schedstat while that shows no CPU used). */
+	if (ts->sched_fd < 0 && s->nsched < s->sched_cache) {
+		ts->sched_fd = schedstat_open(s->pid, ts->tid);
+		if (ts->sched_fd >= 0)
+			s->nsched++;
+	}
+	if (ts->stat_fd < 0 && ts->sched_fd >= 0 && !asleep(ts) &&
+	    s->nfds < FD_CACHE) {
 		char path[80];
 
 		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", s->pid,
 			 ts->tid);
 		ts->stat_fd = open(path, O_RDONLY | O_CLOEXEC);
-		ts->sched_fd = ts->stat_fd < 0 ? -1 :
-			       schedstat_open(s->pid, ts->tid);
-		if (ts->sched_fd < 0 && ts->stat_fd >= 0) {
-			close(ts->stat_fd);
-			ts->stat_fd = -1;
-		}
 		if (ts->stat_fd >= 0)
 			s->nfds++;
-		pt.sched_fd = ts->sched_fd;
 	}
+	pt = (struct point){ .sched_fd = ts->sched_fd };
 	if (pt.sched_fd < 0)
 		pt.sched_fd = schedstat_open(s->pid, ts->tid);
 	ret = look_at(s, k, idx, &pt);
 	ts = &s->ts[idx];
 	if (pt.sched_fd >= 0 && pt.sched_fd != ts->sched_fd)
 		close(pt.sched_fd);
-	if (ret < 0 || asleep(ts))
+	if (ret < 0)
 		close_fds(s, ts);
+	else if (asleep(ts))
+		close_stat(s, ts);
 	return ret;
 }
 
@@ -2311,8 +2334,19 @@ static int look_at(struct lc_sampler *s, struct tick *k, size_t idx,
 	cpu = schedstat_read(pt->sched_fd, &pt->slices, &pt->wait);
 	if (cpu == UINT64_MAX)
 		return -1;
-	c = ts->stat_fd >= 0 ? stat_read(ts->stat_fd, &state) :
-	    stat_of(s->pid, tid, &state);
+	/* A CPU profile leaves a thread asleep that used no CPU since its
+	 * last read without reading its state: one read, not two opens,
+	 * two reads and two closes, for each of thousands of idle threads.
+	 * If it woke and runs now, with its run time not brought up to date
+	 * yet, the process's CPU clock sees it ran unseen (lc_sampler_tick)
+	 * and the next reads find it. */
+	if (!s->o.wall && asleep(ts) && cpu == ts->cpu_ns) {
+		c = ts->cpu;
+		state = 'S';
+	} else {
+		c = ts->stat_fd >= 0 ? stat_read(ts->stat_fd, &state) :
+		    stat_of(s->pid, tid, &state);
+	}
 	now = pt->t_read = lc_now_s();
 	delta = ts->cpu_ns == UINT64_MAX ? 0 : (int64_t)(cpu - ts->cpu_ns);
 	if (ts->cpu_ns != UINT64_MAX && delta > 0) {
@@ -2467,6 +2501,19 @@ static void calibrate(struct lc_sampler *s)
 	free(scales);
 }
 
+/* The process's CPU clock in ns, 0 if it cannot be read (it is not
+ * read again). */
+static uint64_t clock_ns(struct lc_sampler *s)
+{
+	struct timespec t;
+
+	if (clock_gettime(s->clock, &t) != 0) {
+		s->have_clock = false;
+		return 0;
+	}
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
 int lc_sampler_tick(struct lc_sampler *s)
 {
 	struct tick k = { .now = lc_now_s(), .period = 1.0 / s->o.rate_hz };
@@ -2506,14 +2553,19 @@ int lc_sampler_tick(struct lc_sampler *s)
 		list[nlist++] = (size_t)(ts - s->ts);
 		nasleep += asleep(ts);
 	}
+	/* The process's CPU clock sums the run time of all its threads
+	 * (under a lock of the kernel's): with thousands of threads, read
+	 * it every few ticks, one in CLOCK_THREADS listed, 8 at most. */
+	s->clock_behind = false;
 	if (s->have_clock) {
-		struct timespec t;
+		size_t every = (nlist + CLOCK_THREADS - 1) / CLOCK_THREADS;
 
-		if (clock_gettime(s->clock, &t) == 0)
-			proc_ns = (uint64_t)t.tv_sec * 1000000000u +
-				  (uint64_t)t.tv_nsec;
+		if (every > 8)
+			every = 8;
+		if (every > 1 && s->proc_ns && s->prof->q.ticks % every)
+			s->clock_behind = true;
 		else
-			s->have_clock = false;
+			proc_ns = clock_ns(s);
 	}
 	/* Of the threads asleep, one in stride each tick, so that each is
 	 * read at least twice a second (a --wall sample stands for the time
@@ -2530,16 +2582,19 @@ int lc_sampler_tick(struct lc_sampler *s)
 		    (turn++ + s->prof->q.ticks) % stride == 0)
 			look(s, &k, list[i]);
 	}
-	if (s->have_clock) {
+	if (s->have_clock)
+		s->seen_since_ns += k.seen_ns;
+	if (s->have_clock && proc_ns) {
 		/* Run time the process used that no read accounts for: a
 		 * thread asleep woke up unseen, or one ended.  The sum over
 		 * ticks cancels the skew of reading at different times. */
 		if (s->proc_ns)
 			s->unseen_ns += (int64_t)(proc_ns - s->proc_ns) -
-					(int64_t)k.seen_ns;
+					(int64_t)s->seen_since_ns;
 		else
 			s->proc_ns0 = proc_ns;
 		s->proc_ns = proc_ns;
+		s->seen_since_ns = 0;
 		if (s->unseen_ns > (int64_t)(k.period * 1e9) &&
 		    s->unseen_ns > 1000000) {
 			for (size_t i = 0; i < nlist; i++)
@@ -2652,6 +2707,19 @@ struct lc_error *lc_sampler_create(int pid,
 	if (s->o.stop_budget_us <= 0)
 		s->o.stop_budget_us = 1000;
 	s->leader_fd = -1;
+	{
+		struct rlimit rl;
+
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
+		    rl.rlim_cur != RLIM_INFINITY) {
+			if (rl.rlim_cur > FD_SPARE + FD_CACHE)
+				s->sched_cache = rl.rlim_cur - FD_SPARE - FD_CACHE;
+		} else {
+			s->sched_cache = MAX_THREADS;
+		}
+		if (s->sched_cache > MAX_THREADS)
+			s->sched_cache = MAX_THREADS;
+	}
 	s->snaps = calloc(BATCH, sizeof(*s->snaps));
 	s->known = calloc(KNOWN_STATES, sizeof(*s->known));
 	s->known_slot = calloc(2 * KNOWN_STATES, sizeof(*s->known_slot));
@@ -2780,6 +2848,12 @@ struct lc_profile *lc_sampler_profile(struct lc_sampler *s, double elapsed)
 
 	set_rt(s, false);	/* sorting a long run's stops takes a while */
 	s->prof->duration_ns = (int64_t)(elapsed * 1e9);
+	if (s->have_clock && s->clock_behind) {
+		uint64_t ns = clock_ns(s);
+
+		if (ns)
+			s->proc_ns = ns;
+	}
 	/* The process's CPU clock counts every thread, read or not; with
 	 * --thread, the one thread's reads. */
 	q->cpu_used_ns = s->have_clock && !s->o.tid && s->proc_ns ?
