@@ -115,8 +115,10 @@ static void print_lua_frame(const struct lc_frame *f, const char *indent,
 	}
 }
 
+/* lj: a LuaJIT thread, which has no C-call count, errorJmp, hook fields
+ * or CallInfos of its own to show. */
 static void print_luathread(const struct lc_luathread *lt,
-			    bool state_frames, FILE *out)
+			    bool state_frames, bool lj, FILE *out)
 {
 	fprintf(out, "  lua_State 0x%" PRIx64 " %s %s", lt->addr,
 		lt->is_main ? "main" : "coroutine",
@@ -128,6 +130,11 @@ static void print_luathread(const struct lc_luathread *lt,
 	if (lt->status && strcmp(lt->status, "error") == 0)
 		fprintf(out, " (status %d)", lt->raw_status);
 	fputc('\n', out);
+	if (lj) {
+		fprintf(out, "    stack %ld slots, top at slot %ld\n",
+			lt->stacksize, lt->topslot);
+		goto frames;
+	}
 	fprintf(out, "    ccalls %u, nny %u (nCcalls 0x%x); errorJmp ", lt->ccalls,
 		lt->nny, lt->nCcalls_raw);
 	if (lt->errorjmp)
@@ -153,6 +160,7 @@ static void print_luathread(const struct lc_luathread *lt,
 	if (lt->tbclist)
 		fprintf(out, ", tbclist 0x%" PRIx64, lt->tbclist);
 	fputc('\n', out);
+frames:
 	/* A state running on an OS thread has its frames in that thread's
 	 * mixed stack above. */
 	if (lt->os_tid && lt->nframes && !state_frames)
@@ -193,6 +201,8 @@ static const struct lc_luathread *vm_state(const struct lc_vm *vm,
 static void print_vms(const struct lc_report *r,
 		      const struct lc_text_options *o, FILE *out)
 {
+	bool lj = r->lua_version && strncmp(r->lua_version, "LuaJIT", 6) == 0;
+
 	if (!o->state)
 		fprintf(out, "\nVMs: %zu (%zu found only by scanning memory)\n",
 			r->nvms, r->nvms_scanned);
@@ -203,13 +213,19 @@ static void print_vms(const struct lc_report *r,
 		if (o->state && !(only = vm_state(vm, o->state)))
 			continue;
 
-		fprintf(out, "\nVM 0x%" PRIx64 " (found by %s): %" PRId64
-			" bytes in use, gc %s (%s), debt %" PRId64
-			", estimate %" PRId64, vm->g,
-			vm->found_by ? vm->found_by : "?", vm->memory,
-			vm->gcstate_name ? vm->gcstate_name : "?",
-			vm->gckind ? vm->gckind : "?", vm->gcdebt,
-			vm->gcestimate);
+		if (lj)
+			fprintf(out, "\nVM 0x%" PRIx64 " (found by %s): %" PRId64
+				" bytes in use, gc %s", vm->g,
+				vm->found_by ? vm->found_by : "?", vm->memory,
+				vm->gcstate_name ? vm->gcstate_name : "?");
+		else
+			fprintf(out, "\nVM 0x%" PRIx64 " (found by %s): %" PRId64
+				" bytes in use, gc %s (%s), debt %" PRId64
+				", estimate %" PRId64, vm->g,
+				vm->found_by ? vm->found_by : "?", vm->memory,
+				vm->gcstate_name ? vm->gcstate_name : "?",
+				vm->gckind ? vm->gckind : "?", vm->gcdebt,
+				vm->gcestimate);
 		if (vm->gcpause >= 0)
 			fprintf(out, ", pause %d", vm->gcpause);
 		if (vm->gcstepmul >= 0)
@@ -241,7 +257,7 @@ static void print_vms(const struct lc_report *r,
 		for (size_t k = 0; k < vm->nthreads; k++)
 			if (!only || &vm->threads[k] == only)
 				print_luathread(&vm->threads[k],
-						o->state_frames, out);
+						o->state_frames, lj, out);
 	}
 }
 

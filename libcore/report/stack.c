@@ -50,6 +50,8 @@ static unsigned native_roles(const struct ctx *c,
 	if (!in)
 		return 0;
 	r = in->ops->roles(in, f->function);
+	if (in->ops->frame_roles)
+		r |= in->ops->frame_roles(in, f);
 	for (size_t i = 0; i < f->ninl; i++)
 		r |= in->ops->roles(in, f->inl[i].function);
 	if (c->runner && f->func_start == c->runner)
@@ -409,6 +411,8 @@ void lc_stack_decode(struct lc_target *t, struct lc_pass *pass, int tid,
 				break;
 			cs = p;
 			memset(&cs[ncs], 0, sizeof(cs[0]));
+			if (in->ops->at_frame)
+				in->ops->at_frame(pass, &st, nf, nnf, i);
 			cs[ncs].st = st;
 			cs[ncs].first_frame = i;
 			ncs++;
@@ -591,9 +595,10 @@ void lc_stack_decode(struct lc_target *t, struct lc_pass *pass, int tid,
 		} else if (cc && (roles & LC_ROLE_RUNS_LUA)) {
 			cur = live;
 			/* Pending C frames were not matched: show them here
-			 * rather than lose them. */
+			 * rather than lose them (unplaced, unless they run in
+			 * this very frame). */
 			while (cc->next < cc->w.n && !next_is_lua(cc))
-				emit(&c, cc, true);
+				emit(&c, cc, !cc->w.frames[cc->next].in_run);
 			/* The run's innermost Lua frame is the one this
 			 * native frame executes: its locals say where. */
 			for (const struct lc_native_frame *runner = n;

@@ -159,7 +159,7 @@ struct vmname {
 struct nbchain {
 	uint64_t vm;
 	uint64_t states[NB_CHAIN];
-	unsigned depth[NB_CHAIN];
+	uint64_t depth[NB_CHAIN];
 	size_t n;
 	int taken_by;
 };
@@ -1840,7 +1840,7 @@ static void nb_order(struct lc_sampler *s, struct lc_pass *pass,
 		return;
 	for (size_t i = 0; i < n; i++) {
 		c->states[i] = out[n - 1 - i];
-		c->depth[i] = (unsigned)(n - i);
+		c->depth[i] = (uint64_t)(n - i);
 	}
 }
 

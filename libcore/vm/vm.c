@@ -9,6 +9,7 @@
 
 const struct lc_vm_ops *const lc_vm_families[] = {
 	&lc_puc_ops,
+	&lc_luajit_ops,
 	NULL,
 };
 

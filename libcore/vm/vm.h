@@ -60,7 +60,7 @@ struct lc_vstate {
 	bool dying;		/* an error status with frames and no
 				   handler: the error is on its way to a
 				   panic, still on the thread's stack */
-	unsigned resume_depth;	/* orders a resume chain: higher was
+	uint64_t resume_depth;	/* orders a resume chain: higher was
 				   resumed later */
 	bool status_damaged;	/* set by the caller: a native frame runs
 				   it though its status says it does not;
@@ -73,6 +73,10 @@ struct lc_vframe {
 	enum lc_vframe_kind kind;
 	uint64_t cfunc;		/* C frames: the function, matched against
 				   native frames' func_start */
+	bool in_run;		/* C frames: runs in the machine frame of
+				   the interpreter run that called it, with
+				   no frame of its own (LuaJIT's fast
+				   functions) */
 };
 
 struct lc_vwalk {
@@ -192,6 +196,18 @@ struct lc_vm_ops {
 			      const uint64_t *words, size_t n);
 	/* LC_ROLE_* bits of a native function named fn. */
 	unsigned (*roles)(const struct lc_interp *in, const char *fn);
+	/* Optional: more LC_ROLE_* bits of machine frame f, from what the
+	 * name does not say (LuaJIT: a pc in the interpreter's code, whose
+	 * labels are not functions). */
+	unsigned (*frame_roles)(const struct lc_interp *in,
+				const struct lc_native_frame *f);
+	/* Optional: state st was found held by native frame nf[i] of a
+	 * thread (nf innermost first, n of them), before its walk: the
+	 * family takes from the frames what memory does not say (LuaJIT:
+	 * while the interpreter runs Lua, its registers hold the frame
+	 * base and pc; the copies in memory are stale). */
+	void (*at_frame)(struct lc_pass *pass, struct lc_vstate *st,
+			 const struct lc_native_frame *nf, size_t n, size_t i);
 
 	/* Native frame f is one of the interpreter's own (its core, its
 	 * C API, its standard library): a Lua-first stack folds it into
@@ -254,6 +270,7 @@ struct lc_vm_ops {
 
 /* The families (vm/<family>/family.c). */
 extern const struct lc_vm_ops lc_puc_ops;	/* PUC Lua 5.1-5.5 */
+extern const struct lc_vm_ops lc_luajit_ops;	/* LuaJIT 2.1, GC64 */
 
 /* The families, NULL-terminated, in the order they are tried. */
 extern const struct lc_vm_ops *const lc_vm_families[];

@@ -37,7 +37,7 @@ static bool print_thread(struct lc_program *p, const struct lc_lj_layout *l,
 
 	printf("thread 0x%" PRIx64 "\n", L);
 	if (lc_read_uint(p->mem, L + l->L.base.off, 8, &base) < 0 ||
-	    lc_lj_walk(p->mem, l, L, base, 200, &w)) {
+	    lc_lj_walk(p->mem, l, L, base, 0, 200, &w)) {
 		printf("partial: base unreadable\n");
 		return false;
 	}

@@ -137,13 +137,15 @@ static uint64_t cframe_pc(struct lc_memory *m, const struct lc_lj_layout *l,
  * frame is next (its link slot), -1 when unknown. */
 static int64_t frame_pos(struct lc_memory *m, const struct lc_lj_layout *l,
 			 uint64_t L, uint64_t base, uint64_t proto,
-			 uint64_t next, bool *in_trace)
+			 uint64_t next, uint64_t pc, bool *in_trace)
 {
 	uint64_t link, ins, sizebc;
 	int64_t pos;
 
 	*in_trace = false;
-	if (!next) {
+	if (!next && pc) {
+		ins = pc;
+	} else if (!next) {
 		/* The innermost frame: the PC the VM saved in its C frame
 		 * when it called C (an allocation, a metamethod helper, a
 		 * hook), unless that slot holds L (lj_debug.c). */
@@ -182,7 +184,7 @@ static int64_t frame_pos(struct lc_memory *m, const struct lc_lj_layout *l,
 }
 
 struct lc_error *lc_lj_walk(struct lc_memory *m, const struct lc_lj_layout *l,
-			    uint64_t L, uint64_t base, size_t max,
+			    uint64_t L, uint64_t base, uint64_t pc, size_t max,
 			    struct lc_lj_walk *ret)
 {
 	uint64_t stack, maxstack, frame, next = 0, bot;
@@ -256,19 +258,28 @@ struct lc_error *lc_lj_walk(struct lc_memory *m, const struct lc_lj_layout *l,
 				   0 : (unsigned)(link & LC_LJ_FRAME_TYPEP);
 			fr->pos = fr->line = -1;
 			if (ffid == LC_LJ_FF_LUA) {
-				uint64_t pc;
+				uint64_t fpc;
 
-				if (lc_lj_field_u(m, fn, l->fn.pc, &pc) == 0 &&
-				    pc > l->sz_proto) {
-					fr->proto = pc - l->sz_proto;
+				if (lc_lj_field_u(m, fn, l->fn.pc, &fpc) == 0 &&
+				    fpc > l->sz_proto) {
+					fr->proto = fpc - l->sz_proto;
 					fr->pos = frame_pos(m, l, L, base,
-							    fr->proto, next,
+							    fr->proto, next, pc,
 							    &fr->in_trace);
 					fr->line = lc_lj_line(m, l, fr->proto,
 							      fr->pos);
 				}
 			} else {
+				uint64_t fpc;
+				uint32_t ins;
+
 				lc_lj_field_u(m, fn, l->fn.f, &fr->cfunc);
+				if (ffid != LC_LJ_FF_C &&
+				    lc_lj_field_u(m, fn, l->fn.pc, &fpc) == 0 &&
+				    lc_read_u32(m, fpc, &ins) == 0 &&
+				    LC_LJ_BC_OP(ins) != (uint32_t)l->bc_funcc &&
+				    LC_LJ_BC_OP(ins) != (uint32_t)l->bc_funccw)
+					fr->asm_ff = true;
 			}
 		}
 		next = frame;

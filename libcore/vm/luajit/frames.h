@@ -25,6 +25,10 @@ struct lc_lj_frame {
 	uint8_t ffid;		/* 0 Lua, 1 C, else a fast function */
 	uint64_t proto;		/* Lua: its GCproto */
 	uint64_t cfunc;		/* C and fast functions: GCfuncC.f */
+	bool asm_ff;		/* a fast function the interpreter's own
+				   code runs (its bytecode is not FUNCC):
+				   no machine frame of its own unless it
+				   falls back to its C handler (cfunc) */
 	int64_t pos;		/* Lua: bytecode position, -1 unknown */
 	int64_t line;		/* Lua: current line, -1 unknown */
 	bool in_trace;		/* its PC points into a trace (JLOOP
@@ -44,9 +48,11 @@ struct lc_lj_walk {
 
 /* The frames of thread L whose innermost frame's base is base (L->base
  * when the thread is not running Lua code: the VM wrote it when it left
- * for C), at most max.  NULL, or LC_ERR_NOMEM. */
+ * for C), at most max.  pc: the interpreter's PC register while it runs
+ * the innermost frame (the next instruction), or 0: the PC its C frame
+ * saved.  NULL, or LC_ERR_NOMEM. */
 struct lc_error *lc_lj_walk(struct lc_memory *m, const struct lc_lj_layout *l,
-			    uint64_t L, uint64_t base, size_t max,
+			    uint64_t L, uint64_t base, uint64_t pc, size_t max,
 			    struct lc_lj_walk *ret);
 void lc_lj_walk_free(struct lc_lj_walk *w);
 

@@ -44,6 +44,58 @@ struct find {
 	Dwarf_Addr start, end;
 };
 
+/* [vm_start, vm_end): the interpreter's code, from the local symbol
+ * lj_vm_asm_begin to the end of the unwind entry (FDE) that covers it;
+ * and the version in the name of luaJIT_version_*. */
+static void vm_code(Dwfl_Module *mod, struct lc_lj_layout *l)
+{
+	int n = dwfl_module_getsymtab(mod);
+	uint64_t begin = 0;
+
+	snprintf(l->version, sizeof(l->version), "2.1");
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		const char *sn = dwfl_module_getsym_info(mod, i, &sym, &addr,
+							 NULL, NULL, NULL);
+
+		if (!sn || sym.st_shndx == SHN_UNDEF)
+			continue;
+		if (strcmp(sn, "lj_vm_asm_begin") == 0 &&
+		    GELF_ST_TYPE(sym.st_info) != STT_FUNC)
+			begin = addr;
+		else if (strncmp(sn, "luaJIT_version_", 15) == 0 &&
+			 strlen(sn + 15) < sizeof(l->version)) {
+			char *v = l->version;
+
+			snprintf(v, sizeof(l->version), "%s", sn + 15);
+			for (; *v; v++)
+				if (*v == '_')
+					*v = '.';
+		}
+	}
+	if (!begin)
+		return;
+	for (int pass = 0; pass < 2; pass++) {
+		Dwarf_Addr bias;
+		Dwarf_CFI *cfi = pass ? dwfl_module_dwarf_cfi(mod, &bias) :
+				       dwfl_module_eh_cfi(mod, &bias);
+		Dwarf_Frame *fr = NULL;
+		Dwarf_Addr start, end;
+
+		if (!cfi || dwarf_cfi_addrframe(cfi, begin - bias, &fr) != 0)
+			continue;
+		if (dwarf_frame_info(fr, &start, &end, NULL) >= 0 &&
+		    start + bias <= begin && end + bias > begin) {
+			l->vm_start = begin;
+			l->vm_end = end + bias;
+		}
+		free(fr);
+		if (l->vm_start)
+			return;
+	}
+}
+
 /* The address of data symbol name in mod, or 0. */
 static uint64_t data_symbol(Dwfl_Module *mod, const char *name)
 {
@@ -271,6 +323,8 @@ static void read_enums(struct lc_lj_layout *l, Dwfl_Module *mod)
 	l->bc_knil = enumerator(mod, "BC_KNIL");
 	l->bc_iterc = enumerator(mod, "BC_ITERC");
 	l->bc_max = enumerator(mod, "BC__MAX");
+	l->bc_funcc = enumerator(mod, "BC_FUNCC");
+	l->bc_funccw = enumerator(mod, "BC_FUNCCW");
 	l->bcm_dst = enumerator(mod, "BCMdst");
 	l->bcm_base = enumerator(mod, "BCMbase");
 	l->mm_call = enumerator(mod, "MM_call");
@@ -313,6 +367,7 @@ struct lc_error *lc_lj_layout_open(struct lc_program *t,
 	read_fields(l, dies, found);
 	read_enums(l, f.mod);
 	l->bc_mode = data_symbol(f.mod, "lj_bc_mode");
+	vm_code(f.mod, l);
 	if (!complete(l)) {
 		struct lc_error *err = lc_error_create(LC_ERR_NOT_FOUND,
 			"LuaJIT in %s: no DWARF describes its lua_State, "
@@ -424,6 +479,8 @@ char *lc_lj_layout_dump(const struct lc_lj_layout *l)
 	fprintf(f, "fork %s\n", l->fork == LC_LJ_OPENRESTY ? "openresty" :
 		"upstream");
 	fprintf(f, "gc64 %d\n", l->gc64);
+	fprintf(f, "vm_code %" PRIu64 "\n", l->vm_end - l->vm_start);
+	fprintf(f, "version %s\n", l->version);
 	if (fclose(f) != 0) {
 		free(buf);
 		return NULL;

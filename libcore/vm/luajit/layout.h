@@ -94,9 +94,21 @@ struct lc_lj_layout {
 	 * VARNAME_*), for names from the caller's bytecode. */
 	int64_t bc_mov, bc_gget, bc_tgets, bc_uget, bc_knil, bc_iterc,
 		bc_max, bcm_dst, bcm_base, mm_call, mm_max, varname_max;
+	/* The first instruction of a C function (its GCfuncC.pc points to
+	 * one of the VM's: lj_lib.c, lj_func.c); a fast function's is its
+	 * own bytecode, run by the interpreter's code. */
+	int64_t bc_funcc, bc_funccw;
 	/* lj_bc_mode[] (lj_bc.c): its address in the module, 0 if the
 	 * symbol is not found. */
 	uint64_t bc_mode;
+	/* The interpreter's machine code (lj_vm.S, which buildvm makes:
+	 * from lj_vm_asm_begin to the end of the call frame information
+	 * that covers it; its bytecode handlers, fast functions and entry
+	 * points from C are all one frame), 0 and 0 when not found. */
+	uint64_t vm_start, vm_end;
+	/* "2.1.1787165859": the version in the name of the symbol
+	 * luaJIT_version_2_1_... (lj_dispatch.c), "2.1" without one. */
+	char version[48];
 };
 
 /* Read field f of the object at obj (an unsigned integer of f.size

@@ -274,8 +274,12 @@ static void to_vstate(struct lc_lua_ctx *ctx, const struct lc_lstate *st,
 	 * in a 5.1 without baseCcalls (5.1.1): resume sets the count to
 	 * 0, so it orders nothing and the native frames' order stands. */
 	if (!(lc_lua_layout(ctx)->major == 501 &&
-	      !LC_HAS(lc_lua_layout(ctx)->L.baseCcalls)))
-		lc_lua_state_ccalls(ctx, st, &ret->resume_depth);
+	      !LC_HAS(lc_lua_layout(ctx)->L.baseCcalls))) {
+		unsigned depth = 0;
+
+		lc_lua_state_ccalls(ctx, st, &depth);
+		ret->resume_depth = depth;
+	}
 	memcpy(ret->priv, st, sizeof(*st));
 }
 

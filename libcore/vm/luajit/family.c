@@ -1,0 +1,838 @@
+/* The LuaJIT family (2.1, GC64, x86_64) behind the VM seam (vm/vm.h):
+ * the interpreter is the layout read from DWARF (layout.c), a pass reads
+ * the target's memory through it, and each operation is one of the
+ * decoder's functions (frames.c, names.c, threads.c) in the seam's terms.
+ * The names of LuaJIT's C functions and the registers of its interpreter
+ * that native frames are matched against live here only.
+ *
+ * Where a thread's frames start (its innermost frame's base) depends on
+ * what the VM is doing (global_State.vmstate): in C or the collector,
+ * L->base, which the VM wrote when it left Lua code; in the interpreter,
+ * the BASE and PC registers of its machine frame (vm_x64.dasc: rdx,
+ * rbx), L->base being stale there; in a compiled trace, g->jit_base. */
+#include <config.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vm/vm.h"
+#include "vm/luajit/frames.h"
+#include "vm/luajit/layout.h"
+#include "vm/luajit/lj.h"
+#include "vm/luajit/threads.h"
+
+/* vm_x64.dasc (not Windows): the interpreter's BASE and PC, in DWARF's
+ * x86_64 register numbers (rdx 1, rbx 3). */
+#define LJ_REG_BASE	1
+#define LJ_REG_PC	3
+/* lj_obj.h: LUA_YIELD (lua.h) and the bottom frame of a thread's stack
+ * (stack + 1 + LJ_FR2 slots: its dummy frame). */
+#define LJ_STATUS_YIELD	1
+/* lua.h LUA_ERRERR: lj_err.c lj_err_run sets it while the error handler
+ * of an xpcall runs (on the thread's frames, above the error). */
+#define LJ_STATUS_ERRERR	5
+#define LJ_BOTTOM	16
+/* luaconf.h LUA_IDSIZE: lua_Debug.short_src. */
+#define LJ_IDSIZE	60
+/* Threads on one VM's GC list read for its list of coroutines. */
+#define LJ_THREADS_MAX	(1u << 20)
+#define SEEN_STATES	64
+
+struct lc_pass {
+	struct lc_interp *in;
+	struct lc_memory *m;
+	const struct lc_lj_layout *l;
+	uint64_t seen[SEEN_STATES];	/* is_state's answers; 0: free */
+	bool seen_ok[SEEN_STATES];
+	uint64_t vm_seen[8];		/* global_States found whole */
+};
+
+/* A thread as read at this pass (lc_vstate.priv). */
+struct ljstate {
+	uint64_t L, g, base, top, stack, maxstack, cframe;
+	uint64_t run_base, run_pc;	/* from the interpreter's registers
+					   (at_frame), 0: none */
+	uint64_t cur_L, jit_base;	/* its VM's */
+	int32_t vmstate;		/* its VM's; >= 0: a trace number */
+	uint8_t status;
+	bool is_main;
+};
+
+_Static_assert(sizeof(struct ljstate) <= sizeof(((struct lc_vstate *)0)->priv),
+	       "struct ljstate fits in lc_vstate.priv");
+
+static const struct ljstate *ljs(const struct lc_vstate *st)
+{
+	return (const struct ljstate *)st->priv;
+}
+
+static const struct lc_lj_layout *layout(const struct lc_interp *in)
+{
+	return in->priv;
+}
+
+/* ---- opening ---- */
+
+static struct lc_error *lj_open(struct lc_program *p, struct lc_interp **ret)
+{
+	struct lc_lj_layout *l;
+	struct lc_interp *in;
+	char *version = NULL, *note = NULL;
+	struct lc_error *err = lc_lj_layout_open(p, &l);
+
+	if (err)
+		return err;
+	if (!l->gc64) {
+		err = lc_error_create(LC_ERR_UNSUPPORTED,
+			"LuaJIT in %s is built without GC64 (32-bit GC references, one-slot frames): only GC64 builds are read (LuaJIT's default on x86_64 since 2.1; LJ_GC64)",
+			l->module_path);
+		lc_lj_layout_destroy(l);
+		return err;
+	}
+	in = calloc(1, sizeof(*in));
+	if (!in || asprintf(&version, "LuaJIT %s", l->version) < 0 ||
+	    asprintf(&note, "DWARF of %s: %s", l->module_path, l->desc) < 0) {
+		free(in);
+		free(version);
+		lc_lj_layout_destroy(l);
+		return &lc_error_nomem;
+	}
+	in->ops = &lc_luajit_ops;
+	in->prog = p;
+	in->version = version;
+	in->module = l->module_path;
+	in->module_start = l->module_start;
+	in->module_end = l->module_end;
+	in->layout_note = note;
+	in->priv = l;
+	*ret = in;
+	return NULL;
+}
+
+static void lj_close(struct lc_interp *in)
+{
+	free((char *)in->version);
+	free((char *)in->layout_note);
+	lc_lj_layout_destroy(in->priv);
+	free(in);
+}
+
+static struct lc_error *lj_begin(struct lc_interp *in, struct lc_pass **ret)
+{
+	struct lc_pass *pass = calloc(1, sizeof(*pass));
+
+	if (!pass)
+		return &lc_error_nomem;
+	pass->in = in;
+	pass->m = in->prog->mem;
+	pass->l = layout(in);
+	*ret = pass;
+	return NULL;
+}
+
+static void lj_end(struct lc_pass *pass)
+{
+	free(pass);
+}
+
+/* ---- states ---- */
+
+/* A global_State that names, as its main thread, the lua_State beside
+ * it in their GG_State, whose header says thread and whose glref points
+ * back. */
+static bool vm_ok(struct lc_pass *pass, uint64_t g)
+{
+	const struct lc_lj_layout *l = pass->l;
+	size_t i = (size_t)((g >> 4) & 7);
+	uint64_t main;
+
+	if (!g || (g & 7))
+		return false;
+	if (pass->vm_seen[i] == g)
+		return true;
+	if (lc_lj_field_u(pass->m, g, l->G.mainthref, &main) < 0)
+		return false;
+	main &= LC_LJ_GCVMASK;
+	if (main + (uint64_t)((int64_t)l->GG.g.off - (int64_t)l->GG.L.off) != g ||
+	    !lc_lj_is_thread(pass->m, l, main, g))
+		return false;
+	pass->vm_seen[i] = g;
+	return true;
+}
+
+static bool read_state(struct lc_pass *pass, uint64_t addr,
+		       struct ljstate *s)
+{
+	const struct lc_lj_layout *l = pass->l;
+	struct lc_memory *m = pass->m;
+	uint64_t g, status, cur, vmstate, main;
+
+	memset(s, 0, sizeof(*s));
+	if (!addr || (addr & 7) ||
+	    lc_lj_field_u(m, addr, l->L.glref, &g) < 0 || !vm_ok(pass, g) ||
+	    !lc_lj_is_thread(m, l, addr, g) ||
+	    lc_lj_field_u(m, addr, l->L.status, &status) < 0 ||
+	    lc_lj_field_u(m, addr, l->L.base, &s->base) < 0 ||
+	    lc_lj_field_u(m, addr, l->L.top, &s->top) < 0 ||
+	    lc_lj_field_u(m, addr, l->L.stack, &s->stack) < 0 ||
+	    lc_lj_field_u(m, addr, l->L.maxstack, &s->maxstack) < 0 ||
+	    lc_lj_field_u(m, addr, l->L.cframe, &s->cframe) < 0 ||
+	    lc_lj_field_u(m, g, l->G.cur_L, &cur) < 0 ||
+	    lc_lj_field_u(m, g, l->G.vmstate, &vmstate) < 0 ||
+	    lc_lj_field_u(m, g, l->G.mainthref, &main) < 0)
+		return false;
+	/* The stack: slots, inside its bounds. */
+	if (!s->stack || (s->stack & 7) || s->maxstack <= s->stack ||
+	    s->maxstack - s->stack > (UINT64_C(1) << 34) ||
+	    s->base < s->stack || s->base > s->maxstack + 8 || (s->base & 7) ||
+	    s->top < s->stack || s->top > s->maxstack + 8 * 8)
+		return false;
+	s->L = addr;
+	s->g = g;
+	s->status = (uint8_t)status;
+	s->cur_L = cur & LC_LJ_GCVMASK;
+	s->vmstate = (int32_t)(uint32_t)vmstate;
+	s->is_main = (main & LC_LJ_GCVMASK) == addr;
+	if (s->cur_L == addr && s->vmstate >= 0 &&
+	    lc_lj_field_u(m, g, l->G.jit_base, &s->jit_base) == 0 &&
+	    (s->jit_base < s->stack + LJ_BOTTOM || s->jit_base > s->maxstack ||
+	     (s->jit_base & 7)))
+		s->jit_base = 0;
+	return true;
+}
+
+static bool has_frames(const struct ljstate *s)
+{
+	return s->base > s->stack + LJ_BOTTOM;
+}
+
+static void to_vstate(const struct ljstate *s, struct lc_vstate *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	ret->addr = s->L;
+	ret->vm = s->g;
+	/* The running thread (cur_L) runs whatever its L->base says. */
+	ret->active = has_frames(s) || (s->cur_L == s->L && s->status == 0);
+	ret->runnable = ret->active &&
+			(s->status == 0 || s->status == LJ_STATUS_ERRERR);
+	/* A resumed thread's C frame lies below (deeper in the machine
+	 * stack than) its resumer's. */
+	ret->resume_depth = s->cframe & LC_LJ_CFRAME_RAWMASK ?
+		UINT64_MAX - (s->cframe & LC_LJ_CFRAME_RAWMASK) : 0;
+	memcpy(ret->priv, s, sizeof(*s));
+}
+
+static bool lj_state(struct lc_pass *pass, uint64_t addr,
+		     struct lc_vstate *ret)
+{
+	struct ljstate s;
+
+	if (!read_state(pass, addr, &s))
+		return false;
+	to_vstate(&s, ret);
+	return true;
+}
+
+static bool lj_is_state(void *arg, uint64_t addr)
+{
+	struct lc_pass *pass = arg;
+	struct ljstate s;
+	size_t i = (size_t)((addr * 0x9e3779b97f4a7c15ull) >> 58);
+
+	if (!addr)
+		return false;
+	if (pass->seen[i] == addr)
+		return pass->seen_ok[i];
+	pass->seen[i] = addr;
+	pass->seen_ok[i] = read_state(pass, addr, &s);
+	return pass->seen_ok[i];
+}
+
+static bool in_vm_code(const struct lc_lj_layout *l, uint64_t pc)
+{
+	return l->vm_start && pc >= l->vm_start && pc < l->vm_end;
+}
+
+/* The innermost machine frame is the interpreter's, and the VM says it
+ * interprets: its BASE and PC registers say where, if they read as a
+ * frame of this thread (a function below the base, a Lua one whose
+ * bytecode holds the PC). */
+static void lj_at_frame(struct lc_pass *pass, struct lc_vstate *st,
+			const struct lc_native_frame *nf, size_t n, size_t i)
+{
+	const struct lc_lj_layout *l = pass->l;
+	struct ljstate *s = (struct ljstate *)st->priv;
+	const uint32_t need = (1u << LJ_REG_BASE) | (1u << LJ_REG_PC);
+	uint64_t base, pc, fv, fn, ffid, fpc, sizebc, proto;
+
+	(void)i;
+	if (!n || s->cur_L != s->L || s->vmstate != l->vmst_interp ||
+	    !nf[0].activation || !in_vm_code(l, nf[0].pc) ||
+	    (nf[0].regmask & need) != need)
+		return;
+	base = nf[0].regs[LJ_REG_BASE];
+	pc = nf[0].regs[LJ_REG_PC];
+	if (base < s->stack + LJ_BOTTOM + 8 || base > s->maxstack ||
+	    (base & 7) || lc_read_u64(pass->m, base - 16, &fv) < 0)
+		return;
+	fn = fv & LC_LJ_GCVMASK;
+	if (lc_lj_field_u(pass->m, fn, l->fn.ffid, &ffid) < 0)
+		return;
+	s->run_base = base;
+	st->active = true;
+	st->runnable = s->status == 0 || s->status == LJ_STATUS_ERRERR;
+	if (ffid != LC_LJ_FF_LUA ||
+	    lc_lj_field_u(pass->m, fn, l->fn.pc, &fpc) < 0 ||
+	    fpc <= l->sz_proto)
+		return;
+	proto = fpc - l->sz_proto;
+	if (lc_lj_field_u(pass->m, proto, l->pt.sizebc, &sizebc) == 0 &&
+	    pc > fpc && pc <= fpc + 4 * sizebc)
+		s->run_pc = pc;
+}
+
+/* The base the walk starts from, and the innermost frame's PC. */
+static uint64_t walk_base(const struct ljstate *s, uint64_t *pc)
+{
+	*pc = s->run_pc;
+	if (s->run_base)
+		return s->run_base;
+	if (s->jit_base)
+		return s->jit_base;
+	return s->base;
+}
+
+/* ---- frames ---- */
+
+struct ljwalk {
+	struct lc_lj_walk w;
+	bool from_regs;		/* the interpreter's registers placed it */
+	bool in_trace;		/* started from jit_base */
+};
+
+static struct lc_error *lj_walk(struct lc_pass *pass, const struct lc_vstate *st,
+				size_t max, struct lc_vwalk *ret)
+{
+	const struct ljstate *s = ljs(st);
+	struct ljwalk *lw = calloc(1, sizeof(*lw));
+	struct lc_error *err;
+	uint64_t pc, base = walk_base(s, &pc);
+
+	memset(ret, 0, sizeof(*ret));
+	if (!lw)
+		return &lc_error_nomem;
+	lw->from_regs = s->run_base != 0;
+	lw->in_trace = !s->run_base && s->jit_base;
+	/* A thread with no frame above its bottom one has nothing to
+	 * walk (a coroutine not started, or finished). */
+	if (base <= s->stack + LJ_BOTTOM) {
+		ret->priv = lw;
+		return NULL;
+	}
+	err = lc_lj_walk(pass->m, pass->l, s->L, base, pc, max, &lw->w);
+	if (err) {
+		free(lw);
+		return err;
+	}
+	ret->partial = lw->w.partial;
+	ret->frames = calloc(lw->w.n ? lw->w.n : 1, sizeof(*ret->frames));
+	if (!ret->frames) {
+		lc_lj_walk_free(&lw->w);
+		free(lw);
+		return &lc_error_nomem;
+	}
+	for (size_t i = 0; i < lw->w.n; i++) {
+		const struct lc_lj_frame *f = &lw->w.v[i];
+
+		ret->frames[i].addr = f->slot;
+		ret->frames[i].kind = f->ffid == LC_LJ_FF_LUA ? LC_VFRAME_LUA :
+				      LC_VFRAME_C;
+		ret->frames[i].cfunc = f->ffid == LC_LJ_FF_LUA ? 0 : f->cfunc;
+		ret->frames[i].in_run = f->asm_ff;
+	}
+	ret->n = lw->w.n;
+	ret->priv = lw;
+	return NULL;
+}
+
+static void lj_walk_free(struct lc_vwalk *w)
+{
+	struct ljwalk *lw = w->priv;
+
+	if (lw)
+		lc_lj_walk_free(&lw->w);
+	free(lw);
+	w->priv = NULL;
+}
+
+/* lj_debug.c lj_debug_shortname. */
+static char *short_src(const char *src, bool builtin)
+{
+	char out[LJ_IDSIZE + 16];
+	size_t len = strlen(src);
+
+	if (*src == '=') {
+		snprintf(out, LJ_IDSIZE, "%.*s", LJ_IDSIZE - 1, src + 1);
+	} else if (*src == '@') {
+		if (len - 1 >= LJ_IDSIZE)
+			snprintf(out, sizeof(out), "...%.*s", LJ_IDSIZE - 4,
+				 src + 1 + (len - 1) - (LJ_IDSIZE - 4));
+		else
+			snprintf(out, sizeof(out), "%.*s", LJ_IDSIZE - 1, src + 1);
+	} else {
+		size_t n;
+
+		for (n = 0; n < LJ_IDSIZE - 12; n++)
+			if ((unsigned char)src[n] < ' ')
+				break;
+		if (src[n]) {
+			if (n > LJ_IDSIZE - 15)
+				n = LJ_IDSIZE - 15;
+			snprintf(out, sizeof(out), "%s%.*s...%s",
+				 builtin ? "[builtin:" : "[string \"", (int)n,
+				 src, builtin ? "]" : "\"]");
+		} else {
+			snprintf(out, sizeof(out), "%s%.*s%s",
+				 builtin ? "[builtin:" : "[string \"", (int)n, src,
+				 builtin ? "]" : "\"]");
+		}
+	}
+	return strdup(out);
+}
+
+/* lj_debug.c luaL_traceback: the line it prints for frame f. */
+static char *traceback_line(const struct lc_frame *f, uint8_t ffid)
+{
+	char head[LJ_IDSIZE + 40], *out = NULL;
+	int r;
+
+	if (ffid > LC_LJ_FF_C && !*f->namewhat)
+		snprintf(head, sizeof(head), "[builtin#%u]:", ffid);
+	else
+		snprintf(head, sizeof(head), "%s:", f->short_src ? f->short_src : "?");
+	if (f->currentline > 0) {
+		size_t k = strlen(head);
+
+		snprintf(head + k, sizeof(head) - k, "%d:", f->currentline);
+	}
+	if (*f->namewhat)
+		r = asprintf(&out, "%s in function '%s'", head,
+			     f->name ? f->name : "?");
+	else if (strcmp(f->what, "main") == 0)
+		r = asprintf(&out, "%s in main chunk", head);
+	else if (strcmp(f->what, "C") == 0)
+		r = asprintf(&out, "%s at 0x%08" PRIx64, head, f->cfunc);
+	else
+		r = asprintf(&out, "%s in function <%s:%d>", head,
+			     f->short_src ? f->short_src : "?", f->linedefined);
+	return r < 0 ? NULL : out;
+}
+
+/* Fill report frame f from walk frame i of state s. */
+static void fill_frame(struct lc_pass *pass, const struct ljstate *s,
+		       const struct ljwalk *lw, size_t i, struct lc_frame *f)
+{
+	const struct lc_lj_layout *l = pass->l;
+	const struct lc_lj_frame *fr = &lw->w.v[i];
+	char buf[4096], name[256];
+	const char *namewhat;
+
+	f->kind = LC_FRAME_LUA;
+	f->state = s->L;
+	f->ci = fr->slot;
+	f->currentline = -1;
+	f->linedefined = -1;
+	f->namewhat = "";
+	namewhat = lc_lj_frame_name(pass->m, l, s->g, &lw->w, i, name,
+				    sizeof(name));
+	if (namewhat) {
+		f->name = strdup(name);
+		f->namewhat = namewhat;
+	}
+	if (fr->ffid == LC_LJ_FF_LUA) {
+		uint64_t first = 0;
+
+		if (!fr->proto || !lc_lj_chunkname(pass->m, l, fr->proto, buf,
+						   sizeof(buf))) {
+			f->partial = true;
+			snprintf(buf, sizeof(buf), "?");
+		}
+		f->source = strdup(buf);
+		f->short_src = short_src(buf, false);
+		if (fr->proto)
+			lc_lj_field_u(pass->m, fr->proto, l->pt.firstline, &first);
+		f->linedefined = (int)(int32_t)first;
+		f->what = f->linedefined == 0 ? "main" : "Lua";
+		f->currentline = fr->line >= 0 ? (int)fr->line : -1;
+		if (i == 0 && lw->from_regs)
+			f->line_from = "pc";
+		f->savedpc_line = f->currentline;
+	} else {
+		f->what = "C";
+		f->source = strdup("=[C]");
+		f->short_src = strdup("[C]");
+		f->cfunc = fr->cfunc;
+		f->function = lc_strdup_or_null(
+			lc_program_symbol(pass->in->prog, fr->cfunc));
+	}
+	if (!pass->in->profile_frames)
+		f->traceback = traceback_line(f, fr->ffid);
+}
+
+static void lj_frame(struct lc_pass *pass, const struct lc_vstate *st,
+		     const struct lc_vwalk *w, size_t i, bool locals,
+		     bool unplaced, const struct lc_native_frame *runner,
+		     struct lc_frames *out)
+{
+	struct lc_frame *f = lc_frames_push(out);
+
+	(void)locals;
+	(void)runner;
+	if (!f)
+		return;
+	fill_frame(pass, ljs(st), w->priv, i, f);
+	f->unplaced = unplaced;
+}
+
+/* A frame called from C (lua_call, lua_pcall: a C frame of its own on
+ * the machine stack) or the bottom one of a coroutine (lj_vm_resume)
+ * is the outermost of one run of the interpreter. */
+static bool lj_starts_run(struct lc_pass *pass, const struct lc_vwalk *w,
+			  size_t i)
+{
+	const struct ljwalk *lw = w->priv;
+	const struct lc_lj_layout *l = pass->l;
+	unsigned t;
+
+	if (!lw || i >= lw->w.n)
+		return false;
+	if (i + 1 == lw->w.n && !lw->w.partial)
+		return true;
+	t = lw->w.v[i].link;
+	return t != 0 && (t == (unsigned)l->frame_c || t == (unsigned)l->frame_cp);
+}
+
+static bool lj_continued(struct lc_pass *pass, const struct lc_vwalk *w,
+			 size_t i)
+{
+	(void)pass;
+	(void)w;
+	(void)i;
+	return false;
+}
+
+static unsigned lj_roles(const struct lc_interp *in, const char *fn)
+{
+	static const char *const gc[] = {
+		"lj_gc_step", "lj_gc_fullgc", "lj_gc_step_fixtop",
+		"lj_gc_step_jit", "lj_gc_freeall",
+	};
+	unsigned r = 0;
+
+	(void)in;
+	if (!fn)
+		return 0;
+	if (strcmp(fn, "lua_resume") == 0)
+		r |= LC_ROLE_RESUME;
+	for (size_t i = 0; i < LC_ARRAY_SIZE(gc); i++)
+		if (strcmp(fn, gc[i]) == 0)
+			r |= LC_ROLE_GC;
+	return r;
+}
+
+/* Every machine frame in the interpreter's code is one of its runs: it
+ * runs Lua, and calls C functions for it (BC_FUNCC). */
+static unsigned lj_frame_roles(const struct lc_interp *in,
+			       const struct lc_native_frame *f)
+{
+	return in_vm_code(layout(in), f->pc) ?
+	       LC_ROLE_RUNS_LUA | LC_ROLE_CALLS_C : 0;
+}
+
+/* LuaJIT's own code: its source files (lj_*.c, lib_*.c), its names, or
+ * the interpreter's machine code. */
+static bool lj_own_frame(const struct lc_interp *in, const struct lc_frame *f)
+{
+	const char *fn = f->function;
+
+	if (f->kind == LC_FRAME_LUA)
+		return false;
+	if (in_vm_code(layout(in), f->pc))
+		return true;
+	if (f->file) {
+		const char *b = lc_base_name(f->file);
+
+		if ((strncmp(b, "lj_", 3) == 0 || strncmp(b, "lib_", 4) == 0) &&
+		    strstr(b, ".c"))
+			return true;
+	}
+	if (fn && (strncmp(fn, "lj_", 3) == 0 || strncmp(fn, "lua_", 4) == 0 ||
+		   strncmp(fn, "luaL_", 5) == 0 || strncmp(fn, "luaJIT_", 7) == 0))
+		return true;
+	return !fn && in && in->module && f->module &&
+	       strcmp(in->module, f->module) == 0 &&
+	       strstr(lc_base_name(in->module), ".so");
+}
+
+static enum lc_activity lj_activity(const struct lc_interp *in,
+				    const struct lc_frame *frames, size_t n)
+{
+	bool gc = false;
+
+	for (size_t i = 0; i < n; i++) {
+		if (frames[i].kind == LC_FRAME_LUA) {
+			if (gc)
+				return LC_ACTIVITY_GC;
+			return frames[i].what && strcmp(frames[i].what, "C") == 0 ?
+			       LC_ACTIVITY_C : LC_ACTIVITY_LUA;
+		}
+		if (lj_roles(in, frames[i].function) & LC_ROLE_GC)
+			gc = true;
+	}
+	return LC_ACTIVITY_NATIVE;
+}
+
+/* ---- the whole process ---- */
+
+static void lj_state_frames(struct lc_pass *pass, const struct lc_vstate *st,
+			    size_t max, bool locals, bool slots, int residue,
+			    struct lc_luathread *lt)
+{
+	const struct ljstate *s = ljs(st);
+	struct lc_vwalk w;
+	struct lc_frames o = { 0 };
+	struct lc_error *err;
+
+	(void)locals;
+	(void)slots;
+	(void)residue;
+	lt->topslot = s->top >= s->stack ? (long)((s->top - s->stack) / 8) : -1;
+	err = lj_walk(pass, st, max, &w);
+	if (err) {
+		lc_error_destroy(err);
+		lt->partial = true;
+		return;
+	}
+	if (w.partial) {
+		const struct ljwalk *lw = w.priv;
+
+		lt->partial = true;
+		if (!lt->note && lw && lw->w.why)
+			lt->note = strdup(lw->w.why);
+	}
+	for (size_t i = 0; i < w.n; i++) {
+		struct lc_frame *f = lc_frames_push(&o);
+
+		if (!f)
+			break;
+		fill_frame(pass, s, w.priv, i, f);
+		if (f->partial)
+			lt->partial = true;
+	}
+	lt->frames = o.v;
+	lt->nframes = o.n;
+	lc_vwalk_free(pass->in, &w);
+}
+
+static struct lc_error *lj_scan(struct lc_pass *pass, uint64_t **vms,
+				size_t *nvms, uint64_t **threads,
+				size_t *nthreads)
+{
+	*threads = NULL;
+	*nthreads = 0;
+	return lc_lj_find_vms(pass->m, pass->l, vms, nvms);
+}
+
+/* lj_gc.h: the collector's states, in their order there. */
+static const char *const gc_states[] = {
+	"pause", "propagate", "atomic", "sweepstring", "sweep", "finalize",
+};
+
+static void decode_thread(struct lc_pass *pass, const struct ljstate *s,
+			  struct lc_luathread *lt)
+{
+	lt->addr = s->L;
+	lt->g = s->g;
+	lt->is_main = s->is_main;
+	lt->raw_status = s->status;
+	lt->stack = s->stack;
+	lt->top = s->top;
+	lt->stack_last = s->maxstack;
+	lt->stacksize = (long)((s->maxstack - s->stack) / 8);
+	lt->topslot = (long)((s->top - s->stack) / 8);
+	lt->ci_depth = -1;
+	lt->openupval = -1;
+	/* lib_base.c coroutine.status, and the report's own words: a main
+	 * thread with no frames is idle; one died of an error, "error". */
+	if (s->L == s->cur_L &&
+	    (s->status == 0 || (s->status == LJ_STATUS_ERRERR && has_frames(s))))
+		lt->status = "running";
+	else if (s->status == LJ_STATUS_YIELD)
+		lt->status = "suspended";
+	else if (s->status != 0)
+		lt->status = "error";
+	else if (has_frames(s))
+		lt->status = "normal";
+	else if (s->is_main)
+		lt->status = "idle";
+	else if (s->top == s->base)
+		lt->status = "dead";
+	else
+		lt->status = "suspended";
+	(void)pass;
+}
+
+static void lj_decode_state(struct lc_pass *pass, const struct lc_vstate *st,
+			    struct lc_luathread *ret)
+{
+	decode_thread(pass, ljs(st), ret);
+}
+
+static struct lc_error *lj_decode_vm(struct lc_pass *pass, uint64_t g,
+				     bool scanned, const uint64_t *cands,
+				     size_t ncands, struct lc_vm *vm)
+{
+	const struct lc_lj_layout *l = pass->l;
+	struct lc_memory *m = pass->m;
+	uint64_t *th = NULL, v;
+	size_t nth = 0;
+	bool partial = false;
+	struct lc_error *err;
+
+	(void)scanned;
+	(void)cands;
+	(void)ncands;
+	vm->g = g;
+	vm->gcpause = vm->gcstepmul = vm->gcstepsize = -1;
+	vm->genminormul = vm->genmajormul = -1;
+	vm->gcstate = -1;
+	if (!vm_ok(pass, g)) {
+		vm->partial = true;
+		vm->note = strdup("its global_State does not read as a LuaJIT VM's");
+		return NULL;
+	}
+	if (lc_lj_field_u(m, g, l->G.mainthref, &v) == 0)
+		vm->mainthread = v & LC_LJ_GCVMASK;
+	if (lc_lj_field_u(m, g, l->G.gc_total, &v) == 0)
+		vm->totalbytes = vm->memory = (int64_t)v;
+	if (lc_lj_field_u(m, g, l->G.gc_state, &v) == 0) {
+		vm->gcstate = (int)v;
+		if (v < LC_ARRAY_SIZE(gc_states))
+			vm->gcstate_name = gc_states[v];
+	}
+	if (LC_LJ_HAS(l->G.registrytv) &&
+	    lc_read_u64(m, g + (uint64_t)l->G.registrytv.off, &v) == 0)
+		vm->registry = v & LC_LJ_GCVMASK;
+	vm->gckind = "incremental";
+	err = lc_lj_threads(m, l, g, LJ_THREADS_MAX, &th, &nth, &partial);
+	if (err)
+		return err;
+	vm->threads = calloc(nth ? nth : 1, sizeof(*vm->threads));
+	if (!vm->threads) {
+		free(th);
+		return &lc_error_nomem;
+	}
+	for (size_t i = 0; i < nth; i++) {
+		struct ljstate s;
+
+		if (!read_state(pass, th[i], &s)) {
+			partial = true;
+			continue;
+		}
+		decode_thread(pass, &s, &vm->threads[vm->nthreads++]);
+	}
+	free(th);
+	if (partial) {
+		vm->partial = true;
+		vm->note = strdup("its list of GC objects could not be read to its end: threads may be missing");
+	}
+	return NULL;
+}
+
+static void lj_vm_names(struct lc_pass *pass, uint64_t g, const char *global,
+			char **name, char **alloc)
+{
+	uint64_t f = 0;
+	const char *sym;
+
+	(void)global;
+	*name = NULL;
+	*alloc = NULL;
+	if (lc_lj_field_u(pass->m, g, pass->l->G.allocf, &f) == 0 && f &&
+	    (sym = lc_program_symbol(pass->in->prog, f)))
+		*alloc = strdup(sym);
+}
+
+static struct lc_error *lj_object(struct lc_pass *pass,
+				  enum lc_object_kind kind, uint64_t addr,
+				  size_t max, struct lc_object **ret)
+{
+	(void)pass;
+	(void)kind;
+	(void)max;
+	*ret = NULL;
+	return lc_error_create(LC_ERR_UNSUPPORTED,
+		"0x%" PRIx64 ": reading LuaJIT values is not supported yet", addr);
+}
+
+static uint64_t lj_resumes(struct lc_pass *pass, const struct lc_vstate *st)
+{
+	return lc_lj_resumed(pass->m, pass->l, st->addr);
+}
+
+static size_t lj_hot(struct lc_pass *pass, const uint64_t *states,
+		     size_t nstates, const struct lc_frame *frames,
+		     size_t nframes, uint64_t (*r)[2], size_t room)
+{
+	const struct lc_lj_layout *l = pass->l;
+	size_t n = 0;
+
+	(void)frames;
+	(void)nframes;
+#define ADD(a, len) do { if (n < room) { r[n][0] = (a); r[n][1] = (len); n++; } } while (0)
+	for (size_t i = 0; i < nstates && i < 8; i++)
+		ADD(states[i], l->sz_lstate ? l->sz_lstate : 128);
+	for (size_t i = 0; i < nstates && i < 8; i++) {
+		struct ljstate s;
+
+		if (read_state(pass, states[i], &s) && s.top > s.stack)
+			ADD(s.stack, s.top - s.stack + 8 * 8);
+	}
+#undef ADD
+	return n;
+}
+
+const struct lc_vm_ops lc_luajit_ops = {
+	.name = "LuaJIT",
+	.open = lj_open,
+	.close = lj_close,
+	.begin = lj_begin,
+	.end = lj_end,
+	.state_type = "lua_State",
+	.state_param = "L",
+	.run_func = NULL,
+	.run_vars = NULL,
+	.state = lj_state,
+	.is_state = lj_is_state,
+	.walk = lj_walk,
+	.walk_free = lj_walk_free,
+	.starts_run = lj_starts_run,
+	.run_marks = NULL,
+	.continued = lj_continued,
+	.frame = lj_frame,
+	.roles = lj_roles,
+	.frame_roles = lj_frame_roles,
+	.at_frame = lj_at_frame,
+	.own_frame = lj_own_frame,
+	.activity = lj_activity,
+	.state_frames = lj_state_frames,
+	.resumes = lj_resumes,
+	.scan = lj_scan,
+	.decode_vm = lj_decode_vm,
+	.vm_names = lj_vm_names,
+	.decode_state = lj_decode_state,
+	.object = lj_object,
+	.hot = lj_hot,
+};
