@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
-# The LuaJIT family's layouts (vm/luajit/layout.c), the first part of
-# LuaJIT support (cores, live, gdb and the sampler follow):
-#  - upstream LuaJIT v2.1 (1ee778a4, 2026) and OpenResty's luajit2
-#    (v2.1-20240314), built with -g (fixtures/build-luajit.sh): the
-#    layout read from each one's DWARF, in the executable with the VM
+# The LuaJIT family (vm/luajit/), on upstream LuaJIT v2.1 (1ee778a4, 2026)
+# and OpenResty's luajit2 (v2.1-20240314), built with -g
+# (fixtures/build-luajit.sh):
+#  - the layout read from each one's DWARF, in the executable with the VM
 #    linked in and in libluajit.so, holds every field, type size and
 #    enumerator as gdb reads them from the same file (83 of them,
 #    tests/luajit/gdb_layout.py); the check itself fails on a dump with
@@ -14,21 +13,22 @@
 #    (2025-11: cur_L at 376, GCROOT_MAX 39); both GC64;
 #  - a core of each one's interpreter parked in io.read (vmstate C)
 #    below a vararg main chunk, a vararg function, a pcall and an __index
-#    metamethod: the frames read from g->cur_L (vm/luajit/frames.c, by
-#    tests/luajit/lj-frames until the family reads cores itself) equal
-#    the script's debug.getinfo, frame by frame, current lines and names
-#    (from the caller's bytecode: vm/luajit/names.c) included; the
-#    comparison fails on a truth with one line or one namewhat changed;
-#  - the matrix's scenarios (15 of them: deep recursion, tail calls,
+#    metamethod: the frames read from g->cur_L (tests/luajit/lj-frames,
+#    the decoder alone) equal the script's debug.getinfo, frame by frame,
+#    current lines and names (from the caller's bytecode:
+#    vm/luajit/names.c) included; the comparison fails on a truth with
+#    one line or one namewhat changed;
+#  - the matrix's scenarios (16 of them: deep recursion, tail calls,
 #    nested coroutines, re-entry, errors in pcall, metamethods, varargs,
 #    finalizers, blocking I/O, several VMs on one thread and on two,
-#    an allocation in a table constructor, yields from C, ...) under
-#    lchost linked with each fork: every VM found by the scan, the
-#    running thread and the chain of threads that resumed it, frame by
-#    frame equal to the truth;
+#    an allocation in a table constructor, yields from C, a resume from
+#    a C function, ...) under lchost linked with each fork: luacore-inspect
+#    -p on the running program, luacore-inspect and lj-frames on its core,
+#    and gdb's lua-bt, each equal to the truth;
 #  - 120 damaged cores per fork (words near the threads and VMs
-#    replaced, tests/luajit/mutate.py): read with exit 0 or 1, never
-#    killed by a signal or past a timeout;
+#    replaced, tests/luajit/mutate.py): read by lj-frames and by
+#    luacore-inspect with exit 0 or 1, never killed by a signal or past a
+#    timeout;
 #  - Debian's libluajit-5.1.so.2, shipped without debug info: refused
 #    with a message that says so and what to do.
 . "$(dirname "$0")/lib.sh"
@@ -129,37 +129,82 @@ for id in lj-upstream lj-openresty; do
 	must_differ "namewhat" '$1 == "frame" && $3 == 1 { $8 = "field" } 1'
 done
 
-# The matrix's scenarios under lchost linked with each fork (the scan
-# finds every VM; from each one's cur_L, the chain of threads that
-# resumed it), against the truth TRUTH_WRITE wrote from park().
-# Left out for now: hook_resume (a C function resumed the coroutine: no
-# frame says which thread), the count and yield hooks (not ready under
-# LuaJIT), cxx_names (the C++ host).
+# The matrix's scenarios under lchost linked with each fork, against the
+# truth TRUTH_WRITE wrote from park(): each program inspected live first
+# (luacore-inspect -p, LC_LIVE_INSPECT of make-core.sh), then its core
+# read three ways: by lj-frames (the decoder alone: every VM the scan
+# finds, from each one's cur_L the chain of threads that resumed it), by
+# luacore-inspect --json (compare.py: every frame's source, line, name,
+# namewhat and traceback line, the coroutines' frames), and by gdb's
+# lua-bt (tests/gdb/check-core.sh: the same frames as luacore-inspect's,
+# each after the same native frame).  With upstream's VM thread (2025), a
+# finalizer runs on a lua_State of its own: its debug.getinfo does not
+# see the main thread's frames below it, which the report shows.
+# Left out of lj-frames' check: hook_resume (a C function resumed the
+# coroutine: no frame says which thread).  Not here: the count and yield
+# hooks (not ready under LuaJIT), cxx_names (the C++ host).
 LJ_SCENARIOS=${LC_LJ_SCENARIOS:-"deep_recursion tail_calls coroutines3 reentry error_in_pcall
  metamethods varargs gc_finalizer blocked_io multi_vm two_threads table_ctor yield_c
- names_loaded yield_resume"}
+ names_loaded yield_resume hook_resume"}
+inspect=$(cd "$top_builddir/src" && pwd)/luacore-inspect
 for id in lj-upstream lj-openresty; do
-	n=0 ok=0
+	n=0 ok=0 okc=0 okl=0 cells=()
 	for sc in $LJ_SCENARIOS; do
 		d=$tmp/cell-$id-$sc
 		n=$((n + 1))
-		if ! LC_BUILDS=$out "$src/fixtures/make-core.sh" "$id" "$sc" "$d" >"$d.log" 2>&1; then
+		if ! LC_LIVE_INSPECT=$inspect LC_BUILDS=$out "$src/fixtures/make-core.sh" "$id" "$sc" "$d" >"$d.log" 2>&1; then
 			echo "FAIL $id $sc: make-core.sh: $(tail -2 "$d.log")"
 			status=1
 			continue
 		fi
-		rc=0
-		"$frames" "$d/core" "$d/exe" >"$d/frames.txt" 2>&1 || rc=$?
-		if res=$("$py" "$src/tests/luajit/compare_frames.py" "$d/truth.tsv" "$d/frames.txt" 0 2>&1) &&
-			[ "$rc" = 0 ]; then
-			ok=$((ok + 1))
+		cells+=("$d")
+		if [ "$sc" != hook_resume ]; then
+			rc=0
+			"$frames" "$d/core" "$d/exe" >"$d/frames.txt" 2>&1 || rc=$?
+			if res=$("$py" "$src/tests/luajit/compare_frames.py" "$d/truth.tsv" "$d/frames.txt" 0 2>&1) &&
+				[ "$rc" = 0 ]; then
+				ok=$((ok + 1))
+			else
+				echo "FAIL $id $sc: lj-frames exit $rc: $res"
+				sed 's/^/    /' "$d/frames.txt" | head -20
+				status=1
+			fi
 		else
-			echo "FAIL $id $sc: exit $rc: $res"
-			sed 's/^/    /' "$d/frames.txt" | head -20
+			ok=$((ok + 1))
+		fi
+		below=()
+		[ "$sc" = gc_finalizer ] && [ "$id" = lj-upstream ] && below=(--other-states-below)
+		rc=0
+		timeout 120 "$inspect" --json "$d/core" "$d/exe" >"$d/report.json" 2>"$d/report.err" || rc=$?
+		if [ "$rc" = 0 ] && res=$("$py" "$src/tests/matrix/compare.py" -q "${below[@]}" "$d/truth.tsv" "$d/report.json" 2>&1); then
+			okc=$((okc + 1))
+		else
+			echo "FAIL $id $sc: luacore-inspect on the core, exit $rc: $(tail -1 "$d/report.err")"
+			echo "$res" | sed 's/^/    /' | head -20
+			status=1
+		fi
+		lrc=$(cat "$d/live.rc" 2>/dev/null)
+		if [ "$(cat "$d/live.state" 2>/dev/null)" = running ] && [ "$lrc" = 0 ] &&
+			res=$("$py" "$src/tests/matrix/compare.py" -q "${below[@]}" "$d/truth.tsv" "$d/live.json" 2>&1); then
+			okl=$((okl + 1))
+		else
+			echo "FAIL $id $sc: luacore-inspect -p, exit ${lrc:-?}, $(cat "$d/live.state" 2>/dev/null): $(tail -1 "$d/live.err" 2>/dev/null)"
+			echo "${res:-}" | sed 's/^/    /' | head -20
 			status=1
 		fi
 	done
-	echo "$id: $ok of $n scenarios' cores give the truth, frame by frame"
+	check "$id: lj-frames on the cores: $ok of $n scenarios give the truth, frame by frame" [ "$ok" = "$n" ]
+	check "$id: luacore-inspect on the cores: $okc of $n scenarios give the truth" [ "$okc" = "$n" ]
+	check "$id: luacore-inspect -p on the running programs: $okl of $n scenarios give the truth, each left running" [ "$okl" = "$n" ]
+	# gdb's lua-bt on the same cores: one gdb session for the fork.
+	if [ "${#cells[@]}" -gt 0 ]; then
+		LUACORE_INSPECT=$inspect LUAPROF=$src/gdb/luaprof.py \
+			LUACORE_LIB=$(cd "$top_builddir/libcore/.libs" && pwd)/libluacore.so \
+			"$src/tests/gdb/check-core.sh" "${cells[@]}" >"$tmp/gdb-$id.txt" 2>&1
+		g=$(grep -c '^PASS' "$tmp/gdb-$id.txt")
+		grep '^FAIL' "$tmp/gdb-$id.txt" | head -5
+		check "$id: gdb's lua-bt on the cores: $g of ${#cells[@]} equal luacore-inspect's" [ "$g" = "${#cells[@]}" ]
+	fi
 done
 
 # Damaged cores: words near the threads and VMs replaced (mutate.py).
@@ -179,11 +224,17 @@ for id in lj-upstream lj-openresty; do
 			timeout 20 "$frames" "$tmp/mut.core" "$d/exe" >"$tmp/mut.out" 2>&1 || rc=$?
 			if [ "$rc" -gt 1 ]; then
 				bad=$((bad + 1))
-				echo "    $id $sc seed $seed: exit $rc: $(tail -1 "$tmp/mut.out")"
+				echo "    $id $sc seed $seed: lj-frames exit $rc: $(tail -1 "$tmp/mut.out")"
+			fi
+			rc=0
+			timeout 20 "$inspect" --json "$tmp/mut.core" "$d/exe" >"$tmp/mut.out" 2>&1 || rc=$?
+			if [ "$rc" -gt 1 ]; then
+				bad=$((bad + 1))
+				echo "    $id $sc seed $seed: luacore-inspect exit $rc: $(tail -1 "$tmp/mut.out")"
 			fi
 		done
 	done
-	check "$id: $n damaged cores read, each with exit 0 or 1 ($bad otherwise)" [ "$n" -ge 100 -a "$bad" = 0 ]
+	check "$id: $n damaged cores read by lj-frames and luacore-inspect, each with exit 0 or 1 ($bad otherwise)" [ "$n" -ge 100 -a "$bad" = 0 ]
 done
 
 # Debian's LuaJIT, as shipped: no DWARF.
