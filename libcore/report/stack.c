@@ -600,9 +600,12 @@ void lc_stack_decode(struct lc_target *t, struct lc_pass *pass, int tid,
 			while (cc->next < cc->w.n && !next_is_lua(cc))
 				emit(&c, cc, !cc->w.frames[cc->next].in_run);
 			/* The run's innermost Lua frame is the one this
-			 * native frame executes: its locals say where. */
+			 * native frame executes: its locals say where.  A
+			 * C frame that runs in the run's own machine frame
+			 * (in_run) is one of the run's too. */
 			for (const struct lc_native_frame *runner = n;
-			     cc->next < cc->w.n && next_is_lua(cc);
+			     cc->next < cc->w.n &&
+			     (next_is_lua(cc) || cc->w.frames[cc->next].in_run);
 			     runner = NULL) {
 				size_t j = cc->next;
 
@@ -636,6 +639,10 @@ void lc_stack_decode(struct lc_target *t, struct lc_pass *pass, int tid,
 
 			for (size_t k = emitted; k < c.o.n; k++)
 				lua |= c.o.v[k].what && strcmp(c.o.v[k].what, "C") != 0;
+			/* (or, where the family allows it, a C function only,
+			 * placed at the frame just inside) */
+			if (in->ops->c_only_runs && i > 0 && placed && placed[i - 1])
+				lua = true;
 			if (!lua)
 				lost_run = (long)i;
 		}

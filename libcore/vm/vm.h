@@ -194,6 +194,9 @@ struct lc_vm_ops {
 	unsigned (*run_marks)(struct lc_pass *pass, const struct lc_vstate *st,
 			      const struct lc_vwalk *w, size_t i,
 			      const uint64_t *words, size_t n);
+	/* A run of the interpreter may hold a C function and no Lua one
+	 * (LuaJIT's lua_cpcall calls its C function through the VM). */
+	bool c_only_runs;
 	/* LC_ROLE_* bits of a native function named fn. */
 	unsigned (*roles)(const struct lc_interp *in, const char *fn);
 	/* Optional: more LC_ROLE_* bits of machine frame f, from what the

@@ -47,6 +47,12 @@ struct lc_pass {
 	uint64_t seen[SEEN_STATES];	/* is_state's answers; 0: free */
 	bool seen_ok[SEEN_STATES];
 	uint64_t vm_seen[8];		/* global_States found whole */
+	/* What at_frame found of the threads the interpreter runs, for
+	 * later reads of the same thread in this pass (the VM list). */
+	struct {
+		uint64_t L, base, pc;
+	} runs[8];
+	size_t nruns;
 };
 
 /* A thread as read at this pass (lc_vstate.priv). */
@@ -55,7 +61,8 @@ struct ljstate {
 	uint64_t run_base, run_pc;	/* from the interpreter's registers
 					   (at_frame), 0: none */
 	uint64_t cur_L, jit_base;	/* its VM's */
-	int32_t vmstate;		/* its VM's; >= 0: a trace number */
+	int32_t vmstate;		/* its VM's: >= 0 a trace number, else
+					   ~LJ_VMST_* (lj_obj.h setvmstate) */
 	uint8_t status;
 	bool is_main;
 };
@@ -195,6 +202,11 @@ static bool read_state(struct lc_pass *pass, uint64_t addr,
 	s->cur_L = cur & LC_LJ_GCVMASK;
 	s->vmstate = (int32_t)(uint32_t)vmstate;
 	s->is_main = (main & LC_LJ_GCVMASK) == addr;
+	for (size_t i = 0; i < pass->nruns; i++)
+		if (pass->runs[i].L == addr) {
+			s->run_base = pass->runs[i].base;
+			s->run_pc = pass->runs[i].pc;
+		}
 	if (s->cur_L == addr && s->vmstate >= 0 &&
 	    lc_lj_field_u(m, g, l->G.jit_base, &s->jit_base) == 0 &&
 	    (s->jit_base < s->stack + LJ_BOTTOM || s->jit_base > s->maxstack ||
@@ -255,6 +267,23 @@ static bool in_vm_code(const struct lc_lj_layout *l, uint64_t pc)
 	return l->vm_start && pc >= l->vm_start && pc < l->vm_end;
 }
 
+/* Keep what at_frame found of s for the rest of the pass. */
+static void remember(struct lc_pass *pass, const struct ljstate *s)
+{
+	size_t i;
+
+	for (i = 0; i < pass->nruns; i++)
+		if (pass->runs[i].L == s->L)
+			break;
+	if (i == LC_ARRAY_SIZE(pass->runs))
+		return;
+	pass->runs[i].L = s->L;
+	pass->runs[i].base = s->run_base;
+	pass->runs[i].pc = s->run_pc;
+	if (i == pass->nruns)
+		pass->nruns++;
+}
+
 /* The innermost machine frame is the interpreter's, and the VM says it
  * interprets: its BASE and PC registers say where, if they read as a
  * frame of this thread (a function below the base, a Lua one whose
@@ -268,7 +297,7 @@ static void lj_at_frame(struct lc_pass *pass, struct lc_vstate *st,
 	uint64_t base, pc, fv, fn, ffid, fpc, sizebc, proto;
 
 	(void)i;
-	if (!n || s->cur_L != s->L || s->vmstate != l->vmst_interp ||
+	if (!n || s->cur_L != s->L || s->vmstate != ~(int32_t)l->vmst_interp ||
 	    !nf[0].activation || !in_vm_code(l, nf[0].pc) ||
 	    (nf[0].regmask & need) != need)
 		return;
@@ -281,6 +310,7 @@ static void lj_at_frame(struct lc_pass *pass, struct lc_vstate *st,
 	if (lc_lj_field_u(pass->m, fn, l->fn.ffid, &ffid) < 0)
 		return;
 	s->run_base = base;
+	remember(pass, s);
 	st->active = true;
 	st->runnable = s->status == 0 || s->status == LJ_STATUS_ERRERR;
 	if (ffid != LC_LJ_FF_LUA ||
@@ -291,6 +321,7 @@ static void lj_at_frame(struct lc_pass *pass, struct lc_vstate *st,
 	if (lc_lj_field_u(pass->m, proto, l->pt.sizebc, &sizebc) == 0 &&
 	    pc > fpc && pc <= fpc + 4 * sizebc)
 		s->run_pc = pc;
+	remember(pass, s);
 }
 
 /* The base the walk starts from, and the innermost frame's PC. */
@@ -822,6 +853,7 @@ const struct lc_vm_ops lc_luajit_ops = {
 	.run_marks = NULL,
 	.continued = lj_continued,
 	.frame = lj_frame,
+	.c_only_runs = true,
 	.roles = lj_roles,
 	.frame_roles = lj_frame_roles,
 	.at_frame = lj_at_frame,
