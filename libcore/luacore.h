@@ -325,8 +325,12 @@ struct lc_frame {
 	int linedefined;
 	const char *line_from;	/* where currentline's pc came from:
 				   "pc" (the interpreter's own, live) or
-				   "savedpc" (the CallInfo's); NULL for C
-				   and tail frames.  Static. */
+				   "savedpc" (the CallInfo's); LuaJIT in a
+				   compiled trace: "snapshot" (the one
+				   whose machine code covers the trace's
+				   pc) or "trace start"; NULL for C and
+				   tail frames and where nothing said.
+				   Static. */
 	int savedpc_line;	/* with "pc": the line savedpc gives, which
 				   lags when they differ */
 	char *name;		/* NULL when Lua gives no name */

@@ -18,6 +18,13 @@
 #    current lines and names (from the caller's bytecode:
 #    vm/luajit/names.c) included; the comparison fails on a truth with
 #    one line or one namewhat changed;
+#  - its interpreter busy in an endless loop with the JIT compiler off
+#    (the frame base and line from the interpreter's registers) and on
+#    (a compiled trace: the frames from jit_base, the line from the
+#    snapshot whose machine code covers the trace's pc, machine frames
+#    unwound through the trace to main), read live and from a core, and
+#    by gdb: the frames below the loop equal the script's, the line is
+#    in the loop's body (tests/luajit/compare_busy.py);
 #  - the matrix's scenarios (16 of them: deep recursion, tail calls,
 #    nested coroutines, re-entry, errors in pcall, metamethods, varargs,
 #    finalizers, blocking I/O, several VMs on one thread and on two,
@@ -129,6 +136,59 @@ for id in lj-upstream lj-openresty; do
 	must_differ "namewhat" '$1 == "frame" && $3 == 1 { $8 = "field" } 1'
 done
 
+# busy ID MODE DIR: LuaJIT's interpreter of ID runs fixtures/scenarios/
+# luajit/busy.lua, an endless loop, with the JIT compiler off (MODE
+# interp) or on (jit); once it spins, luacore-inspect -p reads it
+# (DIR/live.json), then gcore takes its core (DIR/core, DIR/exe).
+busy() {
+	local id=$1 mode=$2 d=$3 pid
+	mkdir -p "$d"
+	(cd "$d" && LC_TRUTH_LUA=$src/fixtures/lua/truth.lua LC_READY=$d/ready \
+		LC_TRUTH=$d/truth.tsv exec "$out/$id/luajit" \
+		"$src/fixtures/scenarios/luajit/busy.lua" "$mode") </dev/null >"$d/log" 2>&1 &
+	pid=$!
+	pids+=("$pid")
+	for _ in $(seq 200); do [ -e "$d/ready" ] && break; sleep 0.05; done
+	if [ ! -e "$d/ready" ]; then
+		echo "FAIL $id busy $mode: not ready: $(tail -2 "$d/log")"
+		status=1
+		return 1
+	fi
+	sleep 0.3	# into the loop (and, JIT on, its trace)
+	echo 0 >"$d/live.rc"
+	"$inspect" -p "$pid" --json >"$d/live.json" 2>"$d/live.err" || echo $? >"$d/live.rc"
+	running "$pid" || { echo "FAIL $id busy $mode: not left running after luacore-inspect -p"; status=1; }
+	gcore -o "$d/core" "$pid" >"$d/gcore.log" 2>&1 && mv "$d/core.$pid" "$d/core"
+	kill -KILL "$pid"
+	wait "$pid" 2>/dev/null
+	ln -sf "$out/$id/luajit" "$d/exe"
+	[ -f "$d/core" ] || { echo "FAIL $id busy $mode: gcore: $(tail -2 "$d/gcore.log")"; status=1; return 1; }
+}
+running() {	# PID: alive, not stopped, untraced
+	local st tr
+	st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)
+	tr=$(awk '/^TracerPid:/ { print $2 }' "/proc/$1/status" 2>/dev/null)
+	[ -n "$st" ] && [ "$st" != t ] && [ "$st" != T ] && [ "$st" != Z ] && [ "$tr" = 0 ]
+}
+inspect=$(cd "$top_builddir/src" && pwd)/luacore-inspect
+busy_cells=()
+for id in lj-upstream lj-openresty; do
+	for mode in interp jit; do
+		d=$tmp/busy-$id-$mode
+		busy "$id" "$mode" "$d" || continue
+		busy_cells+=("$d")
+		res=$("$py" "$src/tests/luajit/compare_busy.py" "$d/truth.tsv" "$d/live.json" "$mode" 2>&1)
+		check "$id busy loop, JIT $([ $mode = jit ] && echo on || echo off), live: exit $(cat "$d/live.rc"), $(tail -1 <<<"$res")" \
+			[ "$(cat "$d/live.rc")" = 0 -a "${res##*$'\n'equal: }" != "$res" ]
+		rc=0
+		"$inspect" --json "$d/core" "$d/exe" >"$d/report.json" 2>"$d/report.err" || rc=$?
+		res=$("$py" "$src/tests/luajit/compare_busy.py" "$d/truth.tsv" "$d/report.json" "$mode" 2>&1)
+		check "$id busy loop, JIT $([ $mode = jit ] && echo on || echo off), core: exit $rc, $(tail -1 <<<"$res")" \
+			[ "$rc" = 0 -a "${res##*$'\n'equal: }" != "$res" ]
+		[ "${res##*$'\n'equal: }" != "$res" ] || echo "$res" | sed 's/^/    /' | head -20
+	done
+done
+
 # The matrix's scenarios under lchost linked with each fork, against the
 # truth TRUTH_WRITE wrote from park(): each program inspected live first
 # (luacore-inspect -p, LC_LIVE_INSPECT of make-core.sh), then its core
@@ -146,7 +206,6 @@ done
 LJ_SCENARIOS=${LC_LJ_SCENARIOS:-"deep_recursion tail_calls coroutines3 reentry error_in_pcall
  metamethods varargs gc_finalizer blocked_io multi_vm two_threads table_ctor yield_c
  names_loaded yield_resume hook_resume"}
-inspect=$(cd "$top_builddir/src" && pwd)/luacore-inspect
 for id in lj-upstream lj-openresty; do
 	n=0 ok=0 okc=0 okl=0 cells=()
 	for sc in $LJ_SCENARIOS; do
@@ -206,6 +265,17 @@ for id in lj-upstream lj-openresty; do
 		check "$id: gdb's lua-bt on the cores: $g of ${#cells[@]} equal luacore-inspect's" [ "$g" = "${#cells[@]}" ]
 	fi
 done
+
+# gdb's lua-bt on the busy loops' cores (through a trace, with the JIT
+# on): the same frames as luacore-inspect's.
+if [ "${#busy_cells[@]}" -gt 0 ]; then
+	LUACORE_INSPECT=$inspect LUAPROF=$src/gdb/luaprof.py \
+		LUACORE_LIB=$(cd "$top_builddir/libcore/.libs" && pwd)/libluacore.so \
+		"$src/tests/gdb/check-core.sh" "${busy_cells[@]}" >"$tmp/gdb-busy.txt" 2>&1
+	g=$(grep -c '^PASS' "$tmp/gdb-busy.txt")
+	grep '^FAIL' "$tmp/gdb-busy.txt" | head -5
+	check "busy loops: gdb's lua-bt on the cores: $g of ${#busy_cells[@]} equal luacore-inspect's" [ "$g" = "${#busy_cells[@]}" ]
+fi
 
 # Damaged cores: words near the threads and VMs replaced (mutate.py).
 # The decoder reads the target as untrusted: exit 0 or 1, never killed

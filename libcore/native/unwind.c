@@ -65,6 +65,61 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 #define LC_CALLEE_SAVED	((1u << 3) | (1u << 6) | (1u << 7) | (1u << 12) | \
 			 (1u << 13) | (1u << 14) | (1u << 15) | (1u << 16))
 
+/* Tell the program where thread tid's unwinding starts (0, 0: from its
+ * registers). */
+static void set_from(struct lc_program *t, int tid, uint64_t pc, uint64_t sp)
+{
+	for (size_t i = 0; i < t->nthreads; i++)
+		if (t->threads[i].tid == tid) {
+			t->threads[i].from_pc = pc;
+			t->threads[i].from_sp = sp;
+		}
+	if (t->unwind_from)
+		t->unwind_from(t->unwind_from_arg, tid, pc, sp);
+}
+
+/* c holds one frame, in code no unwind information covers; the probe's
+ * foreign says whose caller it is.  Unwind again from there into c, the
+ * frame in front.  libdwfl's result, or -1 when the probe does not
+ * know the frame (c is left as it was). */
+static int unwind_foreign(struct lc_program *t,
+			  const struct lc_state_probe *probe, int tid,
+			  size_t max, struct collect *c)
+{
+	struct collect c2 = { .max = max > 1 ? max - 1 : 1 };
+	uint64_t pc, sp;
+	char *name = NULL;
+	void *p;
+	int r;
+
+	if (!probe->foreign(probe->arg, &c->frames[0], &pc, &sp, &name))
+		return -1;
+	set_from(t, tid, pc, sp);
+	r = dwfl_getthread_frames(t->dwfl, tid, frame_cb, &c2);
+	set_from(t, tid, 0, 0);
+	if (c2.nomem || !c2.n ||
+	    !(p = realloc(c2.frames, (c2.n + 1) * sizeof(*c2.frames)))) {
+		c->nomem |= c2.nomem;
+		free(c2.frames);
+		free(name);
+		return r ? r : -1;
+	}
+	c2.frames = p;
+	memmove(c2.frames + 1, c2.frames, c2.n * sizeof(*c2.frames));
+	c2.frames[0] = c->frames[0];
+	c2.frames[0].function = name;
+	/* The caller's frame: its registers other than pc and sp are the
+	 * foreign frame's, which it may have changed. */
+	c2.frames[1].activation = false;
+	c2.frames[1].regmask &= LC_CALLEE_SAVED;
+	free(c->frames);
+	c->frames = c2.frames;
+	c->n = c2.n + 1;
+	c->cap = c->n;
+	c->truncated = c2.truncated;
+	return r;
+}
+
 /* The frames a debugger gave for thread tid of a callback program. */
 static int given_frames(struct lc_program *t, int tid, struct collect *c)
 {
@@ -1038,6 +1093,13 @@ struct lc_error *lc_unwind_thread(struct lc_unwinder *u,
 			c = (struct collect){ .max = max };
 			r = dwfl_getthread_frames(t->dwfl, tid, frame_cb, &c);
 		}
+		/* The innermost frame runs code of no module, with no
+		 * unwind information: where the VM family knows it for its
+		 * own generated code, unwinding starts again from the caller
+		 * it names, and the frame goes back in front. */
+		if (r != 0 && c.n == 1 && !c.nomem && probe && probe->foreign &&
+		    !dwfl_addrmodule(t->dwfl, c.frames[0].pc))
+			r = unwind_foreign(t, probe, tid, max, &c);
 		if (c.nomem) {
 			lc_native_frames_free(c.frames, c.n);
 			return &lc_error_nomem;

@@ -17,6 +17,8 @@
 #define LC_FRAME_VARS	4	/* locals a probe may ask for by name */
 
 /* What a VM family wants found in native frames. */
+struct lc_native_frame;
+
 struct lc_state_probe {
 	const char *type_name;	/* variables pointing to this struct */
 	const char *param_name;	/* the parameter naming the state a frame
@@ -29,6 +31,13 @@ struct lc_state_probe {
 	const char *var_func;
 	const char *const *var_names;	/* NULL-terminated, at most
 					   LC_FRAME_VARS */
+	/* Optional: the innermost machine frame f runs code of no module,
+	 * which no unwind information covers: is it the interpreter's own
+	 * generated code (LuaJIT: a compiled trace)?  Then true, with the
+	 * pc and stack pointer its caller's frame starts from and a name
+	 * for f (malloc'd, or NULL). */
+	bool (*foreign)(void *arg, const struct lc_native_frame *f,
+			uint64_t *pc, uint64_t *sp, char **name);
 };
 
 struct lc_unwinder;

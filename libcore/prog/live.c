@@ -1013,9 +1013,7 @@ static bool live_set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 	if (th && th->have_regs) {
 		for (int i = 0; i < 17; i++)
 			r[i] = th->regs[i];
-		return dwfl_thread_state_registers(thread, 0, 17, r);
-	}
-	{
+	} else {
 		uint64_t v[LC_NREGS];
 
 		if (!lc_live_thread_regs(tid, &u, v,
@@ -1024,6 +1022,10 @@ static bool live_set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 			return false;
 		for (int i = 0; i < 17; i++)
 			r[i] = v[i];
+	}
+	if (th && th->from_sp) {
+		r[LC_REG_SP] = th->from_sp;
+		r[LC_REG_PC] = th->from_pc;
 	}
 	return dwfl_thread_state_registers(thread, 0, 17, r);
 }

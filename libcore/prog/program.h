@@ -47,6 +47,11 @@ struct lc_program_thread {
 	 * the unwinder starts at the caller, and this frame (pc, sp) goes
 	 * back in front.  0 otherwise. */
 	uint64_t clone_pc, clone_sp;
+	/* Set by the unwinder for one unwinding: start from this pc and
+	 * stack pointer instead of the registers' (the frame at the
+	 * registers is code no unwind information covers, whose caller the
+	 * VM family found: lc_state_probe.foreign); 0 otherwise. */
+	uint64_t from_pc, from_sp;
 	int held;		/* live: its slot in the held list, -1 none */
 	/* Live, not stopped (lc_program_list_threads): only regs[7] (sp)
 	 * and regs[16] (pc) are known, from its system call; or it was
@@ -87,6 +92,11 @@ struct lc_symnames;
 
 struct lc_program {
 	enum lc_program_kind kind;
+	/* Where the threads' registers come from elsewhere (the sampler's
+	 * copies): told the unwinder's from_pc and from_sp of thread tid
+	 * (lc_program_thread), 0 and 0 to clear them.  NULL otherwise. */
+	void (*unwind_from)(void *arg, int tid, uint64_t pc, uint64_t sp);
+	void *unwind_from_arg;
 	struct lc_memory *mem;
 	unsigned generation;	/* +1 on every change of the modules */
 

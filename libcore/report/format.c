@@ -99,6 +99,11 @@ static void print_lua_frame(const struct lc_frame *f, const char *indent,
 	    f->savedpc_line != f->currentline)
 		fprintf(out, " (line from the interpreter's pc; savedpc says %d)",
 			f->savedpc_line);
+	/* LuaJIT, a compiled trace running it. */
+	if (f->line_from && strcmp(f->line_from, "snapshot") == 0)
+		fputs(" (compiled: the line of its trace's snapshot)", out);
+	else if (f->line_from && strcmp(f->line_from, "trace start") == 0)
+		fputs(" (compiled: the line its trace starts at)", out);
 	if (f->unplaced)
 		fputs(" (unplaced)", out);
 	if (f->partial)

@@ -350,6 +350,7 @@ void lc_stack_decode(struct lc_target *t, struct lc_pass *pass, int tid,
 			.check = in->ops->is_state, .arg = pass,
 			.var_func = in->ops->run_func,
 			.var_names = in->ops->run_vars,
+			.foreign = in->ops->foreign,
 		};
 	err = lc_unwind_thread(lc_target_unwinder(t), in ? &probe : NULL, tid,
 			       max_frames, &nf, &nnf, &npartial, &why);

@@ -89,6 +89,7 @@ struct page {
 struct snap {
 	int tid;
 	uint64_t regs[17];
+	uint64_t from_pc, from_sp;	/* lc_program_thread's, for it */
 	uint64_t stack_lo, stack_hi;	/* the copy of [rsp - 128, ...) */
 	uint8_t stack[STACK_COPY + 128];
 	struct page *pages;		/* HOT_PAGES, sorted by addr */
@@ -421,7 +422,23 @@ static bool set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 
 	for (int i = 0; i < 17; i++)
 		regs[i] = s->cur->regs[i];
+	if (s->cur->from_sp) {
+		regs[LC_REG_SP] = s->cur->from_sp;
+		regs[LC_REG_PC] = s->cur->from_pc;
+	}
 	return dwfl_thread_state_registers(thread, 0, 17, regs);
+}
+
+/* lc_program.unwind_from: the unwinder starts the thread it reads from
+ * another frame (vm.h lc_state_probe.foreign). */
+static void unwind_from(void *arg, int tid, uint64_t pc, uint64_t sp)
+{
+	struct lc_sampler *s = arg;
+
+	if (s->cur && s->cur->tid == tid) {
+		s->cur->from_pc = pc;
+		s->cur->from_sp = sp;
+	}
 }
 
 static const Dwfl_Thread_Callbacks thread_callbacks = {
@@ -2760,6 +2777,8 @@ struct lc_error *lc_sampler_create(int pid,
 		return err;
 	}
 	s->t->prog->dwfl_attached = true;
+	s->t->prog->unwind_from = unwind_from;
+	s->t->prog->unwind_from_arg = s;
 	s->reader = s->t->prog->reader;
 	s->have_clock = clock_getcpuclockid(pid, &s->clock) == 0;
 	/* The layout is read now, before any thread is stopped; without

@@ -164,6 +164,12 @@ struct lc_vm_ops {
 	 * (native/unwind.h), its arg the pass.  The unwinder asks it of
 	 * every register and stack word of every frame. */
 	bool (*is_state)(void *pass, uint64_t addr);
+	/* Optional (native/unwind.h lc_state_probe.foreign, its arg the
+	 * pass): the innermost machine frame f runs code of no module; if
+	 * it is the VM's own generated code, its caller's pc and stack
+	 * pointer, and a name for it (malloc'd). */
+	bool (*foreign)(void *pass, const struct lc_native_frame *f,
+			uint64_t *pc, uint64_t *sp, char **name);
 	/* The state's frames, innermost first, at most max. */
 	struct lc_error *(*walk)(struct lc_pass *pass, const struct lc_vstate *st,
 				 size_t max, struct lc_vwalk *ret);

@@ -27,6 +27,8 @@
  * x86_64 register numbers (rdx 1, rbx 3). */
 #define LJ_REG_BASE	1
 #define LJ_REG_PC	3
+/* lj_target_x86.h: with GC64, a trace keeps DISPATCH (r14) too. */
+#define LJ_REG_DISPATCH	14
 /* lj_obj.h: LUA_YIELD (lua.h) and the bottom frame of a thread's stack
  * (stack + 1 + LJ_FR2 slots: its dummy frame). */
 #define LJ_STATUS_YIELD	1
@@ -40,20 +42,6 @@
 #define LJ_THREADS_MAX	(1u << 20)
 #define SEEN_STATES	64
 
-struct lc_pass {
-	struct lc_interp *in;
-	struct lc_memory *m;
-	const struct lc_lj_layout *l;
-	uint64_t seen[SEEN_STATES];	/* is_state's answers; 0: free */
-	bool seen_ok[SEEN_STATES];
-	uint64_t vm_seen[8];		/* global_States found whole */
-	/* What at_frame found of the threads the interpreter runs, for
-	 * later reads of the same thread in this pass (the VM list). */
-	struct {
-		uint64_t L, base, pc;
-	} runs[8];
-	size_t nruns;
-};
 
 /* A thread as read at this pass (lc_vstate.priv). */
 struct ljstate {
@@ -63,8 +51,24 @@ struct ljstate {
 	uint64_t cur_L, jit_base;	/* its VM's */
 	int32_t vmstate;		/* its VM's: >= 0 a trace number, else
 					   ~LJ_VMST_* (lj_obj.h setvmstate) */
+	/* Running a trace (at_frame, the innermost machine frame in its
+	 * code): where the innermost frame's line comes from. */
+	enum { LINE_VM, LINE_SNAPSHOT, LINE_TRACE_START, LINE_TRACE } line;
 	uint8_t status;
 	bool is_main;
+};
+
+struct lc_pass {
+	struct lc_interp *in;
+	struct lc_memory *m;
+	const struct lc_lj_layout *l;
+	uint64_t seen[SEEN_STATES];	/* is_state's answers; 0: free */
+	bool seen_ok[SEEN_STATES];
+	uint64_t vm_seen[8];		/* global_States found whole */
+	/* What at_frame found of the threads the interpreter runs, for
+	 * later reads of the same thread in this pass (the VM list). */
+	struct ljstate runs[8];
+	size_t nruns;
 };
 
 _Static_assert(sizeof(struct ljstate) <= sizeof(((struct lc_vstate *)0)->priv),
@@ -204,8 +208,9 @@ static bool read_state(struct lc_pass *pass, uint64_t addr,
 	s->is_main = (main & LC_LJ_GCVMASK) == addr;
 	for (size_t i = 0; i < pass->nruns; i++)
 		if (pass->runs[i].L == addr) {
-			s->run_base = pass->runs[i].base;
-			s->run_pc = pass->runs[i].pc;
+			s->run_base = pass->runs[i].run_base;
+			s->run_pc = pass->runs[i].run_pc;
+			s->line = pass->runs[i].line;
 		}
 	if (s->cur_L == addr && s->vmstate >= 0 &&
 	    lc_lj_field_u(m, g, l->G.jit_base, &s->jit_base) == 0 &&
@@ -277,11 +282,144 @@ static void remember(struct lc_pass *pass, const struct ljstate *s)
 			break;
 	if (i == LC_ARRAY_SIZE(pass->runs))
 		return;
-	pass->runs[i].L = s->L;
-	pass->runs[i].base = s->run_base;
-	pass->runs[i].pc = s->run_pc;
+	pass->runs[i] = *s;
 	if (i == pass->nruns)
 		pass->nruns++;
+}
+
+/* ---- compiled traces ---- */
+
+/* The trace numbered no of VM g: its GCtrace, or 0. */
+static uint64_t trace_of(struct lc_pass *pass, uint64_t g, int32_t no)
+{
+	const struct lc_lj_layout *l = pass->l;
+	uint64_t J = g - (uint64_t)l->GG.g.off + (uint64_t)l->GG.J.off;
+	uint64_t size, arr, T, gct, tno;
+
+	if (no <= 0 || !vm_ok(pass, g) ||
+	    lc_lj_field_u(pass->m, J, l->J.sizetrace, &size) < 0 ||
+	    (uint64_t)no >= size ||
+	    lc_lj_field_u(pass->m, J, l->J.trace, &arr) < 0 ||
+	    lc_read_u64(pass->m, arr + 8 * (uint64_t)no, &T) < 0)
+		return 0;
+	T &= LC_LJ_GCVMASK;
+	if (lc_lj_field_u(pass->m, T, l->tr.gct, &gct) < 0 ||
+	    gct != LC_LJ_TTRACE ||
+	    lc_lj_field_u(pass->m, T, l->tr.traceno, &tno) < 0 ||
+	    tno != (uint64_t)no)
+		return 0;
+	return T;
+}
+
+/* Is pc in trace T's machine code? */
+static bool in_trace(struct lc_pass *pass, uint64_t T, uint64_t pc)
+{
+	uint64_t mcode, sz;
+
+	return lc_lj_field_u(pass->m, T, pass->l->tr.mcode, &mcode) == 0 &&
+	       lc_lj_field_u(pass->m, T, pass->l->tr.szmcode, &sz) == 0 &&
+	       pc >= mcode && pc - mcode < sz;
+}
+
+/* The VM whose trace the machine frame f runs, and the trace: f's
+ * DISPATCH register names the VM (GG_State), whose vmstate is the
+ * trace's number. */
+static uint64_t frame_trace(struct lc_pass *pass,
+			    const struct lc_native_frame *f, uint64_t *g,
+			    int32_t *no)
+{
+	const struct lc_lj_layout *l = pass->l;
+	uint64_t vmstate, T;
+
+	if (!(f->regmask & (1u << LJ_REG_DISPATCH)) ||
+	    !(f->regmask & (1u << LC_REG_SP)))
+		return 0;
+	*g = f->regs[LJ_REG_DISPATCH] - (uint64_t)l->GG.dispatch.off +
+	     (uint64_t)l->GG.g.off;
+	if (!vm_ok(pass, *g) ||
+	    lc_lj_field_u(pass->m, *g, l->G.vmstate, &vmstate) < 0)
+		return 0;
+	*no = (int32_t)(uint32_t)vmstate;
+	T = trace_of(pass, *g, *no);
+	return T && in_trace(pass, T, f->pc) ? T : 0;
+}
+
+/* A trace runs on the interpreter's machine frame, below what the
+ * interpreter pushed to enter it and its own spill slots
+ * (GCtrace.spadjust): the interpreter's frame, whose unwind information
+ * is one rule for all its code, starts that many bytes up. */
+static bool lj_foreign(void *arg, const struct lc_native_frame *f,
+		       uint64_t *pc, uint64_t *sp, char **name)
+{
+	struct lc_pass *pass = arg;
+	const struct lc_lj_layout *l = pass->l;
+	uint64_t g, T, adj;
+	int32_t no;
+
+	if (!l->vm_start || !(T = frame_trace(pass, f, &g, &no)) ||
+	    lc_lj_field_u(pass->m, T, l->tr.spadjust, &adj) < 0)
+		return false;
+	*sp = f->regs[LC_REG_SP] + adj + LC_LJ_CFRAME_JIT_EXTRA;
+	*pc = l->vm_jloop ? l->vm_jloop + 1 : l->vm_start + 1;
+	if (asprintf(name, "LuaJIT trace %d", no) < 0)
+		*name = NULL;
+	return true;
+}
+
+/* The pc the innermost Lua frame (its function fn) was at in trace T,
+ * which runs at machine address mpc: that of the snapshot whose machine
+ * code covers mpc (lj_trace.c lj_trace_exit's search), when it is in
+ * fn's own bytecode (a snapshot inside a call the trace inlined is not
+ * this frame's), else the trace's start (in fn's bytecode, where the
+ * trace began in fn).  The instruction after it, as the interpreter's
+ * PC would be; 0 when neither. */
+static uint64_t trace_pc(struct lc_pass *pass, uint64_t T, uint64_t mpc,
+			 uint64_t fpc, uint64_t sizebc, int *line)
+{
+	const struct lc_lj_layout *l = pass->l;
+	struct lc_memory *m = pass->m;
+	uint64_t mcode, nsnap, snaps, map, lo = 0, hi, pc;
+
+	if (lc_lj_field_u(m, T, l->tr.mcode, &mcode) == 0 &&
+	    lc_lj_field_u(m, T, l->tr.nsnap, &nsnap) == 0 &&
+	    lc_lj_field_u(m, T, l->tr.snap, &snaps) == 0 &&
+	    lc_lj_field_u(m, T, l->tr.snapmap, &map) == 0 &&
+	    nsnap && nsnap < 65536 && l->snap.size) {
+		hi = nsnap;
+		/* Rightmost snapshot whose mcofs is at most the offset. */
+		while (lo < hi) {
+			uint64_t mid = (lo + hi) / 2, ofs;
+
+			if (lc_lj_field_u(m, snaps + mid * l->snap.size,
+					  l->snap.mcofs, &ofs) < 0)
+				break;
+			if (mpc - mcode < ofs)
+				hi = mid;
+			else
+				lo = mid + 1;
+		}
+		if (lo == hi && lo > 0) {
+			uint64_t sn = snaps + (lo - 1) * l->snap.size, mapofs,
+				 nent, pcbase;
+
+			if (lc_lj_field_u(m, sn, l->snap.mapofs, &mapofs) == 0 &&
+			    lc_lj_field_u(m, sn, l->snap.nent, &nent) == 0 &&
+			    lc_read_u64(m, map + 4 * (mapofs + nent), &pcbase) == 0) {
+				pc = pcbase >> 8;	/* lj_jit.h snap_pc */
+				if (pc >= fpc && pc < fpc + 4 * sizebc) {
+					*line = LINE_SNAPSHOT;
+					return pc + 4;
+				}
+			}
+		}
+	}
+	if (lc_lj_field_u(m, T, l->tr.startpc, &pc) == 0 &&
+	    pc >= fpc && pc < fpc + 4 * sizebc) {
+		*line = LINE_TRACE_START;
+		return pc + 4;
+	}
+	*line = LINE_TRACE;
+	return 0;
 }
 
 /* The innermost machine frame is the interpreter's, and the VM says it
@@ -297,9 +435,43 @@ static void lj_at_frame(struct lc_pass *pass, struct lc_vstate *st,
 	uint64_t base, pc, fv, fn, ffid, fpc, sizebc, proto;
 
 	(void)i;
+	if (n && s->cur_L == s->L && s->vmstate >= 0 && s->jit_base &&
+	    nf[0].activation && !in_vm_code(l, nf[0].pc)) {
+		uint64_t g, T;
+		int32_t no;
+		int line = LINE_TRACE;
+
+		/* In a trace: the frames from jit_base, the innermost one's
+		 * line from the trace. */
+		if (!(T = frame_trace(pass, &nf[0], &g, &no)) || g != s->g ||
+		    lc_read_u64(pass->m, s->jit_base - 16, &fv) < 0)
+			return;
+		fn = fv & LC_LJ_GCVMASK;
+		if (lc_lj_field_u(pass->m, fn, l->fn.ffid, &ffid) == 0 &&
+		    ffid == LC_LJ_FF_LUA &&
+		    lc_lj_field_u(pass->m, fn, l->fn.pc, &fpc) == 0 &&
+		    fpc > l->sz_proto &&
+		    lc_lj_field_u(pass->m, fpc - l->sz_proto, l->pt.sizebc,
+				  &sizebc) == 0)
+			s->run_pc = trace_pc(pass, T, nf[0].pc, fpc, sizebc,
+					     &line);
+		if (!s->run_pc)
+			s->run_pc = 1;	/* unknown, not the saved PC's */
+		s->line = line;
+		s->run_base = s->jit_base;
+		remember(pass, s);
+		return;
+	}
+	/* The interpreter's frame is the innermost, or the one just outside
+	 * a subroutine of its own with an unwind entry of its own
+	 * (lj_vm_mod, lj_vm_floor, ...: vm_x64.dasc's ->vm_* helpers, which
+	 * leave BASE and PC alone): the innermost frame's registers. */
 	if (!n || s->cur_L != s->L || s->vmstate != ~(int32_t)l->vmst_interp ||
-	    !nf[0].activation || !in_vm_code(l, nf[0].pc) ||
-	    (nf[0].regmask & need) != need)
+	    !nf[0].activation || (nf[0].regmask & need) != need ||
+	    !(in_vm_code(l, nf[0].pc) ||
+	      (n > 1 && in_vm_code(l, nf[1].pc) && nf[0].function &&
+	       strncmp(nf[0].function, "lj_vm_", 6) == 0 &&
+	       lc_interp_has_pc(pass->in, nf[0].pc))))
 		return;
 	base = nf[0].regs[LJ_REG_BASE];
 	pc = nf[0].regs[LJ_REG_PC];
@@ -318,9 +490,13 @@ static void lj_at_frame(struct lc_pass *pass, struct lc_vstate *st,
 	    fpc <= l->sz_proto)
 		return;
 	proto = fpc - l->sz_proto;
+	/* A PC outside the function's bytecode says nothing: the line is
+	 * unknown (1 reads as no position), not the stale saved PC's. */
 	if (lc_lj_field_u(pass->m, proto, l->pt.sizebc, &sizebc) == 0 &&
 	    pc > fpc && pc <= fpc + 4 * sizebc)
 		s->run_pc = pc;
+	else
+		s->run_pc = 1;
 	remember(pass, s);
 }
 
@@ -341,6 +517,7 @@ struct ljwalk {
 	struct lc_lj_walk w;
 	bool from_regs;		/* the interpreter's registers placed it */
 	bool in_trace;		/* started from jit_base */
+	int line;		/* ljstate.line */
 };
 
 static struct lc_error *lj_walk(struct lc_pass *pass, const struct lc_vstate *st,
@@ -354,8 +531,9 @@ static struct lc_error *lj_walk(struct lc_pass *pass, const struct lc_vstate *st
 	memset(ret, 0, sizeof(*ret));
 	if (!lw)
 		return &lc_error_nomem;
-	lw->from_regs = s->run_base != 0;
-	lw->in_trace = !s->run_base && s->jit_base;
+	lw->from_regs = s->run_base != 0 && s->line == LINE_VM;
+	lw->in_trace = s->jit_base != 0;
+	lw->line = s->line;
 	/* A thread with no frame above its bottom one has nothing to
 	 * walk (a coroutine not started, or finished). */
 	if (base <= s->stack + LJ_BOTTOM) {
@@ -499,6 +677,10 @@ static void fill_frame(struct lc_pass *pass, const struct ljstate *s,
 		f->currentline = fr->line >= 0 ? (int)fr->line : -1;
 		if (i == 0 && lw->from_regs)
 			f->line_from = "pc";
+		else if (i == 0 && lw->line == LINE_SNAPSHOT)
+			f->line_from = "snapshot";
+		else if (i == 0 && lw->line == LINE_TRACE_START)
+			f->line_from = "trace start";
 		f->savedpc_line = f->currentline;
 	} else {
 		f->what = "C";
@@ -845,6 +1027,7 @@ const struct lc_vm_ops lc_luajit_ops = {
 	.state_param = "L",
 	.run_func = NULL,
 	.run_vars = NULL,
+	.foreign = lj_foreign,
 	.state = lj_state,
 	.is_state = lj_is_state,
 	.walk = lj_walk,

@@ -64,6 +64,8 @@ static void vm_code(Dwfl_Module *mod, struct lc_lj_layout *l)
 		if (strcmp(sn, "lj_vm_asm_begin") == 0 &&
 		    GELF_ST_TYPE(sym.st_info) != STT_FUNC)
 			begin = addr;
+		else if (strcmp(sn, "lj_BC_JLOOP") == 0)
+			l->vm_jloop = addr;
 		else if (strncmp(sn, "luaJIT_version_", 15) == 0 &&
 			 strlen(sn + 15) < sizeof(l->version)) {
 			char *v = l->version;

@@ -106,6 +106,8 @@ struct lc_lj_layout {
 	 * that covers it; its bytecode handlers, fast functions and entry
 	 * points from C are all one frame), 0 and 0 when not found. */
 	uint64_t vm_start, vm_end;
+	/* lj_BC_JLOOP: where the interpreter enters a trace (0: unknown). */
+	uint64_t vm_jloop;
 	/* "2.1.1787165859": the version in the name of the symbol
 	 * luaJIT_version_2_1_... (lj_dispatch.c), "2.1" without one. */
 	char version[48];

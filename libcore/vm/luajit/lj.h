@@ -35,6 +35,10 @@
 #define LC_LJ_CFRAME_OFS_ERRF	12
 #define LC_LJ_CFRAME_OFS_NRES	8
 #define LC_LJ_CFRAME_RAWMASK	(~UINT64_C(3))	/* CFRAME_RESUME|UNWIND_FF */
+/* lj_frame.h CFRAME_SIZE_JIT - CFRAME_SIZE: what vm_x64.dasc BC_JLOOP
+ * pushes (sub rsp, 16: r12 and r13) before it jumps into a trace, whose
+ * own spill area (GCtrace.spadjust) lies below that. */
+#define LC_LJ_CFRAME_JIT_EXTRA	16
 
 /* lj_bc.h: an instruction's opcode and operands. */
 #define LC_LJ_BC_OP(ins)	((ins) & 0xff)

@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""compare_busy.py TRUTH REPORT MODE
+
+TRUTH: the truth.tsv fixtures/scenarios/luajit/busy.lua wrote: its frames
+just before its endless loop, and "busy FIRST LAST", the loop's lines;
+REPORT: luacore-inspect --json of the spinning program (live or its
+core); MODE: "interp" (JIT off) or "jit".  The report's Lua frames of the
+thread must equal the truth's (tests/matrix/compare.py's fields and
+traceback lines), except the innermost one's current line, which must
+lie in FIRST..LAST (its traceback line with it).  With "interp" the
+innermost frame's line comes from the interpreter's PC register
+(line_from "pc"); with "jit" from the running trace (line_from
+"snapshot"), a native frame named "LuaJIT trace N" is on the thread's
+stack and machine frames below the trace are unwound to main.  Prints
+"equal: ..." and exits 0, or what differs and exits 1.
+"""
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "matrix"))
+import compare  # noqa: E402
+
+
+def main(argv):
+    if len(argv) != 3:
+        print(__doc__.strip().splitlines()[0], file=sys.stderr)
+        return 2
+    other = {}
+    _, truth = compare.read_truth(argv[0], None, other)
+    first, last = (int(x) for x in other["busy"][0][:2])
+    report = json.load(open(argv[1]))
+    mode = argv[2]
+    problems = []
+    if len(truth) != 1:
+        print("truth: %d threads, not 1" % len(truth))
+        return 1
+    tid, want = next(iter(truth.items()))
+    th = {t["tid"]: t for t in report["threads"]}.get(tid)
+    if th is None:
+        print("thread %d: not in the report" % tid)
+        return 1
+    frames = th.get("frames", [])
+    lua = [f for f in frames if f.get("kind") == "lua"]
+    got = [compare.from_report(f) for f in lua]
+    if not got:
+        print("thread %d: no Lua frames (%s)" % (tid, th.get("note")))
+        return 1
+    line = got[0]["currentline"]
+    if not isinstance(line, int) or not first <= line <= last:
+        problems.append("innermost line %r, not in the loop's %d..%d" % (line, first, last))
+    else:
+        # The truth's innermost frame, at the line read.
+        w = dict(want[0])
+        old = ":%d:" % w["currentline"]
+        w["currentline"] = line
+        if w.get("traceback"):
+            w["traceback"] = w["traceback"].replace(old, ":%d:" % line, 1)
+        want = [w] + want[1:]
+    if not compare.check("thread %d" % tid, want, got, th.get("partial"), True):
+        problems.append("frames differ from the truth")
+    lf = lua[0].get("line_from")
+    expect = "pc" if mode == "interp" else "snapshot"
+    if lf != expect:
+        problems.append("innermost line_from %r, not %r" % (lf, expect))
+    natives = [f.get("function") or "" for f in frames if f.get("kind") == "native"]
+    if mode == "jit":
+        if not any(n.startswith("LuaJIT trace ") for n in natives):
+            problems.append("no native frame of a trace: %s" % natives[:3])
+        if "main" not in natives:
+            problems.append("the machine frames do not reach main: %s" % natives)
+    if problems:
+        for p in problems:
+            print("FAIL: " + p)
+        return 1
+    print("equal: %d Lua frames, the innermost at line %d (%s)%s" % (
+        len(got), line, lf, ", %s" % natives[0] if mode == "jit" else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
