@@ -60,6 +60,77 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 	return DWARF_CB_OK;
 }
 
+/* ---- a callback program's threads for libdwfl: one thread (cb_tid),
+ * its registers those of the innermost frame the debugger gave ---- */
+
+static const struct lc_program_thread *cb_thread(struct lc_program *t, int tid)
+{
+	for (size_t i = 0; i < t->nthreads; i++)
+		if (t->threads[i].tid == tid && t->threads[i].nframes)
+			return &t->threads[i];
+	return NULL;
+}
+
+static pid_t cb_next_thread(Dwfl *dwfl, void *dwfl_arg, void **thread_argp)
+{
+	struct lc_program *t = dwfl_arg;
+
+	(void)dwfl;
+	if (*thread_argp || !cb_thread(t, t->cb_tid))
+		return 0;
+	*thread_argp = t;
+	return t->cb_tid;
+}
+
+static bool cb_get_thread(Dwfl *dwfl, pid_t tid, void *dwfl_arg,
+			  void **thread_argp)
+{
+	struct lc_program *t = dwfl_arg;
+
+	(void)dwfl;
+	if (tid != t->cb_tid || !cb_thread(t, tid))
+		return false;
+	*thread_argp = t;
+	return true;
+}
+
+static bool cb_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result,
+			   void *arg)
+{
+	struct lc_program *t = arg;
+
+	(void)dwfl;
+	return lc_memory_read(t->mem, addr, result, sizeof(*result), NULL) == 0;
+}
+
+static bool cb_set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
+{
+	struct lc_program *t = thread_arg;
+	const struct lc_program_thread *th = cb_thread(t, t->cb_tid);
+	const struct lc_frame_regs *f;
+	Dwarf_Word regs[LC_NREGS];
+
+	if (!th)
+		return false;
+	f = &th->frames[0];
+	for (unsigned r = 0; r < LC_NREGS; r++)
+		regs[r] = (f->regmask & (1u << r)) ? f->regs[r] : 0;
+	regs[LC_REG_PC] = f->pc;
+	if (th->from_sp) {
+		regs[LC_REG_SP] = th->from_sp;
+		regs[LC_REG_PC] = th->from_pc;
+	}
+	dwfl_thread_state_register_pc(thread, regs[LC_REG_PC]);
+	return dwfl_thread_state_registers(thread, 0, LC_NREGS, regs);
+}
+
+static const Dwfl_Thread_Callbacks cb_callbacks = {
+	.next_thread = cb_next_thread,
+	.get_thread = cb_get_thread,
+	.memory_read = cb_memory_read,
+	.set_initial_registers = cb_set_initial_registers,
+};
+
 /* Registers a call preserves (x86_64 SysV): rbx, rbp, rsp, r12-r15 and
  * the return address.  libdwfl knows no others in a caller's frame. */
 #define LC_CALLEE_SAVED	((1u << 3) | (1u << 6) | (1u << 7) | (1u << 12) | \
@@ -78,10 +149,11 @@ static void set_from(struct lc_program *t, int tid, uint64_t pc, uint64_t sp)
 		t->unwind_from(t->unwind_from_arg, tid, pc, sp);
 }
 
-/* c holds one frame, in code no unwind information covers; the probe's
- * foreign says whose caller it is.  Unwind again from there into c, the
- * frame in front.  libdwfl's result, or -1 when the probe does not
- * know the frame (c is left as it was). */
+/* c's innermost frame runs code no unwind information (or the wrong
+ * one) covers, as the probe's foreign says, with where its caller
+ * starts: unwind again from there into c, the frame in front.
+ * libdwfl's result, or -1 when the probe does not know the frame (c is
+ * left as it was). */
 static int unwind_foreign(struct lc_program *t,
 			  const struct lc_state_probe *probe, int tid,
 			  size_t max, struct collect *c)
@@ -1063,6 +1135,19 @@ struct lc_error *lc_unwind_thread(struct lc_unwinder *u,
 			lc_native_frames_free(c.frames, c.n);
 			return &lc_error_nomem;
 		}
+		/* The debugger stopped at code of no module (a JIT trace):
+		 * libdwfl unwinds on from where the VM family says. */
+		if (c.n >= 1 && probe && probe->foreign && t->dwfl &&
+		    c.frames[0].activation) {
+			if (!t->cb_attached &&
+			    dwfl_attach_state(t->dwfl, NULL, 1, &cb_callbacks, t))
+				t->cb_attached = true;
+			if (t->cb_attached) {
+				t->cb_tid = tid;
+				unwind_foreign(t, probe, tid, max, &c);
+				t->cb_tid = 0;
+			}
+		}
 		if (c.truncated) {
 			*partial = LC_NATIVE_TRUNCATED;
 			*why = strdup("native stack truncated at the frame limit");
@@ -1097,9 +1182,13 @@ struct lc_error *lc_unwind_thread(struct lc_unwinder *u,
 		 * unwind information: where the VM family knows it for its
 		 * own generated code, unwinding starts again from the caller
 		 * it names, and the frame goes back in front. */
-		if (r != 0 && c.n == 1 && !c.nomem && probe && probe->foreign &&
-		    !dwfl_addrmodule(t->dwfl, c.frames[0].pc))
-			r = unwind_foreign(t, probe, tid, max, &c);
+		if (c.n >= 1 && !c.nomem && probe && probe->foreign &&
+		    c.frames[0].activation) {
+			int r2 = unwind_foreign(t, probe, tid, max, &c);
+
+			if (r2 != -1)
+				r = r2;
+		}
 		if (c.nomem) {
 			lc_native_frames_free(c.frames, c.n);
 			return &lc_error_nomem;

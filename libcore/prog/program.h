@@ -102,6 +102,11 @@ struct lc_program {
 
 	Dwfl *dwfl;		/* NULL: no module known */
 	bool dwfl_attached;	/* libdwfl can unwind the threads itself */
+	/* Callback programs: libdwfl attached to unwind on from a frame the
+	 * debugger could not unwind (native/unwind.c), one thread at a
+	 * time (cb_tid), from its given frames. */
+	bool cb_attached;
+	int cb_tid;
 	Elf *core_elf;
 	Elf *dwfl_elf;		/* the core as libdwfl reads it, when not
 				   core_elf (core.c): dwfl_map, */

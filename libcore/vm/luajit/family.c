@@ -344,7 +344,8 @@ static uint64_t frame_trace(struct lc_pass *pass,
 	return T && in_trace(pass, T, f->pc) ? T : 0;
 }
 
-/* A trace runs on the interpreter's machine frame, below what the
+/* A subroutine of the interpreter's (vm_sub) runs on its frame, below
+ * its return address.  A trace runs on the interpreter's machine frame, below what the
  * interpreter pushed to enter it and its own spill slots
  * (GCtrace.spadjust): the interpreter's frame, whose unwind information
  * is one rule for all its code, starts that many bytes up. */
@@ -356,6 +357,18 @@ static bool lj_foreign(void *arg, const struct lc_native_frame *f,
 	uint64_t g, T, adj;
 	int32_t no;
 
+	/* A subroutine of the interpreter, its return address on top of
+	 * the interpreter's frame. */
+	for (size_t k = 0; k < LC_ARRAY_SIZE(l->vm_sub); k++)
+		if (f->activation && l->vm_sub[k][0] <= f->pc &&
+		    f->pc < l->vm_sub[k][1] &&
+		    (f->regmask & (1u << LC_REG_SP)) &&
+		    lc_read_u64(pass->m, f->regs[LC_REG_SP], pc) == 0 &&
+		    in_vm_code(l, *pc)) {
+			*sp = f->regs[LC_REG_SP] + 8;
+			*name = NULL;
+			return true;
+		}
 	if (!l->vm_start || !(T = frame_trace(pass, f, &g, &no)) ||
 	    lc_lj_field_u(pass->m, T, l->tr.spadjust, &adj) < 0)
 		return false;

@@ -66,6 +66,18 @@ static void vm_code(Dwfl_Module *mod, struct lc_lj_layout *l)
 			begin = addr;
 		else if (strcmp(sn, "lj_BC_JLOOP") == 0)
 			l->vm_jloop = addr;
+		else if (GELF_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_size) {
+			static const char *const subs[] = {
+				"lj_vm_mod", "lj_vm_floor_sse",
+				"lj_vm_ceil_sse", "lj_vm_trunc_sse",
+			};
+
+			for (size_t k = 0; k < LC_ARRAY_SIZE(subs); k++)
+				if (strcmp(sn, subs[k]) == 0) {
+					l->vm_sub[k][0] = addr;
+					l->vm_sub[k][1] = addr + sym.st_size;
+				}
+		}
 		else if (strncmp(sn, "luaJIT_version_", 15) == 0 &&
 			 strlen(sn + 15) < sizeof(l->version)) {
 			char *v = l->version;

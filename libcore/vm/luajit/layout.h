@@ -108,6 +108,10 @@ struct lc_lj_layout {
 	uint64_t vm_start, vm_end;
 	/* lj_BC_JLOOP: where the interpreter enters a trace (0: unknown). */
 	uint64_t vm_jloop;
+	/* The interpreter's own subroutines, entered by a call inside its
+	 * frame (vm_x64.dasc: call ->vm_mod, ->vm_floor_sse, ...), which its
+	 * one unwind entry does not describe: their [start, end), 0 none. */
+	uint64_t vm_sub[4][2];
 	/* "2.1.1787165859": the version in the name of the symbol
 	 * luaJIT_version_2_1_... (lj_dispatch.c), "2.1" without one. */
 	char version[48];
