@@ -272,6 +272,16 @@ static bool in_vm_code(const struct lc_lj_layout *l, uint64_t pc)
 	return l->vm_start && pc >= l->vm_start && pc < l->vm_end;
 }
 
+/* In one of the interpreter's subroutines (layout.h vm_sub), which run
+ * for the interpreter frame that called them. */
+static bool in_vm_sub(const struct lc_lj_layout *l, uint64_t pc)
+{
+	for (size_t k = 0; k < LC_ARRAY_SIZE(l->vm_sub); k++)
+		if (l->vm_sub[k][0] <= pc && pc < l->vm_sub[k][1])
+			return true;
+	return false;
+}
+
 /* Keep what at_frame found of s for the rest of the pass. */
 static void remember(struct lc_pass *pass, const struct ljstate *s)
 {
@@ -359,16 +369,14 @@ static bool lj_foreign(void *arg, const struct lc_native_frame *f,
 
 	/* A subroutine of the interpreter, its return address on top of
 	 * the interpreter's frame. */
-	for (size_t k = 0; k < LC_ARRAY_SIZE(l->vm_sub); k++)
-		if (f->activation && l->vm_sub[k][0] <= f->pc &&
-		    f->pc < l->vm_sub[k][1] &&
-		    (f->regmask & (1u << LC_REG_SP)) &&
-		    lc_read_u64(pass->m, f->regs[LC_REG_SP], pc) == 0 &&
-		    in_vm_code(l, *pc)) {
-			*sp = f->regs[LC_REG_SP] + 8;
-			*name = NULL;
-			return true;
-		}
+	if (f->activation && in_vm_sub(l, f->pc) &&
+	    (f->regmask & (1u << LC_REG_SP)) &&
+	    lc_read_u64(pass->m, f->regs[LC_REG_SP], pc) == 0 &&
+	    in_vm_code(l, *pc)) {
+		*sp = f->regs[LC_REG_SP] + 8;
+		*name = NULL;
+		return true;
+	}
 	if (!l->vm_start || !(T = frame_trace(pass, f, &g, &no)) ||
 	    lc_lj_field_u(pass->m, T, l->tr.spadjust, &adj) < 0)
 		return false;
@@ -481,10 +489,7 @@ static void lj_at_frame(struct lc_pass *pass, struct lc_vstate *st,
 	 * leave BASE and PC alone): the innermost frame's registers. */
 	if (!n || s->cur_L != s->L || s->vmstate != ~(int32_t)l->vmst_interp ||
 	    !nf[0].activation || (nf[0].regmask & need) != need ||
-	    !(in_vm_code(l, nf[0].pc) ||
-	      (n > 1 && in_vm_code(l, nf[1].pc) && nf[0].function &&
-	       strncmp(nf[0].function, "lj_vm_", 6) == 0 &&
-	       lc_interp_has_pc(pass->in, nf[0].pc))))
+	    !in_vm_code(l, nf[0].pc))
 		return;
 	base = nf[0].regs[LJ_REG_BASE];
 	pc = nf[0].regs[LJ_REG_PC];
@@ -773,7 +778,9 @@ static unsigned lj_roles(const struct lc_interp *in, const char *fn)
 static unsigned lj_frame_roles(const struct lc_interp *in,
 			       const struct lc_native_frame *f)
 {
-	return in_vm_code(layout(in), f->pc) ?
+	const struct lc_lj_layout *l = layout(in);
+
+	return in_vm_code(l, f->pc) && !(f->activation && in_vm_sub(l, f->pc)) ?
 	       LC_ROLE_RUNS_LUA | LC_ROLE_CALLS_C : 0;
 }
 
