@@ -18,11 +18,12 @@ sudo_cmd() {
 # test, python3 to compare reports with ground truth, protoc to read the
 # sampler's pprof files, Chromium to test its SVG flame graphs, clang and
 # its runtime for the libFuzzer harnesses with ASan and UBSan, valgrind
-# for memcheck on the inspect path, Debian's LuaJIT for the messages that
-# say it is not read yet, the real hosts that embed Debian's Lua: nmap,
-# haproxy, lighttpd with mod_magnet; g++ for libstdc++'s demangler, which
-# the library links, and for the C++ fixture host lchost++; golang-go for
-# go tool pprof, which reads the sampler's profiles as its users do; tmux
+# for memcheck on the inspect path, Debian's LuaJIT for the message that
+# a build without debug info is refused, the real hosts that embed
+# Debian's Lua: nmap, haproxy, lighttpd with mod_magnet, and neovim with
+# Debian's LuaJIT (rebuilt with -g from its source package); g++ for
+# libstdc++'s demangler, which the library links, and for the C++
+# fixture host lchost++; golang-go for go tool pprof, which reads the sampler's profiles as its users do; tmux
 # for a terminal of a given size, where --top is checked).
 PACKAGES="autoconf automake libtool pkg-config gcc g++ make
  libelf-dev libdw-dev zlib1g-dev check elfutils
@@ -30,7 +31,7 @@ PACKAGES="autoconf automake libtool pkg-config gcc g++ make
  protobuf-compiler chromium chromium-driver clang libclang-rt-14-dev valgrind
  lua5.1 lua5.3 lua5.4 liblua5.1-0-dev liblua5.3-dev liblua5.4-dev
  liblua5.1-0-dbg liblua5.3-0-dbg liblua5.4-0-dbg libluajit-5.1-dev
- nmap haproxy lighttpd lighttpd-modules-lua golang-go tmux"
+ nmap haproxy lighttpd lighttpd-modules-lua golang-go tmux neovim"
 
 deps() {
 	[ "${LUACORE_NO_APT:-0}" = 1 ] && return 0

@@ -371,6 +371,31 @@ static void report_quality(const struct lc_profile *p, bool one_vm,
 			(double)q->cpu_before_ns / 1e9);
 	if (!q->realtime && !q->nonblocking)
 		fputs("luacore-sample: not allowed real-time priority (CAP_SYS_NICE or RLIMIT_RTPRIO): a thread that shares the sampler's CPU is sampled late, when it sleeps or its time slice ends\n", out);
+	/* LuaJIT: what the VM was doing (each sample's vmstate label), in
+	 * jit.p's letters (-jp=v): compiled, interpreted, C, GC, JIT. */
+	{
+		double w[5] = { 0 }, all = 0;
+
+		for (size_t i = 0; i < p->nsamples; i++) {
+			const struct lc_prof_sample *sm = &p->samples[i];
+			const char *v;
+			int k;
+
+			if (!sm->vmstate || sm->vmstate >= p->nstrings)
+				continue;
+			v = p->strings[sm->vmstate];
+			k = strncmp(v, "trace#", 6) == 0 ? 0 :
+			    strcmp(v, "lua") == 0 ? 1 : strcmp(v, "c") == 0 ? 2 :
+			    strcmp(v, "gc") == 0 ? 3 : 4;
+			w[k] += (double)lc_profile_cpu(sm);
+			all += (double)lc_profile_cpu(sm);
+		}
+		if (all > 0)
+			fprintf(out, "luacore-sample: LuaJIT VM states (as jit.p's -jp=v): N %.1f%% compiled, I %.1f%% interpreted, C %.1f%% C code, G %.1f%% garbage collector, J %.1f%% JIT compiler\n",
+				100 * w[0] / all, 100 * w[1] / all,
+				100 * w[2] / all, 100 * w[3] / all,
+				100 * w[4] / all);
+	}
 }
 
 /* --top: per function, the weights at the last refresh. */

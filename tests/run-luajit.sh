@@ -25,6 +25,12 @@
 #    unwound through the trace to main), read live and from a core, and
 #    by gdb: the frames below the loop equal the script's, the line is
 #    in the loop's body (tests/luajit/compare_busy.py);
+#  - nvim (Debian's neovim, with Debian's LuaJIT rebuilt with -g) running
+#    the busy loop: live, sampled, and from its core;
+#  - luacore-sample on the 60/30/10 split with the JIT on and off: the
+#    shares as the script measured them, each sample labelled with the
+#    VM's state (pprof label vmstate: trace#N, lua, c, gc, jit), the
+#    roll-up in jit.p's letters beside;
 #  - the matrix's scenarios (16 of them: deep recursion, tail calls,
 #    nested coroutines, re-entry, errors in pcall, metamethods, varargs,
 #    finalizers, blocking I/O, several VMs on one thread and on two,
@@ -40,13 +46,16 @@
 #    with a message that says so and what to do.
 . "$(dirname "$0")/lib.sh"
 lj=$(cd "$top_builddir/tests/luajit" && pwd)/lj-layout
-"$src/fixtures/build-luajit.sh" "$out" lj-upstream lj-openresty >"$tmp/build.log" 2>&1 ||
+# The forks from their tarballs, and Debian's luajit and luajit2 from
+# their source packages (rebuilt with -g: Debian ships no debug info).
+LJ_IDS="lj-upstream lj-openresty lj-deb lj-deb2"
+"$src/fixtures/build-luajit.sh" "$out" $LJ_IDS >"$tmp/build.log" 2>&1 ||
 	{ cat "$tmp/build.log"; echo "FAIL: fixtures/build-luajit.sh"; exit 1; }
 
 # value DUMP NAME: the offset (or value) of NAME in a dump.
 value() { awk -v n="$2" '$1 == n { print $2 }' "$1"; }
 
-for id in lj-upstream lj-openresty; do
+for id in $LJ_IDS; do
 	for f in luajit libluajit.so; do
 		d=$tmp/$id-$f.txt
 		if ! "$lj" "$out/$id/$f" >"$d" 2>"$tmp/err"; then
@@ -164,15 +173,10 @@ busy() {
 	ln -sf "$out/$id/luajit" "$d/exe"
 	[ -f "$d/core" ] || { echo "FAIL $id busy $mode: gcore: $(tail -2 "$d/gcore.log")"; status=1; return 1; }
 }
-running() {	# PID: alive, not stopped, untraced
-	local st tr
-	st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)
-	tr=$(awk '/^TracerPid:/ { print $2 }' "/proc/$1/status" 2>/dev/null)
-	[ -n "$st" ] && [ "$st" != t ] && [ "$st" != T ] && [ "$st" != Z ] && [ "$tr" = 0 ]
-}
 inspect=$(cd "$top_builddir/src" && pwd)/luacore-inspect
+sample=$(cd "$top_builddir/src" && pwd)/luacore-sample
 busy_cells=()
-for id in lj-upstream lj-openresty; do
+for id in $LJ_IDS; do
 	for mode in interp jit; do
 		d=$tmp/busy-$id-$mode
 		busy "$id" "$mode" "$d" || continue
@@ -187,6 +191,46 @@ for id in lj-upstream lj-openresty; do
 			[ "$rc" = 0 -a "${res##*$'\n'equal: }" != "$res" ]
 		[ "${res##*$'\n'equal: }" != "$res" ] || echo "$res" | sed 's/^/    /' | head -20
 	done
+done
+
+# luacore-sample on LuaJIT's interpreter running the 60/30/10 split
+# (fixtures/scenarios/sample/split.lua, which measures its own shares),
+# with the JIT compiler on and off (-joff): each function's share as the
+# script measured it (tests/sample/shares.py), and every sample of them
+# labelled with what the VM was doing (vmstate trace#N, or lua), the
+# roll-up in jit.p's letters matching the labels (tests/luajit/
+# vmstate.py); the check fails on the other mode's profile.
+sample=$(cd "$top_builddir/src" && pwd)/luacore-sample
+proto=$src/tests/pprof/profile.proto
+for id in lj-upstream lj-openresty; do
+	for mode in jit interp; do
+		f=$tmp/split-$id-$mode
+		rc=0
+		LC_SAMPLE_SECONDS=3 "$sample" -q -r 250 -o "$f.pb.gz" -- "$out/$id/luajit" \
+			$([ "$mode" = interp ] && echo -joff) "$src/fixtures/scenarios/sample/split.lua" \
+			>"$f.out" 2>"$f.err" || rc=$?
+		if [ "$rc" != 0 ] || ! grep -q '^split done' "$f.out"; then
+			check "$id split, JIT $mode: luacore-sample exit $rc: $(tail -2 "$f.err")" false
+			continue
+		fi
+		on=$([ $mode = jit ] && echo on || echo off)
+		rc=0
+		res=$("$py" "$src/tests/sample/shares.py" split "$f.pb.gz" "$f.out" "$proto" 2>&1) || rc=$?
+		check "$id split, JIT $on: shares as the script measured them" [ "$rc" = 0 ]
+		echo "$res" | sed 's/^/    /'
+		rc=0
+		res=$("$py" "$src/tests/luajit/vmstate.py" "$f.pb.gz" "$f.err" "$proto" "$mode" 2>&1) || rc=$?
+		check "$id split, JIT $on: vmstate labels ($(head -1 <<<"$res"))" [ "$rc" = 0 ]
+		tail -n +2 <<<"$res" | sed 's/^/    /'
+	done
+	other=$tmp/split-$id-interp
+	if [ -f "$other.pb.gz" ]; then
+		if "$py" "$src/tests/luajit/vmstate.py" "$other.pb.gz" "$other.err" "$proto" jit >/dev/null 2>&1; then
+			check "$id negative control: the JIT-off profile passes as JIT on" false
+		else
+			check "$id negative control: the JIT-off profile fails as JIT on" true
+		fi
+	fi
 done
 
 # The matrix's scenarios under lchost linked with each fork, against the
@@ -206,9 +250,14 @@ done
 LJ_SCENARIOS=${LC_LJ_SCENARIOS:-"deep_recursion tail_calls coroutines3 reentry error_in_pcall
  metamethods varargs gc_finalizer blocked_io multi_vm two_threads table_ctor yield_c
  names_loaded yield_resume hook_resume"}
-for id in lj-upstream lj-openresty; do
+# Debian's builds: the scenarios of frame kinds (coroutines, errors,
+# metamethods, varargs, several VMs, yields from C, finalizers).
+LJ_DEB_SCENARIOS=${LC_LJ_DEB_SCENARIOS:-"coroutines3 error_in_pcall metamethods varargs multi_vm yield_c gc_finalizer"}
+for id in $LJ_IDS; do
 	n=0 ok=0 okc=0 okl=0 cells=()
-	for sc in $LJ_SCENARIOS; do
+	scenarios=$LJ_SCENARIOS
+	case $id in lj-deb*) scenarios=$LJ_DEB_SCENARIOS ;; esac
+	for sc in $scenarios; do
 		d=$tmp/cell-$id-$sc
 		n=$((n + 1))
 		if ! LC_LIVE_INSPECT=$inspect LC_BUILDS=$out "$src/fixtures/make-core.sh" "$id" "$sc" "$d" >"$d.log" 2>&1; then
@@ -265,6 +314,53 @@ for id in lj-upstream lj-openresty; do
 		check "$id: gdb's lua-bt on the cores: $g of ${#cells[@]} equal luacore-inspect's" [ "$g" = "${#cells[@]}" ]
 	fi
 done
+
+# A Debian program that embeds LuaJIT: nvim (neovim), its
+# libluajit-5.1.so.2 Debian's rebuilt with -g (first in its library
+# path), running busy.lua from :luafile with the JIT on: luacore-inspect
+# -p, luacore-sample -p and its core give the script's frames below the
+# loop, the loop's line from the trace, and nvim's own frames below
+# (nlua_exec_file, do_cmdline, main).
+if ! command -v nvim >/dev/null; then
+	check "nvim is installed (apt-get install neovim)" false
+else
+	d=$tmp/nvim
+	mkdir -p "$d"
+	(cd "$d" && LD_LIBRARY_PATH=$out/lj-deb LC_BUSY_MODE=jit \
+		LC_TRUTH_LUA=$src/fixtures/lua/truth.lua LC_READY=$d/ready \
+		LC_TRUTH=$d/truth.tsv exec nvim --headless -u NONE -i NONE -n \
+		-c "luafile $src/fixtures/scenarios/luajit/busy.lua") </dev/null >"$d/log" 2>&1 &
+	pid=$!
+	pids+=("$pid")
+	for _ in $(seq 200); do [ -e "$d/ready" ] && break; sleep 0.05; done
+	if [ ! -e "$d/ready" ]; then
+		check "nvim running busy.lua: ready ($(tail -2 "$d/log"))" false
+	else
+		sleep 0.3
+		rc=0
+		"$inspect" -p "$pid" --json >"$d/live.json" 2>"$d/live.err" || rc=$?
+		res=$("$py" "$src/tests/luajit/compare_busy.py" "$d/truth.tsv" "$d/live.json" jit 2>&1)
+		check "nvim, busy loop in a trace, live: exit $rc, $(tail -1 <<<"$res")" \
+			[ "$rc" = 0 -a "${res##*$'\n'equal: }" != "$res" ]
+		grep -q '"nlua_exec_file"' "$d/live.json" ||
+			check "nvim, live: its frames below the Lua ones (nlua_exec_file)" false
+		rc=0
+		"$sample" -q -p "$pid" -d 2 -o "$d/prof.folded" 2>"$d/sample.err" || rc=$?
+		ok=0
+		[ "$rc" = 0 ] && grep -q 'nlua_exec_file;.*spin (…/[^;]*busy\.lua:[0-9]*);LuaJIT trace [0-9]* ' "$d/prof.folded" && ok=1
+		check "nvim, luacore-sample -p: exit $rc, spin under nlua_exec_file in a trace" [ "$ok" = 1 ]
+		[ "$ok" = 1 ] || { tail -3 "$d/sample.err"; head -5 "$d/prof.folded"; }
+		running "$pid" || check "nvim left running after luacore-inspect -p and luacore-sample" false
+		gcore -o "$d/core" "$pid" >"$d/gcore.log" 2>&1 && mv "$d/core.$pid" "$d/core"
+		rc=0
+		"$inspect" --json "$d/core" "$(command -v nvim)" >"$d/report.json" 2>"$d/report.err" || rc=$?
+		res=$("$py" "$src/tests/luajit/compare_busy.py" "$d/truth.tsv" "$d/report.json" jit 2>&1)
+		check "nvim, busy loop in a trace, core: exit $rc, $(tail -1 <<<"$res")" \
+			[ "$rc" = 0 -a "${res##*$'\n'equal: }" != "$res" ]
+	fi
+	kill -KILL "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+fi
 
 # gdb's lua-bt on the busy loops' cores (through a trace, with the JIT
 # on): the same frames as luacore-inspect's.

@@ -707,6 +707,8 @@ void lc_stack_decode(struct lc_target *t, struct lc_pass *pass, int tid,
 	}
 	th->activity = in ? in->ops->activity(in, c.o.v, c.o.n) :
 			    LC_ACTIVITY_NATIVE;
+	if (in && ncs && in->ops->vm_label)
+		th->vm_label = in->ops->vm_label(pass, &cs[0].st, &th->trace);
 	for (size_t i = 0; i < ncs; i++)
 		lc_vwalk_free(in, &cs[i].w);
 	free(cs);

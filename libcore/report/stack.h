@@ -37,6 +37,9 @@ struct lc_stack {
 	size_t nstates;
 	uint64_t vm;		/* the VM of states[0], 0 if none */
 	enum lc_activity activity;	/* what the thread was doing */
+	const char *vm_label;	/* and its VM, as the VM says it (vm.h
+				   vm_label; static), or NULL */
+	int32_t trace;		/* with vm_label "trace": its number */
 	unsigned partial;	/* LC_PARTIAL_* */
 	char *note;		/* the first reason, for people; or NULL */
 };

@@ -71,10 +71,10 @@ static uint64_t loc_hash(uint32_t func, int64_t line, uint64_t addr)
 
 static uint64_t sample_hash(const uint32_t *locs, size_t n, int tid,
 			    uint32_t tname, uint64_t vm, uint64_t co,
-			    enum lc_prof_kind leaf)
+			    enum lc_prof_kind leaf, uint32_t vmstate)
 {
-	uint64_t h = mix(mix(mix(mix(mix(2, (uint64_t)tid), tname), vm), co),
-			 leaf);
+	uint64_t h = mix(mix(mix(mix(mix(mix(2, (uint64_t)tid), tname), vm),
+				 co), leaf), vmstate);
 
 	for (size_t i = 0; i < n; i++)
 		h = mix(h, locs[i]);
@@ -126,7 +126,7 @@ static int ensure(struct lc_profile *p, struct table *t, int which)
 
 			put(t, sample_hash(s->locs, s->nlocs, s->tid,
 					   s->thread_name, s->vm, s->coroutine,
-					   s->leaf), (uint32_t)i);
+					   s->leaf, s->vmstate), (uint32_t)i);
 		}
 		break;
 	}
@@ -402,15 +402,26 @@ int lc_profile_add(struct lc_profile *p, const uint32_t *locs, size_t nlocs,
 		   int64_t cpu_ns, int tid, const char *thread_name,
 		   uint64_t vm, uint64_t coroutine, enum lc_prof_kind leaf)
 {
+	return lc_profile_add_vmstate(p, locs, nlocs, cpu_ns, tid, thread_name,
+				      vm, coroutine, leaf, NULL);
+}
+
+int lc_profile_add_vmstate(struct lc_profile *p, const uint32_t *locs,
+			   size_t nlocs, int64_t cpu_ns, int tid,
+			   const char *thread_name, uint64_t vm,
+			   uint64_t coroutine, enum lc_prof_kind leaf,
+			   const char *vmstate)
+{
 	struct index *ix = p->index;
 	struct table *t = &ix->samples;
 	uint32_t tname = lc_profile_string(p, thread_name);
+	uint32_t vst = vmstate ? lc_profile_string(p, vmstate) : 0;
 	struct lc_prof_sample *s;
 	uint64_t h;
 
-	if (tname == UINT32_MAX)
+	if (tname == UINT32_MAX || vst == UINT32_MAX)
 		return -1;
-	h = sample_hash(locs, nlocs, tid, tname, vm, coroutine, leaf);
+	h = sample_hash(locs, nlocs, tid, tname, vm, coroutine, leaf, vst);
 	if (ensure(p, t, 3) < 0)
 		return -1;
 	for (size_t i = h & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
@@ -422,6 +433,7 @@ int lc_profile_add(struct lc_profile *p, const uint32_t *locs, size_t nlocs,
 		if (s->nlocs == nlocs && s->tid == tid &&
 		    s->thread_name == tname && s->vm == vm &&
 		    s->coroutine == coroutine && s->leaf == leaf &&
+		    s->vmstate == vst &&
 		    (nlocs == 0 ||
 		     memcmp(s->locs, locs, nlocs * sizeof(*locs)) == 0)) {
 			s->count++;
@@ -449,6 +461,7 @@ int lc_profile_add(struct lc_profile *p, const uint32_t *locs, size_t nlocs,
 	s->vm = vm;
 	s->coroutine = coroutine;
 	s->leaf = leaf;
+	s->vmstate = vst;
 	put(t, h, (uint32_t)p->nsamples);
 	add_event(p, (uint32_t)p->nsamples, cpu_ns);
 	p->nsamples++;

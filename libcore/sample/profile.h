@@ -52,6 +52,9 @@ struct lc_prof_sample {
 	enum lc_prof_kind leaf;	/* what the thread was doing: Lua code,
 				   a C function from Lua, the GC, host
 				   code (NATIVE) or idle */
+	uint32_t vmstate;	/* and its VM, as the VM says it: index
+				   into strings ("lua", "trace#3", "c",
+				   "gc", "jit": LuaJIT), 0 = not said */
 };
 
 /* What a run achieved, for the end-of-run report on stderr and for the
@@ -197,6 +200,13 @@ uint32_t lc_profile_string(struct lc_profile *p, const char *s);
 /* Add a sample (locs copied, leaf first).  Samples with the same stack
  * and labels are merged (count and cpu_ns add up); each is an event, in
  * order.  -1 on ENOMEM. */
+/* lc_profile_add with what the VM was doing (lc_prof_sample.vmstate),
+ * NULL for nothing said. */
+int lc_profile_add_vmstate(struct lc_profile *p, const uint32_t *locs,
+			   size_t nlocs, int64_t cpu_ns, int tid,
+			   const char *thread_name, uint64_t vm,
+			   uint64_t coroutine, enum lc_prof_kind leaf,
+			   const char *vmstate);
 int lc_profile_add(struct lc_profile *p, const uint32_t *locs, size_t nlocs,
 		   int64_t cpu_ns, int tid, const char *thread_name,
 		   uint64_t vm, uint64_t coroutine, enum lc_prof_kind leaf);

@@ -133,6 +133,7 @@ struct tstate {
 	size_t nlast;
 	uint64_t last_vm, last_co;
 	enum lc_prof_kind last_leaf;
+	char last_vmstate[24];		/* its VM's state then, "" none */
 	bool last_asleep;		/* taken while it was not running */
 	char sleep_at[96];		/* its /proc syscall line then */
 	int cpu;			/* the CPU it last ran on, -1 unknown */
@@ -813,7 +814,8 @@ out:
 /* Frames of the report's thread, root first into the profile. */
 static void add_stack(struct lc_sampler *s, struct tstate *ts,
 		      const uint32_t *frames, size_t nframes, int64_t cpu_ns,
-		      uint64_t vm, uint64_t coroutine, enum lc_prof_kind leaf);
+		      uint64_t vm, uint64_t coroutine, enum lc_prof_kind leaf,
+		      const char *vmstate);
 
 static void add_sample(struct lc_sampler *s, struct tstate *ts,
 		       const struct lc_stack *th, int64_t cpu_ns, bool idle)
@@ -842,7 +844,17 @@ static void add_sample(struct lc_sampler *s, struct tstate *ts,
 	ts->last_co = coroutine;
 	ts->last_leaf = leaf;
 	ts->last_asleep = idle;
-	add_stack(s, ts, locs, n, cpu_ns, th->vm, coroutine, leaf);
+	/* What the VM was doing: LuaJIT's vmstate ("trace#N" with the
+	 * trace's number). */
+	ts->last_vmstate[0] = '\0';
+	if (th->vm_label && strcmp(th->vm_label, "trace") == 0)
+		snprintf(ts->last_vmstate, sizeof(ts->last_vmstate), "trace#%d",
+			 th->trace);
+	else if (th->vm_label)
+		snprintf(ts->last_vmstate, sizeof(ts->last_vmstate), "%s",
+			 th->vm_label);
+	add_stack(s, ts, locs, n, cpu_ns, th->vm, coroutine, leaf,
+		  ts->last_vmstate[0] ? ts->last_vmstate : NULL);
 	free(locs);
 }
 
@@ -851,7 +863,8 @@ static void add_sample(struct lc_sampler *s, struct tstate *ts,
  * or idleness (--wall). */
 static void add_stack(struct lc_sampler *s, struct tstate *ts,
 		      const uint32_t *frames, size_t nframes, int64_t cpu_ns,
-		      uint64_t vm, uint64_t coroutine, enum lc_prof_kind leaf)
+		      uint64_t vm, uint64_t coroutine, enum lc_prof_kind leaf,
+		      const char *vmstate)
 {
 	struct lc_profile *p = s->prof;
 	uint32_t *locs = malloc((nframes + 1) * sizeof(*locs));
@@ -868,8 +881,8 @@ static void add_stack(struct lc_sampler *s, struct tstate *ts,
 	}
 	memcpy(locs + n, frames, nframes * sizeof(*locs));
 	n += nframes;
-	lc_profile_add(p, locs, n, cpu_ns, ts->tid, ts->name, vm, coroutine,
-		       leaf);
+	lc_profile_add_vmstate(p, locs, n, cpu_ns, ts->tid, ts->name, vm,
+			       coroutine, leaf, vmstate);
 	free(locs);
 }
 
@@ -1639,7 +1652,8 @@ static void reuse_last(struct lc_sampler *s, struct tstate *ts,
 	s->prof->q.attempted++;
 	s->prof->q.taken++;
 	add_stack(s, ts, ts->last, ts->nlast, weight, ts->last_vm,
-		  ts->last_co, leaf);
+		  ts->last_co, leaf,
+		  ts->last_vmstate[0] ? ts->last_vmstate : NULL);
 }
 
 /* ---- --nonblocking: read as it runs ----
@@ -2158,7 +2172,7 @@ static void nb_native(struct lc_sampler *s, struct tstate *ts, int64_t weight,
 		ts->kept_ns += weight;
 	}
 	add_stack(s, ts, &loc, 1, weight, 0, 0,
-		  asleep ? LC_PROF_IDLE : LC_PROF_NATIVE);
+		  asleep ? LC_PROF_IDLE : LC_PROF_NATIVE, NULL);
 }
 
 /* The sample of a thread found on a CPU (asleep: --wall's of one that

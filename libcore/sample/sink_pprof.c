@@ -570,6 +570,7 @@ static void write_samples(struct pw *w)
 	int64_t k_vm = str(w, "vm"), k_co = str(w, "coroutine");
 	int64_t k_leaf = str(w, "leaf"), k_vm_addr = str(w, "vm_addr");
 	int64_t k_alloc = str(w, "vm_allocator");
+	int64_t k_vmstate = str(w, "vmstate");
 
 	for (size_t i = 0; i < p->nsamples && !w->err; i++) {
 		const struct lc_prof_sample *s = &p->samples[i];
@@ -627,6 +628,10 @@ static void write_samples(struct pw *w)
 			label_str(w, k_co,
 				  strf(w, "0x%" PRIx64, s->coroutine));
 		label_str(w, k_leaf, str(w, leaf_name(s->leaf)));
+		/* What the VM was doing (LuaJIT's vmstate: lua, trace#N, c,
+		 * gc, jit). */
+		if (s->vmstate && s->vmstate < p->nstrings)
+			label_str(w, k_vmstate, str(w, p->strings[s->vmstate]));
 		top_msg(w, PROFILE_SAMPLE);
 	}
 }

@@ -223,6 +223,12 @@ struct lc_vm_ops {
 	 * the Lua frame it runs for. */
 	bool (*own_frame)(const struct lc_interp *in, const struct lc_frame *f);
 
+	/* Optional: what the VM of state st was doing, as the VM says it
+	 * (LuaJIT's vmstate): "lua" (interpreting), "trace" (running
+	 * compiled trace *trace), "c", "gc" or "jit" (the compiler, or a
+	 * trace's exit); static; NULL when it does not say. */
+	const char *(*vm_label)(struct lc_pass *pass, const struct lc_vstate *st,
+				int32_t *trace);
 	/* What the thread was doing, from its mixed frames (innermost
 	 * first). */
 	enum lc_activity (*activity)(const struct lc_interp *in,

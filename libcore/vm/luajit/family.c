@@ -809,6 +809,29 @@ static bool lj_own_frame(const struct lc_interp *in, const struct lc_frame *f)
 	       strstr(lc_base_name(in->module), ".so");
 }
 
+/* lj_obj.h vmstate, as jit.p tells it (lib/jit/p.lua, lj_profile.c):
+ * a trace's number (N), the interpreter (I), C code (C), the collector
+ * (G), else the compiler (J: recording, optimizing, assembling, a
+ * trace's exit). */
+static const char *lj_vm_label(struct lc_pass *pass, const struct lc_vstate *st,
+			       int32_t *trace)
+{
+	const struct lc_lj_layout *l = pass->l;
+	int32_t v = ljs(st)->vmstate;
+
+	if (v >= 0) {
+		*trace = v;
+		return "trace";
+	}
+	if (v == ~(int32_t)l->vmst_interp)
+		return "lua";
+	if (v == ~(int32_t)l->vmst_c)
+		return "c";
+	if (v == ~(int32_t)l->vmst_gc)
+		return "gc";
+	return "jit";
+}
+
 static enum lc_activity lj_activity(const struct lc_interp *in,
 				    const struct lc_frame *frames, size_t n)
 {
@@ -1062,6 +1085,7 @@ const struct lc_vm_ops lc_luajit_ops = {
 	.at_frame = lj_at_frame,
 	.own_frame = lj_own_frame,
 	.activity = lj_activity,
+	.vm_label = lj_vm_label,
 	.state_frames = lj_state_frames,
 	.resumes = lj_resumes,
 	.scan = lj_scan,

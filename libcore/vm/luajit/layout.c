@@ -44,6 +44,45 @@ struct find {
 	Dwarf_Addr start, end;
 };
 
+/* Without the luaJIT_version_* symbol (older releases name it
+ * luaJIT_version_2_1_0_beta3, or a build drops it): the version string
+ * itself, LUAJIT_VERSION ("LuaJIT 2.1.0-beta3", jit.version), a string
+ * of its own in the module's .rodata. */
+static void rodata_version(Dwfl_Module *mod, struct lc_lj_layout *l)
+{
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)) ||
+		    strcmp(name, ".rodata") != 0 ||
+		    !(data = elf_getdata(scn, NULL)) || !data->d_buf)
+			continue;
+		for (const char *p = data->d_buf, *end = p + data->d_size;
+		     (p = memmem(p, (size_t)(end - p), "LuaJIT 2.", 9)); p++) {
+			size_t n = strnlen(p, (size_t)(end - p));
+
+			/* The string alone (not the banner with its
+			 * copyright), just after another's end. */
+			if (n < 12 || n >= sizeof(l->version) + 7 ||
+			    p + n == end || memchr(p, ' ', n) != p + 6 ||
+			    (p > (const char *)data->d_buf && p[-1] != '\0'))
+				continue;
+			snprintf(l->version, sizeof(l->version), "%s", p + 7);
+			return;
+		}
+	}
+}
+
 /* [vm_start, vm_end): the interpreter's code, from the local symbol
  * lj_vm_asm_begin to the end of the unwind entry (FDE) that covers it;
  * and the version in the name of luaJIT_version_*. */
@@ -88,6 +127,8 @@ static void vm_code(Dwfl_Module *mod, struct lc_lj_layout *l)
 					*v = '.';
 		}
 	}
+	if (strcmp(l->version, "2.1") == 0)
+		rodata_version(mod, l);
 	if (!begin)
 		return;
 	for (int pass = 0; pass < 2; pass++) {
