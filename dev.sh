@@ -23,8 +23,9 @@ sudo_cmd() {
 # Debian's Lua: nmap, haproxy, lighttpd with mod_magnet, and neovim with
 # Debian's LuaJIT (rebuilt with -g from its source package); g++ for
 # libstdc++'s demangler, which the library links, and for the C++
-# fixture host lchost++; golang-go for go tool pprof, which reads the sampler's profiles as its users do; tmux
-# for a terminal of a given size, where --top is checked).
+# fixture host lchost++; golang-go for go tool pprof, which reads the
+# sampler's profiles as its users do; tmux for a terminal of a given
+# size, where --top is checked).
 PACKAGES="autoconf automake libtool pkg-config gcc g++ make
  libelf-dev libdw-dev zlib1g-dev check elfutils
  gdb gdbserver python3 python3-jsonschema dpkg-dev xz-utils

@@ -24,11 +24,16 @@ struct lc_error *lc_interp_open_all(struct lc_program *p,
 		struct lc_interp *in, **nv;
 		struct lc_error *err = lc_vm_families[i]->open(p, &in);
 
+		/* The error to say: the first family's that found its VM
+		 * and could not read it, else the first family's. */
 		if (err) {
-			if (!first)
+			if (!first || (lc_error_code(first) == LC_ERR_NOT_FOUND &&
+				       lc_error_code(err) != LC_ERR_NOT_FOUND)) {
+				lc_error_destroy(first);
 				first = err;
-			else
+			} else {
 				lc_error_destroy(err);
+			}
 			continue;
 		}
 		nv = realloc(v, (n + 1) * sizeof(*v));

@@ -292,8 +292,9 @@ extern const struct lc_vm_ops *const lc_vm_families[];
 
 /* Every family's interpreter in p (a process may embed more than one),
  * in family order: *ret gets a malloc'd array (NULL when none).  When
- * none is found, the error of the first family says why (the caller's);
- * LC_ERR_NOMEM otherwise only. */
+ * none is found, the error of the first family that found its VM and
+ * could not read it (any code but LC_ERR_NOT_FOUND), else of the first
+ * family, says why (the caller's); LC_ERR_NOMEM otherwise only. */
 struct lc_error *lc_interp_open_all(struct lc_program *p,
 				    struct lc_interp ***ret, size_t *nret);
 void lc_interp_close(struct lc_interp *in);

@@ -424,7 +424,7 @@ struct lc_error *lc_lj_layout_open(struct lc_program *t,
 	l->bc_mode = data_symbol(f.mod, "lj_bc_mode");
 	vm_code(f.mod, l);
 	if (!complete(l)) {
-		struct lc_error *err = lc_error_create(LC_ERR_NOT_FOUND,
+		struct lc_error *err = lc_error_create(LC_ERR_UNSUPPORTED,
 			"LuaJIT in %s: no DWARF describes its lua_State, "
 			"global_State and GCproto (a build without -g, or no "
 			"debug file found: install its debug package or rebuild "

@@ -48,9 +48,9 @@ bool lc_puc_luajit_symbols(Dwfl_Module *mod, char *what, size_t size)
 
 struct lc_error *lc_puc_luajit_error(const char *what, const char *mname)
 {
-	return lc_error_create(LC_ERR_UNSUPPORTED,
-		"%s detected in %s; not yet supported (PUC Lua 5.1-5.5 only): only native frames are shown, and no debug info changes that",
-		what, mname ? mname : "the Lua module");
+	return lc_error_create(LC_ERR_NOT_FOUND,
+		"the Lua of %s is %s, not PUC Lua (the LuaJIT family reads it)",
+		mname ? mname : "the Lua module", what);
 }
 
 /* Is mod the main program rather than a shared library? */
