@@ -255,6 +255,8 @@ struct lc_sampler {
 	size_t nknown;
 	size_t nfds;			/* threads whose stat is open */
 	size_t nsched, sched_cache;	/* whose schedstat is; at most */
+	bool many_asleep;		/* this tick: more than IDLE_READS
+					   threads asleep (read in turn) */
 	struct vmname *names;
 	size_t nnames;
 	uint32_t *known_slot;		/* 2 * KNOWN_STATES: 1 + index, 0 free */
@@ -2365,13 +2367,15 @@ static int look_at(struct lc_sampler *s, struct tick *k, size_t idx,
 	cpu = schedstat_read(pt->sched_fd, &pt->slices, &pt->wait);
 	if (cpu == UINT64_MAX)
 		return -1;
-	/* A CPU profile leaves a thread asleep that used no CPU since its
-	 * last read without reading its state: one read, not two opens,
-	 * two reads and two closes, for each of thousands of idle threads.
-	 * If it woke and runs now, with its run time not brought up to date
+	/* With more threads asleep than a tick reads (they are read in
+	 * turn), a CPU profile leaves one that used no CPU since its last
+	 * read without reading its state: one read, not two opens, two
+	 * reads and two closes, for each of thousands of idle threads.  If
+	 * it woke and runs now, with its run time not brought up to date
 	 * yet, the process's CPU clock sees it ran unseen (lc_sampler_tick)
-	 * and the next reads find it. */
-	if (!s->o.wall && asleep(ts) && cpu == ts->cpu_ns) {
+	 * and the next reads find it.  With few, each one's state is read:
+	 * a thread that wakes for short bursts is caught in them. */
+	if (!s->o.wall && s->many_asleep && asleep(ts) && cpu == ts->cpu_ns) {
 		c = ts->cpu;
 		state = 'S';
 	} else {
@@ -2601,6 +2605,7 @@ int lc_sampler_tick(struct lc_sampler *s)
 	/* Of the threads asleep, one in stride each tick, so that each is
 	 * read at least twice a second (a --wall sample stands for the time
 	 * since its last one). */
+	s->many_asleep = nasleep > IDLE_READS;
 	if (s->have_clock && nasleep > IDLE_READS) {
 		stride = nasleep / IDLE_READS;
 		if (stride > (size_t)(s->o.rate_hz / 2))
