@@ -257,7 +257,8 @@ struct lc_error *lc_target_read(struct lc_target *t, uint64_t addr,
 struct lc_value {
 	const char *type;	/* "nil", "boolean", "number", "string",
 				   "table", "function", "userdata",
-				   "lightuserdata", "thread", or "?" */
+				   "lightuserdata", "thread", "cdata"
+				   (LuaJIT), or "?" */
 	char *text;		/* rendering: true, 42, 3.5, "a\tb"...,
 				   table: 0x..., function: @x.lua:12,
 				   function: [C] str_gsub, ...; every

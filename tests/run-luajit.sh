@@ -38,6 +38,9 @@
 #    a C function, ...) under lchost linked with each fork: luacore-inspect
 #    -p on the running program, luacore-inspect and lj-frames on its core,
 #    and gdb's lua-bt, each equal to the truth;
+#  - post-mortem detail of 5 scenarios (upstream, OpenResty's, Debian's):
+#    locals and upvalues, coroutine statuses, the resume chain,
+#    yieldability, the collector's state, 100 VMs;
 #  - 120 damaged cores per fork (words near the threads and VMs
 #    replaced, tests/luajit/mutate.py): read by lj-frames and by
 #    luacore-inspect with exit 0 or 1, never killed by a signal or past a
@@ -372,6 +375,32 @@ if [ "${#busy_cells[@]}" -gt 0 ]; then
 	grep '^FAIL' "$tmp/gdb-busy.txt" | head -5
 	check "busy loops: gdb's lua-bt on the cores: $g of ${#busy_cells[@]} equal luacore-inspect's" [ "$g" = "${#busy_cells[@]}" ]
 fi
+
+# Post-mortem detail (tests/matrix/compare_post.py): locals and upvalues
+# of every frame as the script's debug.getlocal and debug.getupvalue give
+# them, coroutine statuses, the resume chain, yieldability, the C frame an
+# error unwinds to, the collector's state, 100 VMs on one thread.
+LJ_POST=${LC_LJ_POST:-"post_locals post_coroutines post_nny post_gc post_many_vms"}
+for id in lj-upstream lj-openresty lj-deb; do
+	n=0 ok=0
+	for sc in $LJ_POST; do
+		d=$tmp/post-$id-$sc
+		n=$((n + 1))
+		if ! LC_BUILDS=$out "$src/fixtures/make-core.sh" "$id" "$sc" "$d" >"$d.log" 2>&1; then
+			echo "FAIL $id $sc: make-core.sh: $(tail -2 "$d.log")"
+			continue
+		fi
+		rc=0
+		"$inspect" --json --locals "$d/core" "$d/exe" >"$d/report.json" 2>"$d/report.err" || rc=$?
+		if [ "$rc" = 0 ] && res=$("$py" "$src/tests/matrix/compare_post.py" -q "$d/truth.tsv" "$d/report.json" 2>&1); then
+			ok=$((ok + 1))
+		else
+			echo "FAIL $id $sc: exit $rc: $(tail -1 "$d/report.err")"
+			echo "${res:-}" | sed 's/^/    /' | head -20
+		fi
+	done
+	check "$id: post-mortem detail, locals and upvalues: $ok of $n scenarios equal the truth" [ "$ok" = "$n" ]
+done
 
 # Damaged cores: words near the threads and VMs replaced (mutate.py).
 # The decoder reads the target as untrusted: exit 0 or 1, never killed

@@ -136,8 +136,13 @@ static void print_luathread(const struct lc_luathread *lt,
 		fprintf(out, " (status %d)", lt->raw_status);
 	fputc('\n', out);
 	if (lj) {
-		fprintf(out, "    stack %ld slots, top at slot %ld\n",
+		fprintf(out, "    stack %ld slots, top at slot %ld",
 			lt->stacksize, lt->topslot);
+		if (lt->errorjmp)
+			fprintf(out, "; C frame 0x%" PRIx64 " (%s)", lt->errorjmp,
+				lt->errorjmp_on_stack ? "on its thread's stack" :
+				"not on a known stack");
+		fputc('\n', out);
 		goto frames;
 	}
 	fprintf(out, "    ccalls %u, nny %u (nCcalls 0x%x); errorJmp ", lt->ccalls,

@@ -712,6 +712,86 @@ static void fill_frame(struct lc_pass *pass, const struct ljstate *s,
 		f->traceback = traceback_line(f, fr->ffid);
 }
 
+/* Locals of Lua frame i (lj_debug.c lua_getlocal: the variables live at
+ * its position, in the order declared, each in the slot from the frame's
+ * base up), at most LOCALS_MAX. */
+#define LOCALS_MAX 250
+static void frame_locals(struct lc_pass *pass, const struct ljwalk *lw,
+			 size_t i, struct lc_frame *f)
+{
+	const struct lc_lj_frame *fr = &lw->w.v[i];
+	struct lc_var *vars = NULL;
+	size_t n = 0;
+	char name[256];
+
+	if (fr->ffid != LC_LJ_FF_LUA || !fr->proto || fr->pos < 0)
+		return;
+	for (uint32_t slot = 0; slot < LOCALS_MAX; slot++) {
+		struct lc_var *p;
+
+		if (!lc_lj_varname(pass->m, pass->l, fr->proto, (uint32_t)fr->pos,
+				   slot, name, sizeof(name)))
+			break;
+		p = realloc(vars, (n + 1) * sizeof(*p));
+		if (!p) {
+			f->partial = true;
+			break;
+		}
+		vars = p;
+		memset(&vars[n], 0, sizeof(vars[n]));
+		vars[n].kind = "local";
+		vars[n].name = strdup(name);
+		vars[n].index = (int)slot + 1;
+		/* Slot k of the frame: base + 8k, the base just above the
+		 * frame's link slot. */
+		lc_lj_value(pass->in->prog, pass->l, fr->slot + 8 + 8 * (uint64_t)slot,
+			    &vars[n].value);
+		n++;
+	}
+	/* Its function's upvalues (lua_getupvalue): each GCupval's v
+	 * points to the value, on a stack while open. */
+	{
+		const struct lc_lj_layout *l = pass->l;
+		uint64_t nup = 0;
+
+		if (LC_LJ_HAS(l->fn.uvptr) && LC_LJ_HAS(l->uv.v))
+			lc_lj_field_u(pass->m, fr->func, l->fn.nupvalues, &nup);
+		for (uint32_t k = 0; k < nup && k < LOCALS_MAX; k++) {
+			struct lc_var *p = realloc(vars, (n + 1) * sizeof(*p));
+			uint64_t uv, gct, v;
+
+			if (!p) {
+				f->partial = true;
+				break;
+			}
+			vars = p;
+			memset(&vars[n], 0, sizeof(vars[n]));
+			vars[n].kind = "upvalue";
+			vars[n].index = (int)k + 1;
+			if (!lc_lj_uvname(pass->m, l, fr->proto, k, name,
+					  sizeof(name)))
+				snprintf(name, sizeof(name), "?");
+			vars[n].name = strdup(*name ? name : "?");
+			if (lc_read_u64(pass->m, fr->func + (uint64_t)l->fn.uvptr.off +
+					8 * (uint64_t)k, &uv) == 0 &&
+			    (uv &= LC_LJ_GCVMASK) &&
+			    lc_lj_field_u(pass->m, uv, l->uv.gct, &gct) == 0 &&
+			    gct == LC_LJ_TUPVAL &&
+			    lc_lj_field_u(pass->m, uv, l->uv.v, &v) == 0) {
+				lc_lj_value(pass->in->prog, l, v, &vars[n].value);
+			} else {
+				lc_value_init(&vars[n].value);
+				vars[n].value.type = "?";
+				vars[n].value.text = strdup("(unreadable)");
+				vars[n].value.partial = true;
+			}
+			n++;
+		}
+	}
+	f->vars = vars;
+	f->nvars = n;
+}
+
 static void lj_frame(struct lc_pass *pass, const struct lc_vstate *st,
 		     const struct lc_vwalk *w, size_t i, bool locals,
 		     bool unplaced, const struct lc_native_frame *runner,
@@ -719,11 +799,12 @@ static void lj_frame(struct lc_pass *pass, const struct lc_vstate *st,
 {
 	struct lc_frame *f = lc_frames_push(out);
 
-	(void)locals;
 	(void)runner;
 	if (!f)
 		return;
 	fill_frame(pass, ljs(st), w->priv, i, f);
+	if (locals)
+		frame_locals(pass, w->priv, i, f);
 	f->unplaced = unplaced;
 }
 
@@ -861,7 +942,6 @@ static void lj_state_frames(struct lc_pass *pass, const struct lc_vstate *st,
 	struct lc_frames o = { 0 };
 	struct lc_error *err;
 
-	(void)locals;
 	(void)slots;
 	(void)residue;
 	lt->topslot = s->top >= s->stack ? (long)((s->top - s->stack) / 8) : -1;
@@ -884,6 +964,8 @@ static void lj_state_frames(struct lc_pass *pass, const struct lc_vstate *st,
 		if (!f)
 			break;
 		fill_frame(pass, s, w.priv, i, f);
+		if (locals)
+			frame_locals(pass, w.priv, i, f);
 		if (f->partial)
 			lt->partial = true;
 	}
@@ -920,10 +1002,20 @@ static void decode_thread(struct lc_pass *pass, const struct ljstate *s,
 	lt->topslot = (long)((s->top - s->stack) / 8);
 	lt->ci_depth = -1;
 	lt->openupval = -1;
+	/* Where an error in it unwinds to: its innermost C frame (LuaJIT's
+	 * counterpart of PUC's errorJmp; lj_err.c unwinds C frame by C
+	 * frame). */
+	lt->errorjmp = s->cframe & LC_LJ_CFRAME_RAWMASK;
+	/* lj_api.c lua_isyieldable: its C frame was entered by a resume
+	 * (not by a C call, nor the main thread's). */
+	lt->nny = lt->errorjmp && !(s->cframe & LC_LJ_CFRAME_RESUME);
 	/* lib_base.c coroutine.status, and the report's own words: a main
 	 * thread with no frames is idle; one died of an error, "error". */
-	if (s->L == s->cur_L &&
-	    (s->status == 0 || (s->status == LJ_STATUS_ERRERR && has_frames(s))))
+	/* (cur_L names the thread the VM ran last: one of an idle VM, or
+	 * one the VM left for C, has no frames but those its C frame
+	 * shows.) */
+	if (s->L == s->cur_L && (has_frames(s) || s->run_base) &&
+	    (s->status == 0 || s->status == LJ_STATUS_ERRERR))
 		lt->status = "running";
 	else if (s->status == LJ_STATUS_YIELD)
 		lt->status = "suspended";

@@ -75,6 +75,28 @@ const char *lc_lj_funcname(struct lc_memory *m, const struct lc_lj_layout *l,
 			   uint64_t g, uint64_t pt, int64_t pos, char *buf,
 			   size_t size);
 
+/* The name of the slot-th local variable live at bytecode position pc
+ * of proto pt (lj_debug.c debug_varname: in the order they were
+ * declared, from 0) into buf; false when there is none. */
+bool lc_lj_varname(struct lc_memory *m, const struct lc_lj_layout *l,
+		   uint64_t pt, uint32_t pc, uint32_t slot, char *buf,
+		   size_t size);
+
+/* The name of upvalue idx of proto pt (lj_debug.c lj_debug_uvname; ""
+ * where the proto keeps no names) into buf; false when idx is past its
+ * upvalues or unreadable. */
+bool lc_lj_uvname(struct lc_memory *m, const struct lc_lj_layout *l,
+		  uint64_t pt, uint32_t idx, char *buf, size_t size);
+
+/* The value of the TValue at addr (GC64), as the report shows values
+ * (luacore.h struct lc_value: a Lua literal, "table: 0x...", "function:
+ * @x.lua:12"); p names C functions.  Never fails: what is unreadable is
+ * marked partial.  (vm/luajit/values.c) */
+struct lc_program;
+struct lc_value;
+void lc_lj_value(struct lc_program *p, const struct lc_lj_layout *l,
+		 uint64_t addr, struct lc_value *v);
+
 /* The name of w->v[i] from its caller's bytecode (lc_lj_funcname), or
  * NULL: its caller is not a Lua frame with a known position. */
 const char *lc_lj_frame_name(struct lc_memory *m, const struct lc_lj_layout *l,

@@ -19,7 +19,7 @@
 
 enum {
 	T_STATE, T_GLOBAL, T_GG, T_PROTO, T_FUNCL, T_FUNCC, T_STR, T_JIT,
-	T_TRACE, T_SNAP, T_TVALUE, T_COUNT
+	T_TRACE, T_SNAP, T_TVALUE, T_UPVAL, T_COUNT
 };
 
 static const char *const type_names[T_COUNT] = {
@@ -27,6 +27,7 @@ static const char *const type_names[T_COUNT] = {
 	[T_GG] = "GG_State", [T_PROTO] = "GCproto", [T_FUNCL] = "GCfuncL",
 	[T_FUNCC] = "GCfuncC", [T_STR] = "GCstr", [T_JIT] = "jit_State",
 	[T_TRACE] = "GCtrace", [T_SNAP] = "SnapShot", [T_TVALUE] = "TValue",
+	[T_UPVAL] = "GCupval",
 };
 
 /* LuaJIT's own units: lj_state.c first.  The amalgamated build
@@ -310,6 +311,9 @@ static void read_fields(struct lc_lj_layout *l, Dwarf_Die *D,
 	X(str, T_STR, gct, "gct");
 	X(str, T_STR, len, "len");
 	X(str, T_STR, hash, "hash");
+
+	X(uv, T_UPVAL, gct, "gct");
+	X(uv, T_UPVAL, v, "v");
 
 	X(J, T_JIT, trace, "trace");
 	X(J, T_JIT, sizetrace, "sizetrace");

@@ -70,6 +70,10 @@ struct lc_lj_layout {
 		struct lc_lj_field gct, len, hash;
 	} str;
 	struct {
+		struct lc_lj_field gct, v;	/* GCupval: v points to
+						   its value */
+	} uv;
+	struct {
 		struct lc_lj_field trace, sizetrace, state, freetrace;
 	} J;
 	struct {

@@ -14,6 +14,7 @@
 #define LC_LJ_TPROTO	7u	/* ~LJ_TPROTO */
 #define LC_LJ_TFUNC	8u	/* ~LJ_TFUNC */
 #define LC_LJ_TTRACE	9u	/* ~LJ_TTRACE */
+#define LC_LJ_TUPVAL	5u	/* ~LJ_TUPVAL */
 /* lj_obj.h LJ_GCVMASK: a GC pointer in a TValue is its low 47 bits. */
 #define LC_LJ_GCVMASK	((UINT64_C(1) << 47) - 1)
 
@@ -35,6 +36,7 @@
 #define LC_LJ_CFRAME_OFS_ERRF	12
 #define LC_LJ_CFRAME_OFS_NRES	8
 #define LC_LJ_CFRAME_RAWMASK	(~UINT64_C(3))	/* CFRAME_RESUME|UNWIND_FF */
+#define LC_LJ_CFRAME_RESUME	1	/* cframe_canyield: entered by a resume */
 /* lj_frame.h CFRAME_SIZE_JIT - CFRAME_SIZE: what vm_x64.dasc BC_JLOOP
  * pushes (sub rsp, 16: r12 and r13) before it jumps into a trace, whose
  * own spill area (GCtrace.spadjust) lies below that. */

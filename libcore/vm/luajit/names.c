@@ -69,9 +69,9 @@ static bool read_uleb(struct lc_memory *m, uint64_t *p, uint32_t *v)
 }
 
 /* lj_debug.c debug_varname: the local in slot at bytecode pos pc. */
-static bool varname(struct lc_memory *m, const struct lc_lj_layout *l,
-		    uint64_t pt, uint32_t pc, uint32_t slot, char *buf,
-		    size_t size)
+bool lc_lj_varname(struct lc_memory *m, const struct lc_lj_layout *l,
+		   uint64_t pt, uint32_t pc, uint32_t slot, char *buf,
+		   size_t size)
 {
 	static const char *const fixed[] = LC_LJ_VARNAMES;
 	uint64_t p;
@@ -136,8 +136,8 @@ static uint64_t kgc(struct lc_memory *m, const struct lc_lj_layout *l,
 }
 
 /* lj_debug.c lj_debug_uvname. */
-static bool uvname(struct lc_memory *m, const struct lc_lj_layout *l,
-		   uint64_t pt, uint32_t idx, char *buf, size_t size)
+bool lc_lj_uvname(struct lc_memory *m, const struct lc_lj_layout *l,
+		  uint64_t pt, uint32_t idx, char *buf, size_t size)
 {
 	uint64_t p, sizeuv;
 
@@ -179,7 +179,7 @@ static const char *slotname(struct lc_memory *m, const struct lc_lj_layout *l,
 	for (int r = 0; r < RESTARTS_MAX; r++) {
 		bool restart = false;
 
-		if (varname(m, l, pt, ip, slot, buf, size))
+		if (lc_lj_varname(m, l, pt, ip, slot, buf, size))
 			return "local";
 		while (!restart && ip-- > 1) {
 			uint32_t ins, op, ra;
@@ -219,7 +219,7 @@ static const char *slotname(struct lc_memory *m, const struct lc_lj_layout *l,
 						return "method";
 					return "field";
 				} else if (op == (uint64_t)l->bc_uget) {
-					return uvname(m, l, pt, LC_LJ_BC_D(ins),
+					return lc_lj_uvname(m, l, pt, LC_LJ_BC_D(ins),
 						      buf, size) ? "upvalue" :
 						     NULL;
 				} else {
