@@ -402,6 +402,14 @@ for id in lj-upstream lj-openresty lj-deb; do
 	check "$id: post-mortem detail, locals and upvalues: $ok of $n scenarios equal the truth" [ "$ok" = "$n" ]
 done
 
+# The JSON reports of the LuaJIT cores and processes, as the schema
+# (doc/luacore-inspect.schema.json) has them.
+reports=$(ls "$tmp"/cell-*/report.json "$tmp"/cell-*/live.json "$tmp"/post-*/report.json \
+	"$tmp"/busy-*/report.json 2>/dev/null)
+# shellcheck disable=SC2086
+check "the LuaJIT reports ($(echo "$reports" | wc -w)) valid against the JSON schema" \
+	"$py" "$src/tests/matrix/validate_schema.py" "$src/doc/luacore-inspect.schema.json" $reports
+
 # Damaged cores: words near the threads and VMs replaced (mutate.py).
 # The decoder reads the target as untrusted: exit 0 or 1, never killed
 # by a signal, never past the timeout.
