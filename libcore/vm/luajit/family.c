@@ -933,6 +933,68 @@ static enum lc_activity lj_activity(const struct lc_interp *in,
 
 /* ---- the whole process ---- */
 
+/* The data stack's slots (--stack): from L->stack to top, and residue
+ * slots above it (stale, as popped).  A slot belongs to the innermost
+ * frame whose function slot is at or below it (GC64: the function, then
+ * the frame's link, then its base); the link is no value. */
+#define SLOTS_MAX 100000
+static void stack_slots(struct lc_pass *pass, const struct ljstate *s,
+			const struct ljwalk *lw, int residue,
+			struct lc_luathread *lt)
+{
+	uint64_t n, used = (s->top - s->stack) / 8;
+	struct lc_slot *v;
+
+	if (residue < 0)
+		residue = 0;
+	n = used + (uint64_t)residue;
+	if (n > (s->maxstack - s->stack) / 8 + 1)
+		n = (s->maxstack - s->stack) / 8 + 1;
+	if (n > SLOTS_MAX) {
+		n = SLOTS_MAX;
+		lt->partial = true;
+	}
+	v = calloc(n ? n : 1, sizeof(*v));
+	if (!v) {
+		lt->partial = true;
+		return;
+	}
+	for (uint64_t k = 0; k < n; k++) {
+		struct lc_slot *sl = &v[k];
+		uint64_t addr = s->stack + 8 * k;
+		bool link = false;
+
+		sl->addr = addr;
+		sl->index = (long)k;
+		sl->residue = k >= used;
+		sl->frame = -1;
+		for (size_t i = 0; lw && i < lw->w.n; i++) {
+			const struct lc_lj_frame *fr = &lw->w.v[i];
+
+			if (addr >= fr->slot - 8) {
+				sl->frame = (long)i;
+				sl->is_func = addr == fr->slot - 8;
+				link = addr == fr->slot;
+				break;
+			}
+		}
+		if (link) {
+			uint64_t raw = 0;
+
+			lc_value_init(&sl->value);
+			lc_read_u64(pass->m, addr, &raw);
+			sl->value.type = "?";
+			if (asprintf(&sl->value.text, "(frame link 0x%" PRIx64 ")",
+				     raw) < 0)
+				sl->value.text = NULL;
+		} else {
+			lc_lj_value(pass->in->prog, pass->l, addr, &sl->value);
+		}
+	}
+	lt->slots = v;
+	lt->nslots = (size_t)n;
+}
+
 static void lj_state_frames(struct lc_pass *pass, const struct lc_vstate *st,
 			    size_t max, bool locals, bool slots, int residue,
 			    struct lc_luathread *lt)
@@ -942,8 +1004,6 @@ static void lj_state_frames(struct lc_pass *pass, const struct lc_vstate *st,
 	struct lc_frames o = { 0 };
 	struct lc_error *err;
 
-	(void)slots;
-	(void)residue;
 	lt->topslot = s->top >= s->stack ? (long)((s->top - s->stack) / 8) : -1;
 	err = lj_walk(pass, st, max, &w);
 	if (err) {
@@ -971,6 +1031,8 @@ static void lj_state_frames(struct lc_pass *pass, const struct lc_vstate *st,
 	}
 	lt->frames = o.v;
 	lt->nframes = o.n;
+	if (slots)
+		stack_slots(pass, s, w.priv, residue, lt);
 	lc_vwalk_free(pass->in, &w);
 }
 
