@@ -3,15 +3,17 @@
 #  - the committed corpus and every reproducer of a past finding
 #    (tests/fuzz/corpus/HARNESS), replayed through harnesses built with
 #    the project's compiler and flags (sanitizers with --enable-asan/
-#    --enable-ubsan), against fixture cores of 5.1, 5.2, 5.3 and 5.4;
+#    --enable-ubsan), against fixture cores of 5.1, 5.2, 5.3, 5.4 and
+#    LuaJIT;
 #  - a short libFuzzer run of each harness with ASan, UBSan and leak
 #    checks ($LC_FUZZ_SECONDS, default 20), starting from the named
 #    reproducers and 64 inputs of the corpus picked at random: loading
 #    the whole corpus under ASan would take the run's time before any
 #    mutation (make fuzz starts from all of it);
 #  - a short structure-aware mutation campaign (tests/fuzz/mutants.sh,
-#    300 mutants of the cores of five releases) with ASan and UBSan,
-#    each mutant's report compared with the unmutated core's.
+#    300 mutants of the cores of five releases, 100 of LuaJIT's) with
+#    ASan and UBSan, each mutant's report compared with the unmutated
+#    core's.
 # clang and its runtime are required (Debian: clang libclang-rt-14-dev);
 # without them this fails, it does not skip.  make fuzz runs longer.
 set -uo pipefail
@@ -25,9 +27,23 @@ trap 'rm -rf "$tmp"' EXIT
 export LSAN_OPTIONS=suppressions=$(cd "$top_srcdir/tests/fuzz" && pwd)/lsan.supp
 status=0
 
+# LuaJIT (upstream, with -g: fixtures/build-luajit.sh) and its cores of
+# two scenarios, beside the fixture builds.
+lj=lj-upstream
+if "$top_srcdir/fixtures/build-luajit.sh" "$out" "$lj" >"$tmp/lj-build.log" 2>&1; then
+	for sc in coroutines3 crash; do
+		[ -f "$out/$lj/$sc/core" ] ||
+			LC_BUILDS=$out "$top_srcdir/fixtures/make-core.sh" "$lj" "$sc" "$out/$lj/$sc" \
+				>"$tmp/lj-$sc.log" 2>&1 ||
+			{ echo "FAIL make-core.sh $lj $sc: $(tail -2 "$tmp/lj-$sc.log")"; status=1; }
+	done
+else
+	echo "FAIL fixtures/build-luajit.sh $lj: $(tail -3 "$tmp/lj-build.log")"
+	status=1
+fi
 for h in fuzz_decode fuzz_core fuzz_sample; do
 	for c in deb-5.1/coroutines3 src-5.2.4-O2/coroutines3 deb-5.3/crash \
-		src-5.4.7-O0/coroutines3 src-5.4.7-O2/crash; do
+		src-5.4.7-O0/coroutines3 src-5.4.7-O2/crash $lj/coroutines3; do
 		rc=0
 		LC_FUZZ_CORE=$out/$c/core LC_FUZZ_EXE=$out/$c/exe timeout 600 \
 			"$fz/$h" "$corpus/$h" >"$tmp/replay.out" 2>&1 || rc=$?
@@ -49,6 +65,10 @@ done
 LC_MUTANTS_MAX_SILENT=${LC_MUTANTS_MAX_SILENT:-3} \
 	LC_MUTANTS_CORPUS= LC_MUTANTS_SPECS= LUACORE_MATRIX_DIR=$out "$top_srcdir/tests/fuzz/mutants.sh" \
 	"$top_builddir" "${LC_MUTANTS:-300}" "$tmp/mutants" || status=1
+# The same over LuaJIT's cores: $LC_LJ_MUTANTS (100).
+LC_MUTANTS_MAX_SILENT=${LC_MUTANTS_MAX_SILENT:-3} \
+	LC_MUTANTS_CORPUS= LC_MUTANTS_SPECS= LUACORE_MATRIX_DIR=$out "$top_srcdir/tests/fuzz/mutants.sh" \
+	"$top_builddir" "${LC_LJ_MUTANTS:-100}" "$tmp/mutants-lj" "$lj" || status=1
 
 # Each class of bad mutant a full campaign found, kept as a spec
 # (tests/fuzz/specs/CELL-OUTCOME-FIELD-EDIT.spec: addresses, new and old

@@ -24,7 +24,10 @@
 #    snapshot whose machine code covers the trace's pc, machine frames
 #    unwound through the trace to main), read live and from a core, and
 #    by gdb: the frames below the loop equal the script's, the line is
-#    in the loop's body (tests/luajit/compare_busy.py);
+#    in the loop's body (tests/luajit/compare_busy.py); and a compiled
+#    loop that calls usleep through the FFI: usleep's machine frames,
+#    the trace's, and the Lua frames below (fixtures/scenarios/luajit/
+#    ffi.lua);
 #  - nvim (Debian's neovim, with Debian's LuaJIT rebuilt with -g) running
 #    the busy loop: live, sampled, and from its core;
 #  - luacore-sample on the 60/30/10 split with the JIT on and off: the
@@ -157,7 +160,7 @@ busy() {
 	mkdir -p "$d"
 	(cd "$d" && LC_TRUTH_LUA=$src/fixtures/lua/truth.lua LC_READY=$d/ready \
 		LC_TRUTH=$d/truth.tsv exec "$out/$id/luajit" \
-		"$src/fixtures/scenarios/luajit/busy.lua" "$mode") </dev/null >"$d/log" 2>&1 &
+		"$src/fixtures/scenarios/luajit/${4:-busy}.lua" "$mode") </dev/null >"$d/log" 2>&1 &
 	pid=$!
 	pids+=("$pid")
 	for _ in $(seq 200); do [ -e "$d/ready" ] && break; sleep 0.05; done
@@ -180,18 +183,22 @@ inspect=$(cd "$top_builddir/src" && pwd)/luacore-inspect
 sample=$(cd "$top_builddir/src" && pwd)/luacore-sample
 busy_cells=()
 for id in $LJ_IDS; do
-	for mode in interp jit; do
-		d=$tmp/busy-$id-$mode
-		busy "$id" "$mode" "$d" || continue
+	for run in interp jit ffi; do
+		d=$tmp/busy-$id-$run
+		mode=$run script=busy what="JIT $([ $run = interp ] && echo off || echo on)"
+		[ "$run" = ffi ] && mode=jit script=ffi what="a trace calling usleep through the FFI"
+		busy "$id" "$mode" "$d" "$script" || continue
 		busy_cells+=("$d")
 		res=$("$py" "$src/tests/luajit/compare_busy.py" "$d/truth.tsv" "$d/live.json" "$mode" 2>&1)
-		check "$id busy loop, JIT $([ $mode = jit ] && echo on || echo off), live: exit $(cat "$d/live.rc"), $(tail -1 <<<"$res")" \
+		check "$id busy loop, $what, live: exit $(cat "$d/live.rc"), $(tail -1 <<<"$res")" \
 			[ "$(cat "$d/live.rc")" = 0 -a "${res##*$'\n'equal: }" != "$res" ]
 		rc=0
 		"$inspect" --json "$d/core" "$d/exe" >"$d/report.json" 2>"$d/report.err" || rc=$?
 		res=$("$py" "$src/tests/luajit/compare_busy.py" "$d/truth.tsv" "$d/report.json" "$mode" 2>&1)
-		check "$id busy loop, JIT $([ $mode = jit ] && echo on || echo off), core: exit $rc, $(tail -1 <<<"$res")" \
+		check "$id busy loop, $what, core: exit $rc, $(tail -1 <<<"$res")" \
 			[ "$rc" = 0 -a "${res##*$'\n'equal: }" != "$res" ]
+		[ "$run" != ffi ] || grep -q '"usleep"' "$d/report.json" ||
+			check "$id, the FFI call: usleep's machine frame above the trace" false
 		[ "${res##*$'\n'equal: }" != "$res" ] || echo "$res" | sed 's/^/    /' | head -20
 	done
 done

@@ -112,14 +112,12 @@ static bool cb_set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 
 	if (!th)
 		return false;
+	if (th->from_sp)
+		return lc_program_start_from(thread, th->from_pc, th->from_sp);
 	f = &th->frames[0];
 	for (unsigned r = 0; r < LC_NREGS; r++)
 		regs[r] = (f->regmask & (1u << r)) ? f->regs[r] : 0;
 	regs[LC_REG_PC] = f->pc;
-	if (th->from_sp) {
-		regs[LC_REG_SP] = th->from_sp;
-		regs[LC_REG_PC] = th->from_pc;
-	}
 	dwfl_thread_state_register_pc(thread, regs[LC_REG_PC]);
 	return dwfl_thread_state_registers(thread, 0, LC_NREGS, regs);
 }
@@ -156,37 +154,39 @@ static void set_from(struct lc_program *t, int tid, uint64_t pc, uint64_t sp)
  * left as it was). */
 static int unwind_foreign(struct lc_program *t,
 			  const struct lc_state_probe *probe, int tid,
-			  size_t max, struct collect *c)
+			  size_t max, struct collect *c, size_t k)
 {
-	struct collect c2 = { .max = max > 1 ? max - 1 : 1 };
+	struct collect c2 = { .max = max > k + 1 ? max - k - 1 : 1 };
 	uint64_t pc, sp;
 	char *name = NULL;
 	void *p;
 	int r;
 
-	if (!probe->foreign(probe->arg, &c->frames[0], &pc, &sp, &name))
+	if (k >= c->n ||
+	    !probe->foreign(probe->arg, &c->frames[k], &pc, &sp, &name))
 		return -1;
 	set_from(t, tid, pc, sp);
 	r = dwfl_getthread_frames(t->dwfl, tid, frame_cb, &c2);
 	set_from(t, tid, 0, 0);
 	if (c2.nomem || !c2.n ||
-	    !(p = realloc(c2.frames, (c2.n + 1) * sizeof(*c2.frames)))) {
+	    !(p = realloc(c2.frames, (c2.n + k + 1) * sizeof(*c2.frames)))) {
 		c->nomem |= c2.nomem;
 		free(c2.frames);
 		free(name);
 		return r ? r : -1;
 	}
+	/* Frames 0..k as they were (k the foreign one), then the new. */
 	c2.frames = p;
-	memmove(c2.frames + 1, c2.frames, c2.n * sizeof(*c2.frames));
-	c2.frames[0] = c->frames[0];
-	c2.frames[0].function = name;
+	memmove(c2.frames + k + 1, c2.frames, c2.n * sizeof(*c2.frames));
+	memcpy(c2.frames, c->frames, (k + 1) * sizeof(*c2.frames));
+	c2.frames[k].function = name;
 	/* The caller's frame: its registers other than pc and sp are the
 	 * foreign frame's, which it may have changed. */
-	c2.frames[1].activation = false;
-	c2.frames[1].regmask &= LC_CALLEE_SAVED;
+	c2.frames[k + 1].activation = false;
+	c2.frames[k + 1].regmask &= LC_CALLEE_SAVED;
 	free(c->frames);
 	c->frames = c2.frames;
-	c->n = c2.n + 1;
+	c->n = c2.n + k + 1;
 	c->cap = c->n;
 	c->truncated = c2.truncated;
 	return r;
@@ -1144,7 +1144,7 @@ struct lc_error *lc_unwind_thread(struct lc_unwinder *u,
 				t->cb_attached = true;
 			if (t->cb_attached) {
 				t->cb_tid = tid;
-				unwind_foreign(t, probe, tid, max, &c);
+				unwind_foreign(t, probe, tid, max, &c, 0);
 				t->cb_tid = 0;
 			}
 		}
@@ -1184,7 +1184,16 @@ struct lc_error *lc_unwind_thread(struct lc_unwinder *u,
 		 * it names, and the frame goes back in front. */
 		if (c.n >= 1 && !c.nomem && probe && probe->foreign &&
 		    c.frames[0].activation) {
-			int r2 = unwind_foreign(t, probe, tid, max, &c);
+			int r2 = unwind_foreign(t, probe, tid, max, &c, 0);
+
+			if (r2 != -1)
+				r = r2;
+		}
+		/* Unwinding stopped at a frame of no module further out (a
+		 * trace that called a C function through the FFI). */
+		if (r != 0 && c.n > 1 && !c.nomem && probe && probe->foreign &&
+		    !dwfl_addrmodule(t->dwfl, c.frames[c.n - 1].pc - 1)) {
+			int r2 = unwind_foreign(t, probe, tid, max, &c, c.n - 1);
 
 			if (r2 != -1)
 				r = r2;

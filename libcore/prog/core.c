@@ -1062,12 +1062,10 @@ static bool core_set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 
 	if (!th->have_regs)
 		return false;
+	if (th->from_sp)
+		return lc_program_start_from(thread, th->from_pc, th->from_sp);
 	for (unsigned r = 0; r < LC_NREGS; r++)
 		regs[r] = th->regs[r];
-	if (th->from_sp) {
-		regs[LC_REG_SP] = th->from_sp;
-		regs[LC_REG_PC] = th->from_pc;
-	}
 	dwfl_thread_state_register_pc(thread, regs[LC_REG_PC]);
 	return dwfl_thread_state_registers(thread, 0, LC_NREGS, regs);
 }

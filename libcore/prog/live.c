@@ -1023,10 +1023,8 @@ static bool live_set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 		for (int i = 0; i < 17; i++)
 			r[i] = v[i];
 	}
-	if (th && th->from_sp) {
-		r[LC_REG_SP] = th->from_sp;
-		r[LC_REG_PC] = th->from_pc;
-	}
+	if (th && th->from_sp)
+		return lc_program_start_from(thread, th->from_pc, th->from_sp);
 	return dwfl_thread_state_registers(thread, 0, 17, r);
 }
 

@@ -420,3 +420,14 @@ void lc_program_list_threads(struct lc_program *p)
 	if (p->nthreads == 0 && p->dwfl && p->dwfl_attached)
 		dwfl_getthreads(p->dwfl, thread_cb, p);
 }
+
+bool lc_program_start_from(Dwfl_Thread *thread, uint64_t pc, uint64_t sp)
+{
+	Dwarf_Word v = sp, ip = pc;
+
+	if (!dwfl_thread_state_registers(thread, LC_REG_SP, 1, &v) ||
+	    !dwfl_thread_state_registers(thread, LC_REG_PC, 1, &ip))
+		return false;
+	dwfl_thread_state_register_pc(thread, pc);
+	return true;
+}

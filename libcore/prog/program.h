@@ -51,7 +51,8 @@ struct lc_program_thread {
 	 * stack pointer instead of the registers' (the frame at the
 	 * registers is code no unwind information covers, whose caller the
 	 * VM family found: lc_state_probe.foreign); 0 otherwise. */
-	uint64_t from_pc, from_sp;
+	uint64_t from_pc, from_sp;	/* (only these two then: the other
+					   registers are not known there) */
 	int held;		/* live: its slot in the held list, -1 none */
 	/* Live, not stopped (lc_program_list_threads): only regs[7] (sp)
 	 * and regs[16] (pc) are known, from its system call; or it was
@@ -275,6 +276,10 @@ bool lc_program_thread_born(struct lc_program *p, int tid);
  * pc and sp, once its unwinding started. */
 bool lc_program_thread_clone(const struct lc_program *p, int tid,
 			     uint64_t *pc, uint64_t *sp);
+/* For a set_initial_registers callback: libdwfl starts thread at pc with
+ * stack pointer sp, every other register unknown (lc_program_thread
+ * from_pc, from_sp). */
+bool lc_program_start_from(Dwfl_Thread *thread, uint64_t pc, uint64_t sp);
 /* ---- names (symbol.c) ---- */
 
 /* A symbol as a person reads it: without the linker's version suffix

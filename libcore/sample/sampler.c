@@ -423,12 +423,11 @@ static bool set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 	struct lc_sampler *s = thread_arg;
 	Dwarf_Word regs[17];
 
+	if (s->cur->from_sp)
+		return lc_program_start_from(thread, s->cur->from_pc,
+					     s->cur->from_sp);
 	for (int i = 0; i < 17; i++)
 		regs[i] = s->cur->regs[i];
-	if (s->cur->from_sp) {
-		regs[LC_REG_SP] = s->cur->from_sp;
-		regs[LC_REG_PC] = s->cur->from_pc;
-	}
 	return dwfl_thread_state_registers(thread, 0, 17, regs);
 }
 

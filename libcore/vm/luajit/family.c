@@ -456,17 +456,23 @@ static void lj_at_frame(struct lc_pass *pass, struct lc_vstate *st,
 	uint64_t base, pc, fv, fn, ffid, fpc, sizebc, proto;
 
 	(void)i;
-	if (n && s->cur_L == s->L && s->vmstate >= 0 && s->jit_base &&
-	    nf[0].activation && !in_vm_code(l, nf[0].pc)) {
-		uint64_t g, T;
+	if (n && s->cur_L == s->L && s->vmstate >= 0 && s->jit_base) {
+		uint64_t g, T = 0, mpc;
 		int32_t no;
 		int line = LINE_TRACE;
+		size_t k;
 
-		/* In a trace: the frames from jit_base, the innermost one's
-		 * line from the trace. */
-		if (!(T = frame_trace(pass, &nf[0], &g, &no)) || g != s->g ||
+		/* In a trace (the innermost machine frame, or the one a C
+		 * function it called through the FFI returns to): the frames
+		 * from jit_base, the innermost one's line from the trace. */
+		for (k = 0; k < n && k < 32 && !T; k++)
+			if (!in_vm_code(l, nf[k].pc))
+				T = frame_trace(pass, &nf[k], &g, &no);
+		if (!T || g != s->g ||
 		    lc_read_u64(pass->m, s->jit_base - 16, &fv) < 0)
 			return;
+		k--;
+		mpc = nf[k].activation ? nf[k].pc : nf[k].pc - 1;
 		fn = fv & LC_LJ_GCVMASK;
 		if (lc_lj_field_u(pass->m, fn, l->fn.ffid, &ffid) == 0 &&
 		    ffid == LC_LJ_FF_LUA &&
@@ -474,8 +480,7 @@ static void lj_at_frame(struct lc_pass *pass, struct lc_vstate *st,
 		    fpc > l->sz_proto &&
 		    lc_lj_field_u(pass->m, fpc - l->sz_proto, l->pt.sizebc,
 				  &sizebc) == 0)
-			s->run_pc = trace_pc(pass, T, nf[0].pc, fpc, sizebc,
-					     &line);
+			s->run_pc = trace_pc(pass, T, mpc, fpc, sizebc, &line);
 		if (!s->run_pc)
 			s->run_pc = 1;	/* unknown, not the saved PC's */
 		s->line = line;
