@@ -181,6 +181,19 @@ busy() {
 }
 inspect=$(cd "$top_builddir/src" && pwd)/luacore-inspect
 sample=$(cd "$top_builddir/src" && pwd)/luacore-sample
+# gdb_cells WHAT CELL...: gdb's lua-bt on each cell's core
+# (tests/gdb/check-core.sh, one gdb session) equals luacore-inspect's.
+gdb_cells() {
+	local what=$1 g
+	shift
+	[ $# -gt 0 ] || return 0
+	LUACORE_INSPECT=$inspect LUAPROF=$src/gdb/luaprof.py \
+		LUACORE_LIB=$(cd "$top_builddir/libcore/.libs" && pwd)/libluacore.so \
+		"$src/tests/gdb/check-core.sh" "$@" >"$tmp/gdb.txt" 2>&1
+	g=$(grep -c '^PASS' "$tmp/gdb.txt")
+	grep '^FAIL' "$tmp/gdb.txt" | head -5
+	check "$what: gdb's lua-bt on the cores: $g of $# equal luacore-inspect's" [ "$g" = "$#" ]
+}
 busy_cells=()
 for id in $LJ_IDS; do
 	for run in interp jit ffi; do
@@ -315,14 +328,7 @@ for id in $LJ_IDS; do
 	check "$id: luacore-inspect on the cores: $okc of $n scenarios give the truth" [ "$okc" = "$n" ]
 	check "$id: luacore-inspect -p on the running programs: $okl of $n scenarios give the truth, each left running" [ "$okl" = "$n" ]
 	# gdb's lua-bt on the same cores: one gdb session for the fork.
-	if [ "${#cells[@]}" -gt 0 ]; then
-		LUACORE_INSPECT=$inspect LUAPROF=$src/gdb/luaprof.py \
-			LUACORE_LIB=$(cd "$top_builddir/libcore/.libs" && pwd)/libluacore.so \
-			"$src/tests/gdb/check-core.sh" "${cells[@]}" >"$tmp/gdb-$id.txt" 2>&1
-		g=$(grep -c '^PASS' "$tmp/gdb-$id.txt")
-		grep '^FAIL' "$tmp/gdb-$id.txt" | head -5
-		check "$id: gdb's lua-bt on the cores: $g of ${#cells[@]} equal luacore-inspect's" [ "$g" = "${#cells[@]}" ]
-	fi
+	gdb_cells "$id" "${cells[@]}"
 done
 
 # A Debian program that embeds LuaJIT: nvim (neovim), its
@@ -374,14 +380,7 @@ fi
 
 # gdb's lua-bt on the busy loops' cores (through a trace, with the JIT
 # on): the same frames as luacore-inspect's.
-if [ "${#busy_cells[@]}" -gt 0 ]; then
-	LUACORE_INSPECT=$inspect LUAPROF=$src/gdb/luaprof.py \
-		LUACORE_LIB=$(cd "$top_builddir/libcore/.libs" && pwd)/libluacore.so \
-		"$src/tests/gdb/check-core.sh" "${busy_cells[@]}" >"$tmp/gdb-busy.txt" 2>&1
-	g=$(grep -c '^PASS' "$tmp/gdb-busy.txt")
-	grep '^FAIL' "$tmp/gdb-busy.txt" | head -5
-	check "busy loops: gdb's lua-bt on the cores: $g of ${#busy_cells[@]} equal luacore-inspect's" [ "$g" = "${#busy_cells[@]}" ]
-fi
+gdb_cells "busy loops" "${busy_cells[@]}"
 
 # Post-mortem detail (tests/matrix/compare_post.py): locals and upvalues
 # of every frame as the script's debug.getlocal and debug.getupvalue give

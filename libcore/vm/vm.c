@@ -184,3 +184,21 @@ void lc_vm_clear(struct lc_vm *vm)
 	vm->nthreads = 0;
 	vm->note = NULL;
 }
+
+enum lc_activity lc_activity_by_roles(const struct lc_interp *in,
+				      const struct lc_frame *frames, size_t n)
+{
+	bool gc = false;
+
+	for (size_t i = 0; i < n; i++) {
+		if (frames[i].kind == LC_FRAME_LUA) {
+			if (gc)
+				return LC_ACTIVITY_GC;
+			return frames[i].what && strcmp(frames[i].what, "C") == 0 ?
+			       LC_ACTIVITY_C : LC_ACTIVITY_LUA;
+		}
+		if (in && (in->ops->roles(in, frames[i].function) & LC_ROLE_GC))
+			gc = true;
+	}
+	return LC_ACTIVITY_NATIVE;
+}

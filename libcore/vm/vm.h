@@ -299,6 +299,13 @@ struct lc_error *lc_interp_open_all(struct lc_program *p,
 				    struct lc_interp ***ret, size_t *nret);
 void lc_interp_close(struct lc_interp *in);
 
+/* What a thread was doing, by a family's roles (vm_ops.activity for
+ * both families): the innermost Lua frame says Lua or C; a collector
+ * entry point (LC_ROLE_GC) leafward of it makes it GC work; no Lua
+ * frame: host code. */
+enum lc_activity lc_activity_by_roles(const struct lc_interp *in,
+				      const struct lc_frame *frames, size_t n);
+
 /* pc lies in the interpreter's module. */
 bool lc_interp_has_pc(const struct lc_interp *in, uint64_t pc);
 

@@ -918,24 +918,6 @@ static const char *lj_vm_label(struct lc_pass *pass, const struct lc_vstate *st,
 	return "jit";
 }
 
-static enum lc_activity lj_activity(const struct lc_interp *in,
-				    const struct lc_frame *frames, size_t n)
-{
-	bool gc = false;
-
-	for (size_t i = 0; i < n; i++) {
-		if (frames[i].kind == LC_FRAME_LUA) {
-			if (gc)
-				return LC_ACTIVITY_GC;
-			return frames[i].what && strcmp(frames[i].what, "C") == 0 ?
-			       LC_ACTIVITY_C : LC_ACTIVITY_LUA;
-		}
-		if (lj_roles(in, frames[i].function) & LC_ROLE_GC)
-			gc = true;
-	}
-	return LC_ACTIVITY_NATIVE;
-}
-
 /* ---- the whole process ---- */
 
 /* The data stack's slots (--stack): from L->stack to top, and residue
@@ -1243,7 +1225,7 @@ const struct lc_vm_ops lc_luajit_ops = {
 	.frame_roles = lj_frame_roles,
 	.at_frame = lj_at_frame,
 	.own_frame = lj_own_frame,
-	.activity = lj_activity,
+	.activity = lc_activity_by_roles,
 	.vm_label = lj_vm_label,
 	.state_frames = lj_state_frames,
 	.resumes = lj_resumes,

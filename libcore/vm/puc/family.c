@@ -524,28 +524,6 @@ static bool puc_own_frame(const struct lc_interp *in, const struct lc_frame *f)
 	       strstr(lc_base_name(in->module), ".so");
 }
 
-/* The innermost Lua frame says Lua or C; a collector entry point
- * leafward of it makes it GC work.  No Lua frame: host code. */
-static unsigned puc_roles(const struct lc_interp *in, const char *fn);
-
-static enum lc_activity puc_activity(const struct lc_interp *in,
-				     const struct lc_frame *frames, size_t n)
-{
-	bool gc = false;
-
-	for (size_t i = 0; i < n; i++) {
-		if (frames[i].kind == LC_FRAME_LUA) {
-			if (gc)
-				return LC_ACTIVITY_GC;
-			return frames[i].what && strcmp(frames[i].what, "C") == 0 ?
-			       LC_ACTIVITY_C : LC_ACTIVITY_LUA;
-		}
-		if (puc_roles(in, frames[i].function) & LC_ROLE_GC)
-			gc = true;
-	}
-	return LC_ACTIVITY_NATIVE;
-}
-
 /* The Lua-only frames, locals and stack slots of one lua_State. */
 static uint64_t puc_resumes(struct lc_pass *pass, const struct lc_vstate *vs)
 {
@@ -726,7 +704,7 @@ const struct lc_vm_ops lc_puc_ops = {
 	.frame = puc_frame,
 	.roles = puc_roles,
 	.own_frame = puc_own_frame,
-	.activity = puc_activity,
+	.activity = lc_activity_by_roles,
 	.state_frames = puc_state_frames,
 	.resumes = puc_resumes,
 	.scan = puc_scan,
