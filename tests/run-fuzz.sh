@@ -11,7 +11,7 @@
 #    the whole corpus under ASan would take the run's time before any
 #    mutation (make fuzz starts from all of it);
 #  - a short structure-aware mutation campaign (tests/fuzz/mutants.sh,
-#    300 mutants of the cores of five releases, 100 of LuaJIT's) with
+#    300 mutants of the cores of five releases, 60 of LuaJIT's) with
 #    ASan and UBSan, each mutant's report compared with the unmutated
 #    core's.
 # clang and its runtime are required (Debian: clang libclang-rt-14-dev);
@@ -65,10 +65,10 @@ done
 LC_MUTANTS_MAX_SILENT=${LC_MUTANTS_MAX_SILENT:-3} \
 	LC_MUTANTS_CORPUS= LC_MUTANTS_SPECS= LUACORE_MATRIX_DIR=$out "$top_srcdir/tests/fuzz/mutants.sh" \
 	"$top_builddir" "${LC_MUTANTS:-300}" "$tmp/mutants" || status=1
-# The same over LuaJIT's cores: $LC_LJ_MUTANTS (100).
+# The same over LuaJIT's cores: $LC_LJ_MUTANTS (60).
 LC_MUTANTS_MAX_SILENT=${LC_MUTANTS_MAX_SILENT:-3} \
 	LC_MUTANTS_CORPUS= LC_MUTANTS_SPECS= LUACORE_MATRIX_DIR=$out "$top_srcdir/tests/fuzz/mutants.sh" \
-	"$top_builddir" "${LC_LJ_MUTANTS:-100}" "$tmp/mutants-lj" "$lj" || status=1
+	"$top_builddir" "${LC_LJ_MUTANTS:-60}" "$tmp/mutants-lj" "$lj" || status=1
 
 # Each class of bad mutant a full campaign found, kept as a spec
 # (tests/fuzz/specs/CELL-OUTCOME-FIELD-EDIT.spec: addresses, new and old

@@ -5,8 +5,8 @@
 #    undefined into $top_builddir/_san, then: the fixture cores of the
 #    matrix and post-mortem sets of Debian's builds and of one build per
 #    layout family and optimization level ($LC_SAN_BUILDS: 5.1.1, 5.2.0,
-#    5.2.4, 5.3.0, 5.4.0, 5.4.7, 5.5.0; about 350 cores), and 16 of
-#    LuaJIT's (upstream and OpenResty's, 8 scenarios each) with --json
+#    5.2.4, 5.3.0, 5.4.0, 5.4.7, 5.5.0; about 350 cores), and 8 of
+#    LuaJIT's (upstream and OpenResty's, 4 scenarios each) with --json
 #    --locals --stack, ten scenarios of each also as text, with the exit
 #    status of the normal build; run-corrupt.sh (about 95 damaged cores of one build per
 #    major version, and 10,000 damaged coroutines), run-badinput.sh and run-options.sh with those
@@ -81,7 +81,7 @@ done
 # of the scenarios of each frame kind, made here.
 if "$src/fixtures/build-luajit.sh" "$out" lj-upstream lj-openresty >"$tmp/lj-build.log" 2>&1; then
 	for b in lj-upstream lj-openresty; do
-		for sc in ${LC_SAN_LJ_SCENARIOS:-coroutines3 error_in_pcall metamethods varargs multi_vm crash post_locals post_coroutines}; do
+		for sc in ${LC_SAN_LJ_SCENARIOS:-coroutines3 error_in_pcall crash post_locals}; do
 			d=$tmp/lj/$b/$sc
 			if LC_BUILDS=$out "$src/fixtures/make-core.sh" "$b" "$sc" "$d" >"$tmp/lj.log" 2>&1; then
 				cores+=("$d/core")
