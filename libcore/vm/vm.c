@@ -202,3 +202,17 @@ enum lc_activity lc_activity_by_roles(const struct lc_interp *in,
 	}
 	return LC_ACTIVITY_NATIVE;
 }
+
+bool lc_seen_check(struct lc_seen *c, uint64_t addr,
+		   bool (*check)(void *arg, uint64_t addr), void *arg)
+{
+	size_t i = (size_t)((addr * 0x9e3779b97f4a7c15ull) >> 58);
+
+	if (!addr)
+		return false;
+	if (c->addr[i] == addr)
+		return c->ok[i];
+	c->addr[i] = addr;
+	c->ok[i] = check(arg, addr);
+	return c->ok[i];
+}

@@ -306,6 +306,18 @@ void lc_interp_close(struct lc_interp *in);
 enum lc_activity lc_activity_by_roles(const struct lc_interp *in,
 				      const struct lc_frame *frames, size_t n);
 
+/* The answers of a family's is_state in one pass: a stack holds the same
+ * lua_State in frame after frame, and a pass reads one view of the
+ * memory.  lc_seen_check answers from it, or asks check(arg, addr) and
+ * keeps the answer. */
+#define LC_SEEN_STATES	64
+struct lc_seen {
+	uint64_t addr[LC_SEEN_STATES];	/* 0: free */
+	bool ok[LC_SEEN_STATES];
+};
+bool lc_seen_check(struct lc_seen *c, uint64_t addr,
+		   bool (*check)(void *arg, uint64_t addr), void *arg);
+
 /* pc lies in the interpreter's module. */
 bool lc_interp_has_pc(const struct lc_interp *in, uint64_t pc);
 

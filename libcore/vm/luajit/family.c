@@ -40,7 +40,6 @@
 #define LJ_IDSIZE	60
 /* Threads on one VM's GC list read for its list of coroutines. */
 #define LJ_THREADS_MAX	(1u << 20)
-#define SEEN_STATES	64
 
 
 /* A thread as read at this pass (lc_vstate.priv). */
@@ -62,8 +61,7 @@ struct lc_pass {
 	struct lc_interp *in;
 	struct lc_memory *m;
 	const struct lc_lj_layout *l;
-	uint64_t seen[SEEN_STATES];	/* is_state's answers; 0: free */
-	bool seen_ok[SEEN_STATES];
+	struct lc_seen seen;		/* is_state's answers */
 	uint64_t vm_seen[8];		/* global_States found whole */
 	/* What at_frame found of the threads the interpreter runs, for
 	 * later reads of the same thread in this pass (the VM list). */
@@ -252,19 +250,18 @@ static bool lj_state(struct lc_pass *pass, uint64_t addr,
 	return true;
 }
 
+static bool state_reads(void *arg, uint64_t addr)
+{
+	struct ljstate s;
+
+	return read_state(arg, addr, &s);
+}
+
 static bool lj_is_state(void *arg, uint64_t addr)
 {
 	struct lc_pass *pass = arg;
-	struct ljstate s;
-	size_t i = (size_t)((addr * 0x9e3779b97f4a7c15ull) >> 58);
 
-	if (!addr)
-		return false;
-	if (pass->seen[i] == addr)
-		return pass->seen_ok[i];
-	pass->seen[i] = addr;
-	pass->seen_ok[i] = read_state(pass, addr, &s);
-	return pass->seen_ok[i];
+	return lc_seen_check(&pass->seen, addr, state_reads, pass);
 }
 
 static bool in_vm_code(const struct lc_lj_layout *l, uint64_t pc)

@@ -17,16 +17,10 @@
 #include "vm/puc/puc.h"
 #include "vm/puc/values.h"
 
-/* Words checked by is_state in this pass, and what was found: a stack
- * holds the same lua_State in frame after frame.  (A pass reads one
- * view of the memory: the answer cannot change within it.) */
-#define SEEN_STATES	64
-
 struct lc_pass {
 	struct lc_lua_ctx *ctx;
 	struct lc_interp *in;
-	uint64_t seen[SEEN_STATES];	/* 0: free */
-	bool seen_ok[SEEN_STATES];
+	struct lc_seen seen;		/* is_state's answers */
 };
 
 _Static_assert(sizeof(struct lc_lstate) <= sizeof(((struct lc_vstate *)0)->priv),
@@ -294,19 +288,19 @@ static bool puc_state(struct lc_pass *pass, uint64_t addr,
 	return true;
 }
 
-static bool puc_is_state(void *arg, uint64_t addr)
+static bool state_reads(void *arg, uint64_t addr)
 {
 	struct lc_pass *pass = arg;
 	struct lc_lstate st;
-	size_t i = (size_t)((addr * 0x9e3779b97f4a7c15ull) >> 58);
 
-	if (!addr)
-		return false;
-	if (pass->seen[i] == addr)
-		return pass->seen_ok[i];
-	pass->seen[i] = addr;
-	pass->seen_ok[i] = lc_lua_state_read(pass->ctx, addr, &st) == 0;
-	return pass->seen_ok[i];
+	return lc_lua_state_read(pass->ctx, addr, &st) == 0;
+}
+
+static bool puc_is_state(void *arg, uint64_t addr)
+{
+	struct lc_pass *pass = arg;
+
+	return lc_seen_check(&pass->seen, addr, state_reads, pass);
 }
 
 static struct lc_error *puc_walk(struct lc_pass *pass,
