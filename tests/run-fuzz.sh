@@ -6,7 +6,7 @@
 #    --enable-ubsan), against fixture cores of 5.1, 5.2, 5.3, 5.4 and
 #    LuaJIT;
 #  - a short libFuzzer run of each harness with ASan, UBSan and leak
-#    checks ($LC_FUZZ_SECONDS, default 20), starting from the named
+#    checks ($LC_FUZZ_SECONDS, default 12), starting from the named
 #    reproducers and 64 inputs of the corpus picked at random: loading
 #    the whole corpus under ASan would take the run's time before any
 #    mutation (make fuzz starts from all of it);
@@ -100,5 +100,5 @@ for h in fuzz_decode fuzz_core fuzz_sample; do
 	(cd "$corpus/$h" && { ls | grep -v '^[0-9a-f]\{40\}$'; ls | grep '^[0-9a-f]\{40\}$' | shuf -n 64; } |
 		xargs cp -t "$tmp/corpus/$h")
 done
-"$top_srcdir/tests/fuzz/campaign.sh" "$top_builddir" "${LC_FUZZ_SECONDS:-20}" "$tmp/corpus" || status=1
+"$top_srcdir/tests/fuzz/campaign.sh" "$top_builddir" "${LC_FUZZ_SECONDS:-12}" "$tmp/corpus" || status=1
 exit $status

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# gdb's lua-bt over the core matrix: for the cells of 14 scenarios (below)
+# gdb's lua-bt over the core matrix: for the cells of 8 scenarios (below)
 # that tests/run-matrix.sh and tests/run-post.sh made on every build
 # (cells.txt and cells-post.txt), "lua-bt -a" in gdb (gdb/luaprof.py) on EXE and CORE,
 # compared, thread by thread and with the native frame each Lua frame
@@ -22,9 +22,9 @@ t0=$SECONDS
 # The scenarios compared on every build: gdb reads through the same
 # decoder as luacore-inspect, so what can differ is the bridge and the
 # native side (threads, coroutines, several VMs, C++ names, a crash, the
-# interpreters, yields, hooks, post-mortem detail), not each scenario.
+# interpreters, yields, post-mortem detail), not each scenario.
 # LC_GDB_ALL=1: every cell.
-pick='^(coroutines3|crash|two_threads|multi_vm|reentry|yield_c|hook_yield|table_ctor|cxx_names|tail_calls|interp_lua5[1-5]|post_locals|post_many_vms|post_coroutines)$'
+pick='^(coroutines3|crash|two_threads|multi_vm|yield_c|cxx_names|interp_lua5[1-5]|post_locals)$'
 [ "${LC_GDB_ALL:-0}" = 1 ] && pick=.
 cells=$({ "$top_srcdir/tests/matrix/cells.sh"; "$top_srcdir/tests/matrix/cells.sh" "$top_srcdir/tests/matrix/cells-post.txt"; } |
 	awk -v pick="$pick" '$2 ~ pick { print $1, d "/" $1 "/" $2 }' d="$out")
