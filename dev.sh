@@ -34,6 +34,25 @@ PACKAGES="autoconf automake libtool pkg-config gcc g++ make
  liblua5.1-0-dbg liblua5.3-0-dbg liblua5.4-0-dbg libluajit-5.1-dev
  nmap haproxy lighttpd lighttpd-modules-lua golang-go tmux neovim"
 
+# The demo's: the build, gdb (gcore where the kernel writes no core),
+# Debian's Lua 5.4 with its debug info (the bundled host links it).
+DEMO_PACKAGES="autoconf automake libtool pkg-config gcc g++ make
+ libelf-dev libdw-dev zlib1g-dev check elfutils gdb
+ lua5.4 liblua5.4-dev liblua5.4-0-dbg"
+
+# demo_deps: only what the demo needs, no deb-src entries.
+demo_deps() {
+	[ "${LUACORE_NO_APT:-0}" = 1 ] && return 0
+	missing=
+	for p in $DEMO_PACKAGES; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
+	done
+	[ -z "$missing" ] && return 0
+	sudo_cmd env DEBIAN_FRONTEND=noninteractive apt-get update -q
+	# shellcheck disable=SC2086
+	sudo_cmd env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $missing
+}
+
 deps() {
 	[ "${LUACORE_NO_APT:-0}" = 1 ] && return 0
 	missing=
@@ -85,7 +104,7 @@ show_failures() {
 
 case "${1:-}" in
 deps) deps ;;
-demo) deps; build; make demo ;;
+demo) demo_deps; build; make demo ;;
 check) deps; npm_deps; build; make -j"$(nproc)" check || { show_failures; exit 1; } ;;
 *) echo "usage: $0 demo|check|deps" >&2; exit 64 ;;
 esac
