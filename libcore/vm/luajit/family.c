@@ -1188,6 +1188,20 @@ static size_t lj_hot(struct lc_pass *pass, const uint64_t *states,
 #define ADD(a, len) do { if (n < room) { r[n][0] = (a); r[n][1] = (len); n++; } } while (0)
 	for (size_t i = 0; i < nstates && i < 8; i++)
 		ADD(states[i], l->sz_lstate ? l->sz_lstate : 128);
+	/* Each state's VM: its vmstate, cur_L and jit_base say where the
+	 * frames start, and change as it runs (read after the stop, they
+	 * may be another moment's). */
+	for (size_t i = 0; i < nstates && i < 8; i++) {
+		struct ljstate s;
+		bool seen = false;
+
+		if (!read_state(pass, states[i], &s))
+			continue;
+		for (size_t k = 0; k < n; k++)
+			seen |= r[k][0] == s.g;
+		if (!seen)
+			ADD(s.g, l->sz_gstate ? l->sz_gstate : 1024);
+	}
 	for (size_t i = 0; i < nstates && i < 8; i++) {
 		struct ljstate s;
 
