@@ -1144,7 +1144,16 @@ struct lc_error *lc_unwind_thread(struct lc_unwinder *u,
 				t->cb_attached = true;
 			if (t->cb_attached) {
 				t->cb_tid = tid;
-				unwind_foreign(t, probe, tid, max, &c, 0);
+				/* The innermost frame, or the first further
+				 * out in code of no module (a trace an FFI call
+				 * returns to; the debugger may have gone on
+				 * past it by guesswork). */
+				if (unwind_foreign(t, probe, tid, max, &c, 0) == -1)
+					for (size_t k = 1; k < c.n && !c.nomem; k++)
+						if (!dwfl_addrmodule(t->dwfl, c.frames[k].pc - 1)) {
+							unwind_foreign(t, probe, tid, max, &c, k);
+							break;
+						}
 				t->cb_tid = 0;
 			}
 		}

@@ -1090,7 +1090,7 @@ static struct lc_error *lj_decode_vm(struct lc_pass *pass, uint64_t g,
 {
 	const struct lc_lj_layout *l = pass->l;
 	struct lc_memory *m = pass->m;
-	uint64_t *th = NULL, v;
+	uint64_t *th = NULL, v, vmth = 0;
 	size_t nth = 0;
 	bool partial = false;
 	struct lc_error *err;
@@ -1128,6 +1128,11 @@ static struct lc_error *lj_decode_vm(struct lc_pass *pass, uint64_t g,
 		free(th);
 		return &lc_error_nomem;
 	}
+	/* Upstream's VM thread (2025: g->vmthref), on which finalizers
+	 * run: the VM's own, listed only while it runs something. */
+	if (LC_LJ_HAS(l->G.vmthref) &&
+	    lc_lj_field_u(m, g, l->G.vmthref, &v) == 0)
+		vmth = v & LC_LJ_GCVMASK;
 	for (size_t i = 0; i < nth; i++) {
 		struct ljstate s;
 
@@ -1135,6 +1140,8 @@ static struct lc_error *lj_decode_vm(struct lc_pass *pass, uint64_t g,
 			partial = true;
 			continue;
 		}
+		if (th[i] == vmth && !has_frames(&s))
+			continue;
 		decode_thread(pass, &s, &vm->threads[vm->nthreads++]);
 	}
 	free(th);
