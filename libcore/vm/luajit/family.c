@@ -695,6 +695,8 @@ static void fill_frame(struct lc_pass *pass, const struct ljstate *s,
 		f->linedefined = (int)(int32_t)first;
 		f->what = f->linedefined == 0 ? "main" : "Lua";
 		f->currentline = fr->line >= 0 ? (int)fr->line : -1;
+		if (fr->bad_line)
+			f->partial = true;
 		if (i == 0 && lw->from_regs)
 			f->line_from = "pc";
 		else if (i == 0 && lw->line == LINE_SNAPSHOT)

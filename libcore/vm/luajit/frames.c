@@ -54,21 +54,31 @@ int64_t lc_lj_line(struct lc_memory *m, const struct lc_lj_layout *l,
 	uint64_t sizebc, first, numline, li, v;
 	unsigned w;
 
-	if (pos < 0 || lc_lj_field_u(m, proto, l->pt.sizebc, &sizebc) < 0 ||
+	if (pos < 0)
+		return -1;
+	if (lc_lj_field_u(m, proto, l->pt.sizebc, &sizebc) < 0 ||
 	    lc_lj_field_u(m, proto, l->pt.firstline, &first) < 0 ||
 	    lc_lj_field_u(m, proto, l->pt.numline, &numline) < 0 ||
 	    lc_lj_field_u(m, proto, l->pt.lineinfo, &li) < 0 ||
-	    (uint64_t)pos > sizebc || !li)
-		return -1;
-	/* BCLine is an int32_t. */
+	    (uint64_t)pos > sizebc)
+		return -2;
+	if (!li)
+		return -1;	/* stripped bytecode: no line table */
+	/* BCLine is an int32_t; a chunk's lines fit in it. */
 	first = (uint64_t)(int64_t)(int32_t)first;
+	numline = (uint64_t)(int64_t)(int32_t)numline;
+	if ((int64_t)first < 0 || (int64_t)numline < 0 ||
+	    first + numline > INT32_MAX)
+		return -2;
 	if ((uint64_t)pos == sizebc)
 		return (int64_t)(first + numline);
 	if (pos == 0)
 		return (int64_t)first;
 	w = numline < 256 ? 1 : numline < 65536 ? 2 : 4;
-	if (lc_read_uint(m, li + (uint64_t)(pos - 1) * w, w, &v) < 0)
-		return -1;
+	/* Each entry is the line's offset from the first, at most numline. */
+	if (lc_read_uint(m, li + (uint64_t)(pos - 1) * w, w, &v) < 0 ||
+	    v > numline)
+		return -2;
 	return (int64_t)(first + v);
 }
 
@@ -268,6 +278,10 @@ struct lc_error *lc_lj_walk(struct lc_memory *m, const struct lc_lj_layout *l,
 							    &fr->in_trace);
 					fr->line = lc_lj_line(m, l, fr->proto,
 							      fr->pos);
+					if (fr->line == -2) {
+						fr->line = -1;
+						fr->bad_line = true;
+					}
 				}
 			} else {
 				uint64_t fpc;

@@ -31,6 +31,8 @@ struct lc_lj_frame {
 				   falls back to its C handler (cfunc) */
 	int64_t pos;		/* Lua: bytecode position, -1 unknown */
 	int64_t line;		/* Lua: current line, -1 unknown */
+	bool bad_line;		/* its proto's line table did not read
+				   whole or plausibly: line unknown */
 	bool in_trace;		/* its PC points into a trace (JLOOP
 				   exit): the line is the trace's start */
 	uint64_t prev;		/* the slot of the frame that called it
@@ -62,7 +64,8 @@ bool lc_lj_chunkname(struct lc_memory *m, const struct lc_lj_layout *l,
 		     uint64_t proto, char *buf, size_t size);
 
 /* The line of bytecode position pos of proto (lj_debug_line), -1 when
- * unknown. */
+ * unknown (no position, stripped bytecode), -2 when its line table does
+ * not read whole or plausibly. */
 int64_t lc_lj_line(struct lc_memory *m, const struct lc_lj_layout *l,
 		   uint64_t proto, int64_t pos);
 
