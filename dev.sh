@@ -40,13 +40,19 @@ DEMO_PACKAGES="autoconf automake libtool pkg-config gcc g++ make
  libelf-dev libdw-dev zlib1g-dev check elfutils gdb
  lua5.4 liblua5.4-dev liblua5.4-0-dbg"
 
+# missing PACKAGE...: into $missing, those not installed.
+missing_of() {
+	missing=
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
+	done
+}
+
 # demo_deps: only what the demo needs, no deb-src entries.
 demo_deps() {
 	[ "${LUACORE_NO_APT:-0}" = 1 ] && return 0
-	missing=
-	for p in $DEMO_PACKAGES; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
-	done
+	# shellcheck disable=SC2086
+	missing_of $DEMO_PACKAGES
 	[ -z "$missing" ] && return 0
 	sudo_cmd env DEBIAN_FRONTEND=noninteractive apt-get update -q
 	# shellcheck disable=SC2086
@@ -55,10 +61,8 @@ demo_deps() {
 
 deps() {
 	[ "${LUACORE_NO_APT:-0}" = 1 ] && return 0
-	missing=
-	for p in $PACKAGES; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
-	done
+	# shellcheck disable=SC2086
+	missing_of $PACKAGES
 	# Source packages (Lua 5.2.4, 5.4.7) come through deb-src entries
 	# derived from the system's own Debian sources.
 	if [ -n "$missing" ] || ! fixtures/apt-src.sh --check; then
