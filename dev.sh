@@ -106,9 +106,27 @@ show_failures() {
 	done
 }
 
+# After the suite: each test's start (seconds after the first test's) and
+# length, from the line tests/timed.sh ends its log with.
+show_times() {
+	echo "==== test times (start after the first test, length)"
+	{ grep -h '^timed: ' tests/*.log 2>/dev/null || true; } | sort -k4n |
+		awk 'NR == 1 { t0 = $4 } { printf "%6ds %6s  %s\n", $4 - t0, $6, $2 }'
+}
+
 case "${1:-}" in
 deps) deps ;;
 demo) demo_deps; build; make demo ;;
-check) deps; npm_deps; build; make -j"$(nproc)" check || { show_failures; exit 1; } ;;
+check)
+	t0=$SECONDS
+	deps; npm_deps
+	echo "==== set-up took $((SECONDS - t0))s"
+	build
+	echo "==== set-up and build took $((SECONDS - t0))s"
+	rc=0
+	make -j"$(nproc)" check || rc=1
+	show_times
+	echo "==== set-up, build and tests took $((SECONDS - t0))s"
+	[ "$rc" = 0 ] || { show_failures; exit 1; } ;;
 *) echo "usage: $0 demo|check|deps" >&2; exit 64 ;;
 esac
