@@ -435,6 +435,22 @@ struct lc_vm {
 	 * function's symbol; NULL when not known. */
 	char *name;
 	char *alloc;
+	/* LuaJIT's own state (NULL vmstate for PUC Lua): what g->vmstate
+	 * says the VM is doing ("interpreter", "C function", "garbage
+	 * collector", "trace exit", "recording", "optimizing",
+	 * "assembling", "trace"; static), the trace it runs when
+	 * "trace"; whether the compiler is on (1, 0; -1 unread), its state
+	 * ("idle", "recording", ...; static, NULL unread) and how many
+	 * compiled traces the VM holds (-1 unread); g->cur_L, and when
+	 * it does not check out (not a thread of this VM, or not the
+	 * one the OS threads' stacks run), why (NULL when it does). */
+	const char *vmstate;
+	int32_t vmstate_trace;
+	int jit_on;
+	const char *jit_state;
+	int64_t ntraces;
+	uint64_t cur_L;
+	char *cur_L_note;
 };
 
 struct lc_report {

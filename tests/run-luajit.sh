@@ -4,7 +4,7 @@
 # (fixtures/build-luajit.sh):
 #  - the layout read from each one's DWARF, in the executable with the VM
 #    linked in and in libluajit.so, holds every field, type size and
-#    enumerator as gdb reads them from the same file (83 of them,
+#    enumerator as gdb reads them from the same file (91 of them,
 #    tests/luajit/gdb_layout.py); the check itself fails on a dump with
 #    two values changed;
 #  - what tells the builds apart, as the sources have it: OpenResty's
@@ -69,7 +69,7 @@ for id in $LJ_IDS; do
 		res=$(gdb -batch -nx -ex "py DUMP='$d'" -x "$src/tests/luajit/gdb_layout.py" \
 			"$out/$id/$f" 2>&1 | tail -1)
 		check "$id $f: the layout as gdb reads the DWARF ($res)" \
-			[ "$res" = "layout: 83 checked, 0 differ" ]
+			[ "$res" = "layout: 91 checked, 0 differ" ]
 		check "$id $f: $(sed -n 's/^desc //p' "$d")" grep -q '^gc64 1$' "$d"
 	done
 done
@@ -91,7 +91,7 @@ if [ -s "$u" ] && [ -s "$o" ]; then
 	res=$(gdb -batch -nx -ex "py DUMP='$tmp/bad.txt'" -x "$src/tests/luajit/gdb_layout.py" \
 		"$out/lj-upstream/luajit" 2>&1 | tail -1)
 	check "negative control: a dump with two values changed ($res)" \
-		[ "$res" = "layout: 83 checked, 2 differ" ]
+		[ "$res" = "layout: 91 checked, 2 differ" ]
 fi
 
 # park ID DIR: LuaJIT's interpreter of ID runs fixtures/scenarios/luajit/
@@ -144,6 +144,16 @@ for id in lj-upstream lj-openresty; do
 	sed 's/^/    /' "$d/frames.txt"
 	# The comparison fails on a truth with one line changed, and on one
 	# whose __index frame is called a field, not a metamethod.
+	# The VM line: vmstate C (io.read), the compiler and its traces as
+	# the script counted them, cur_L the main thread, checked.
+	rc=0
+	"$inspect" --json "$d/core" "$out/$id/luajit" >"$d/report.json" 2>/dev/null || rc=$?
+	want=$(awk -F '\t' '$1 == "jit" { print "C function", ($2 == "on" ? "True" : "False"), $3, "None True" }' "$d/truth.tsv.jit")
+	got=$("$py" -c 'import json, sys
+v = json.load(open(sys.argv[1]))["vms"][0]; j = v.get("luajit") or {}
+print(j.get("vmstate"), j.get("compiler_on"), j.get("traces"), j.get("cur_L_note"), j.get("cur_L") == v.get("mainthread"))' "$d/report.json" 2>&1)
+	check "$id core: the VM's vmstate, compiler, traces, cur_L ($got; the script: $want)" \
+		[ "$rc" = 0 -a -n "$want" -a "$got" = "$want" ]
 	must_differ "line" '$1 == "frame" && $3 == 1 { $6 = $6 + 1 } 1'
 	must_differ "namewhat" '$1 == "frame" && $3 == 1 { $8 = "field" } 1'
 done

@@ -252,6 +252,27 @@ static void print_vms(const struct lc_report *r,
 			fputc('"', out);
 		}
 		fputc('\n', out);
+		if (vm->vmstate) {
+			fprintf(out, "  LuaJIT: vmstate %s", vm->vmstate);
+			if (strcmp(vm->vmstate, "trace") == 0)
+				fprintf(out, " %" PRId32, vm->vmstate_trace);
+			if (vm->jit_on >= 0)
+				fprintf(out, "; compiler %s",
+					vm->jit_on ? "on" : "off");
+			if (vm->jit_state)
+				fprintf(out, ", %s", vm->jit_state);
+			if (vm->ntraces >= 0)
+				fprintf(out, ", %" PRId64 " trace%s", vm->ntraces,
+					vm->ntraces == 1 ? "" : "s");
+			if (vm->cur_L)
+				fprintf(out, "; cur_L 0x%" PRIx64, vm->cur_L);
+			fputc('\n', out);
+			if (vm->cur_L_note) {
+				fputs("  note: ", out);
+				es(out, vm->cur_L_note);
+				fputc('\n', out);
+			}
+		}
 		if (vm->nchain) {
 			fputs("  resume chain:", out);
 			for (size_t c = 0; c < vm->nchain; c++)
@@ -719,6 +740,35 @@ static void json_vm(FILE *out, const struct lc_report *r, const struct lc_vm *vm
 	json_bool(out, vm->partial);
 	fputs(",\"note\":", out);
 	json_str(out, vm->note);
+	fputs(",\"luajit\":", out);
+	if (vm->vmstate) {
+		fputs("{\"vmstate\":", out);
+		json_str(out, vm->vmstate);
+		fputs(",\"trace\":", out);
+		if (strcmp(vm->vmstate, "trace") == 0)
+			fprintf(out, "%" PRId32, vm->vmstate_trace);
+		else
+			fputs("null", out);
+		fputs(",\"compiler_on\":", out);
+		if (vm->jit_on >= 0)
+			json_bool(out, vm->jit_on);
+		else
+			fputs("null", out);
+		fputs(",\"compiler_state\":", out);
+		json_str(out, vm->jit_state);
+		fputs(",\"traces\":", out);
+		if (vm->ntraces >= 0)
+			fprintf(out, "%" PRId64, vm->ntraces);
+		else
+			fputs("null", out);
+		fputs(",\"cur_L\":", out);
+		json_addr_or_null(out, vm->cur_L);
+		fputs(",\"cur_L_note\":", out);
+		json_str(out, vm->cur_L_note);
+		fputc('}', out);
+	} else {
+		fputs("null", out);
+	}
 	fputs(",\"threads\":[", out);
 	for (size_t i = 0; i < vm->nthreads; i++) {
 		if (i)

@@ -325,6 +325,21 @@ static void build_vms(struct lc_target *t, const struct lc_interp *in,
 			lt->errorjmp_on_stack = lt->errorjmp &&
 				lt->errorjmp >= lo && lt->errorjmp < hi;
 		}
+		/* LuaJIT's g->cur_L names the thread the VM runs (or ran
+		 * last): it must be the innermost of the VM's states on the
+		 * stacks (lj_err.c before 2023-09 left it stale after an
+		 * error through a coroutine). */
+		if (vm->vmstate && vm->cur_L && !vm->cur_L_note && whole) {
+			uint64_t runs = 0;
+
+			for (size_t a = 0; a < nrun; a++)
+				if (run[a].g == vm->g)
+					runs = run[a].addr;	/* the last */
+			if (runs && runs != vm->cur_L)
+				asprintf(&vm->cur_L_note,
+					 "g->cur_L 0x%" PRIx64 " is not the thread the stacks run (0x%" PRIx64 ")",
+					 vm->cur_L, runs);
+		}
 		/* A state running, or resuming another, is on the stack
 		 * of the OS thread that runs it: one found on none (a
 		 * native frame's word that named it is damaged, or its

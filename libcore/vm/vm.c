@@ -179,7 +179,8 @@ void lc_vm_clear(struct lc_vm *vm)
 	free(vm->note);
 	free(vm->name);
 	free(vm->alloc);
-	vm->name = vm->alloc = NULL;
+	free(vm->cur_L_note);
+	vm->name = vm->alloc = vm->cur_L_note = NULL;
 	vm->threads = NULL;
 	vm->nthreads = 0;
 	vm->note = NULL;

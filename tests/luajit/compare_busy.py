@@ -69,12 +69,36 @@ def main(argv):
             problems.append("no native frame of a trace: %s" % natives[:3])
         if "main" not in natives:
             problems.append("the machine frames do not reach main: %s" % natives)
+    # The VM's own state: g->vmstate the interpreter's, or the trace
+    # whose machine frame the stack shows; the compiler off or on, with
+    # at least that trace; cur_L the running thread, checked.
+    vm = next((v for v in report.get("vms", []) if v.get("luajit")), None)
+    if vm is None:
+        problems.append("no VM with LuaJIT's state in the report")
+    else:
+        lj = vm["luajit"]
+        running = vm["chain"][-1] if vm.get("chain") else None
+        if mode == "interp":
+            if lj.get("vmstate") != "interpreter" or lj.get("compiler_on") is not False:
+                problems.append("VM: vmstate %r, compiler_on %r; not the interpreter with the compiler off" % (
+                    lj.get("vmstate"), lj.get("compiler_on")))
+        else:
+            traces = [n[len("LuaJIT trace "):] for n in natives if n.startswith("LuaJIT trace ")]
+            if lj.get("vmstate") != "trace" or str(lj.get("trace")) not in traces:
+                problems.append("VM: vmstate %r trace %r; the stack runs trace %s" % (
+                    lj.get("vmstate"), lj.get("trace"), traces))
+            if lj.get("compiler_on") is not True or not (lj.get("traces") or 0) >= 1:
+                problems.append("VM: compiler_on %r, %r traces" % (lj.get("compiler_on"), lj.get("traces")))
+        if lj.get("cur_L_note") or lj.get("cur_L") != running:
+            problems.append("VM: cur_L %r (%s), the running thread %r" % (
+                lj.get("cur_L"), lj.get("cur_L_note"), running))
     if problems:
         for p in problems:
             print("FAIL: " + p)
         return 1
-    print("equal: %d Lua frames, the innermost at line %d (%s)%s" % (
-        len(got), line, lf, ", %s" % natives[0] if mode == "jit" else ""))
+    print("equal: %d Lua frames, the innermost at line %d (%s)%s; vmstate %s, %s traces" % (
+        len(got), line, lf, ", %s" % natives[0] if mode == "jit" else "",
+        vm["luajit"]["vmstate"], vm["luajit"]["traces"]))
     return 0
 
 

@@ -19,6 +19,9 @@ ENUMS = {
     "bc_uget": "BC_UGET", "bc_knil": "BC_KNIL", "bc_iterc": "BC_ITERC",
     "bc_max": "BC__MAX", "bcm_dst": "BCMdst", "bcm_base": "BCMbase",
     "mm_call": "MM_call", "mm_max": "MM__MAX", "varname_max": "VARNAME__MAX",
+    "trace_idle": "LJ_TRACE_IDLE", "trace_active": "LJ_TRACE_ACTIVE",
+    "trace_record": "LJ_TRACE_RECORD", "trace_start": "LJ_TRACE_START",
+    "trace_asm": "LJ_TRACE_ASM", "trace_err": "LJ_TRACE_ERR",
 }
 
 

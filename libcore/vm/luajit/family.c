@@ -1036,6 +1036,88 @@ static const char *const gc_states[] = {
 	"pause", "propagate", "atomic", "sweepstring", "sweep", "finalize",
 };
 
+/* g->vmstate in words: ~LJ_VMST_* (lj_obj.h), or a trace's number. */
+static const char *vmstate_name(const struct lc_lj_layout *l, int32_t v)
+{
+	static const struct { size_t off; const char *name; } names[] = {
+		{ offsetof(struct lc_lj_layout, vmst_interp), "interpreter" },
+		{ offsetof(struct lc_lj_layout, vmst_c), "C function" },
+		{ offsetof(struct lc_lj_layout, vmst_gc), "garbage collector" },
+		{ offsetof(struct lc_lj_layout, vmst_exit), "trace exit" },
+		{ offsetof(struct lc_lj_layout, vmst_record), "recording" },
+		{ offsetof(struct lc_lj_layout, vmst_opt), "optimizing" },
+		{ offsetof(struct lc_lj_layout, vmst_asm), "assembling" },
+	};
+
+	if (v >= 0)
+		return "trace";
+	for (size_t i = 0; i < LC_ARRAY_SIZE(names); i++) {
+		int64_t e = *(const int64_t *)(const void *)
+			((const char *)l + names[i].off);
+
+		if (e >= 0 && v == ~(int32_t)e)
+			return names[i].name;
+	}
+	return NULL;
+}
+
+/* jit_State.state (lj_jit.h TraceState) in words. */
+static const char *jit_state_name(const struct lc_lj_layout *l, int64_t v)
+{
+	if (v == l->trace_idle)
+		return "idle";
+	if (v == l->trace_active)
+		return "active";
+	if (v == l->trace_record || v == l->trace_record_1st)
+		return "recording";
+	if (v == l->trace_start)
+		return "starting a trace";
+	if (v == l->trace_end)
+		return "ending a trace";
+	if (v == l->trace_asm)
+		return "assembling";
+	if (v == l->trace_err)
+		return "aborting a trace";
+	return NULL;
+}
+
+/* The compiler of VM g: on or off, its state, and the traces it holds
+ * (the non-empty slots of J->trace, 1 up: lj_trace.c traceref). */
+#define LJ_SIZETRACE_MAX 65536u	/* lj_def.h LJ_MAX_TRACE, with room */
+static void decode_jit(struct lc_pass *pass, uint64_t g, struct lc_vm *vm)
+{
+	const struct lc_lj_layout *l = pass->l;
+	struct lc_memory *m = pass->m;
+	uint64_t J, v, tr, size;
+
+	vm->jit_on = -1;
+	vm->ntraces = -1;
+	if (!LC_LJ_HAS(l->GG.g) || !LC_LJ_HAS(l->GG.J))
+		return;
+	J = g - (uint64_t)l->GG.g.off + (uint64_t)l->GG.J.off;
+	if (lc_lj_field_u(m, J, l->J.flags, &v) == 0)
+		vm->jit_on = (v & LC_LJ_JIT_F_ON) != 0;
+	if (lc_lj_field_u(m, J, l->J.state, &v) == 0)
+		vm->jit_state = jit_state_name(l, (int64_t)v);
+	if (lc_lj_field_u(m, J, l->J.trace, &tr) == 0 &&
+	    lc_lj_field_u(m, J, l->J.sizetrace, &size) == 0 &&
+	    size <= LJ_SIZETRACE_MAX && (tr || !size)) {
+		uint64_t *refs = size ? calloc(size, 8) : NULL;
+		int64_t n = 0;
+
+		if (size && !refs)
+			return;
+		if (size && lc_read(m, tr, refs, size * 8) < 0) {
+			free(refs);
+			return;
+		}
+		for (uint64_t i = 1; i < size; i++)
+			n += (refs[i] & LC_LJ_GCVMASK) != 0;
+		free(refs);
+		vm->ntraces = n;
+	}
+}
+
 static void decode_thread(struct lc_pass *pass, const struct ljstate *s,
 			  struct lc_luathread *lt)
 {
@@ -1122,6 +1204,29 @@ static struct lc_error *lj_decode_vm(struct lc_pass *pass, uint64_t g,
 	    lc_read_u64(m, g + (uint64_t)l->G.registrytv.off, &v) == 0)
 		vm->registry = v & LC_LJ_GCVMASK;
 	vm->gckind = "incremental";
+	if (lc_lj_field_u(m, g, l->G.vmstate, &v) == 0) {
+		vm->vmstate = vmstate_name(l, (int32_t)(uint32_t)v);
+		if (!vm->vmstate)
+			vm->vmstate = "unknown";
+		if ((int32_t)(uint32_t)v >= 0)
+			vm->vmstate_trace = (int32_t)(uint32_t)v;
+	} else {
+		vm->vmstate = "unread";
+	}
+	decode_jit(pass, g, vm);
+	/* cur_L: a thread of this VM (lj_obj.h G(L) == g); report.c holds
+	 * it against the thread the stacks show running. */
+	if (lc_lj_field_u(m, g, l->G.cur_L, &v) == 0) {
+		struct ljstate cs;
+
+		vm->cur_L = v & LC_LJ_GCVMASK;
+		if (!vm->cur_L)
+			vm->cur_L_note = strdup("g->cur_L is NULL");
+		else if (!read_state(pass, vm->cur_L, &cs) || cs.g != g)
+			asprintf(&vm->cur_L_note,
+				 "g->cur_L 0x%" PRIx64 " is not a thread of this VM",
+				 vm->cur_L);
+	}
 	err = lc_lj_threads(m, l, g, LJ_THREADS_MAX, &th, &nth, &partial);
 	if (err)
 		return err;

@@ -319,6 +319,7 @@ static void read_fields(struct lc_lj_layout *l, Dwarf_Die *D,
 	X(J, T_JIT, sizetrace, "sizetrace");
 	X(J, T_JIT, state, "state");
 	X(J, T_JIT, freetrace, "freetrace");
+	X(J, T_JIT, flags, "flags");
 
 	X(tr, T_TRACE, gct, "gct");
 	X(tr, T_TRACE, nsnap, "nsnap");
@@ -375,6 +376,14 @@ static void read_enums(struct lc_lj_layout *l, Dwfl_Module *mod)
 	l->frame_pcallh = enumerator(mod, "FRAME_PCALLH");
 	l->gcroot_mmname = enumerator(mod, "GCROOT_MMNAME");
 	l->gcroot_max = enumerator(mod, "GCROOT_MAX");
+	l->trace_idle = enumerator(mod, "LJ_TRACE_IDLE");
+	l->trace_active = enumerator(mod, "LJ_TRACE_ACTIVE");
+	l->trace_record = enumerator(mod, "LJ_TRACE_RECORD");
+	l->trace_record_1st = enumerator(mod, "LJ_TRACE_RECORD_1ST");
+	l->trace_start = enumerator(mod, "LJ_TRACE_START");
+	l->trace_end = enumerator(mod, "LJ_TRACE_END");
+	l->trace_asm = enumerator(mod, "LJ_TRACE_ASM");
+	l->trace_err = enumerator(mod, "LJ_TRACE_ERR");
 	l->bc_mov = enumerator(mod, "BC_MOV");
 	l->bc_gget = enumerator(mod, "BC_GGET");
 	l->bc_tgets = enumerator(mod, "BC_TGETS");
@@ -508,6 +517,8 @@ char *lc_lj_layout_dump(const struct lc_lj_layout *l)
 	F("GCstr.len", l->str.len);
 	F("jit_State.trace", l->J.trace);
 	F("jit_State.sizetrace", l->J.sizetrace);
+	F("jit_State.state", l->J.state);
+	F("jit_State.flags", l->J.flags);
 	F("GCtrace.nsnap", l->tr.nsnap);
 	F("GCtrace.snap", l->tr.snap);
 	F("GCtrace.snapmap", l->tr.snapmap);
@@ -531,6 +542,8 @@ char *lc_lj_layout_dump(const struct lc_lj_layout *l)
 	E(frame_lua); E(frame_c); E(frame_cont); E(frame_varg);
 	E(frame_luap); E(frame_cp); E(frame_pcall); E(frame_pcallh);
 	E(gcroot_mmname); E(gcroot_max);
+	E(trace_idle); E(trace_active); E(trace_record); E(trace_start);
+	E(trace_asm); E(trace_err);
 	E(bc_mov); E(bc_gget); E(bc_tgets); E(bc_uget); E(bc_knil);
 	E(bc_iterc); E(bc_max); E(bcm_dst); E(bcm_base); E(mm_call);
 	E(mm_max); E(varname_max);

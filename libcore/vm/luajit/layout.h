@@ -74,7 +74,7 @@ struct lc_lj_layout {
 						   its value */
 	} uv;
 	struct {
-		struct lc_lj_field trace, sizetrace, state, freetrace;
+		struct lc_lj_field trace, sizetrace, state, freetrace, flags;
 	} J;
 	struct {
 		struct lc_lj_field gct, nsnap, nins, snap, snapmap, startpt,
@@ -94,6 +94,9 @@ struct lc_lj_layout {
 	int64_t frame_lua, frame_c, frame_cont, frame_varg, frame_luap,
 		frame_cp, frame_pcall, frame_pcallh;
 	int64_t gcroot_mmname, gcroot_max;
+	/* lj_jit.h TraceState: the compiler's jit_State.state. */
+	int64_t trace_idle, trace_active, trace_record, trace_record_1st,
+		trace_start, trace_end, trace_asm, trace_err;
 	/* Bytecode (lj_bc.h BCOp, BCMode; lj_obj.h MMS; lj_debug.h
 	 * VARNAME_*), for names from the caller's bytecode. */
 	int64_t bc_mov, bc_gget, bc_tgets, bc_uget, bc_knil, bc_iterc,

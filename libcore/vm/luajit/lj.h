@@ -42,6 +42,10 @@
  * own spill area (GCtrace.spadjust) lies below that. */
 #define LC_LJ_CFRAME_JIT_EXTRA	16
 
+/* lj_jit.h JIT_F_ON: jit_State.flags while the compiler is on (jit.on,
+ * jit.off, luaJIT_setmode). */
+#define LC_LJ_JIT_F_ON		0x1u
+
 /* lj_bc.h: an instruction's opcode and operands. */
 #define LC_LJ_BC_OP(ins)	((ins) & 0xff)
 #define LC_LJ_BC_A(ins)	(((ins) >> 8) & 0xff)
