@@ -451,6 +451,16 @@ struct lc_vm {
 	int64_t ntraces;
 	uint64_t cur_L;
 	char *cur_L_note;
+	/* Its interpreter's version ("5.4.6", "LuaJIT 2.1..."): a process
+	 * may hold VMs of PUC Lua and of LuaJIT. */
+	char *version;
+};
+
+/* An interpreter found in the process. */
+struct lc_lua_found {
+	char *version;		/* "5.4.4", "LuaJIT 2.1.1787165859" */
+	char *module;		/* path of the module holding it */
+	char *layout;		/* where its layout came from, or NULL */
 };
 
 struct lc_report {
@@ -486,6 +496,10 @@ struct lc_report {
 	 * MODULE", or "built-in layout of Lua 5.4.6 (the module has no
 	 * DWARF), validated against memory: ..."; NULL if no Lua. */
 	char *lua_layout;
+	/* Every interpreter found (the first is lua_version's): a process
+	 * may embed PUC Lua and LuaJIT both, each read with its own. */
+	struct lc_lua_found *luas;
+	size_t nluas;
 };
 
 struct lc_report_options {

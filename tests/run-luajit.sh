@@ -45,6 +45,8 @@
 #    replaced, tests/luajit/mutate.py): read by lj-frames and by
 #    luacore-inspect with exit 0 or 1, never killed by a signal or past a
 #    timeout;
+#  - PUC Lua 5.4.7 and LuaJIT in one process (fixtures/host/mixhost.c),
+#    live, from its core and by gdb: both VMs, each thread's frames;
 #  - Debian's libluajit-5.1.so.2, shipped without debug info: refused
 #    with a message that says so and what to do.
 . "$(dirname "$0")/lib.sh"
@@ -412,6 +414,48 @@ for id in lj-upstream lj-openresty; do
 	done
 	check "$id: $n damaged cores read by lj-frames and luacore-inspect, each with exit 0 or 1 ($bad otherwise)" [ "$n" -ge 40 -a "$bad" = 0 ]
 done
+
+# Both interpreters in one process (fixtures/host/mixhost.c): PUC Lua
+# 5.4.7 linked in, upstream LuaJIT's libluajit.so opened RTLD_LOCAL, each
+# parked on an OS thread of its own.  Live, from its core and by gdb:
+# each thread's Lua frames equal its script's truth, each VM is listed
+# with its interpreter's version, and the header names both.
+fixtures src-5.4.7-O2
+m=$tmp/mix
+mkdir -p "$m"
+if ! gcc -g -O0 -Wall -Wextra -o "$m/mixhost" "$src/fixtures/host/mixhost.c" \
+	"$out/src-5.4.7-O2/liblua.a" -ldl -lm -lpthread 2>"$m/build.log"; then
+	check "mixhost (PUC Lua and LuaJIT in one process): built: $(head -3 "$m/build.log")" false
+else
+	(cd "$m" && LC_TRUTH_LUA=$src/fixtures/lua/truth.lua LC_READY=$m/ready \
+		LC_TRUTH=$m/truth.tsv exec ./mixhost "$out/lj-upstream/libluajit.so" \
+		"$src/fixtures/scenarios/luajit/mix_puc.lua" \
+		"$src/fixtures/scenarios/luajit/mix_lj.lua") </dev/null >"$m/log" 2>&1 &
+	pid=$!
+	pids+=("$pid")
+	for _ in $(seq 200); do [ -e "$m/ready" ] && break; sleep 0.05; done
+	rc=0
+	"$inspect" -p "$pid" --json >"$m/live.json" 2>"$m/live.err" || rc=$?
+	gcore -o "$m/core" "$pid" >"$m/gcore.log" 2>&1 && mv "$m/core.$pid" "$m/core"
+	kill -KILL "$pid"
+	wait "$pid" 2>/dev/null
+	ln -sf "$m/mixhost" "$m/exe"
+	rc2=0
+	"$inspect" --json "$m/core" "$m/exe" >"$m/core.json" 2>"$m/core.err" || rc2=$?
+	for k in live core; do
+		[ $k = live ] && r=$rc || r=$rc2
+		res=$("$py" "$src/tests/matrix/compare.py" -q "$m/truth.tsv" "$m/$k.json" 2>&1 | tail -1)
+		vms=$("$py" -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+print(" ".join(sorted(l["version"].split(".")[0] + "/" + v for l in r["process"]["luas"]
+                      for v in [str(sum(1 for x in r["vms"] if x["version"] == l["version"]))])))' "$m/$k.json" 2>&1)
+		check "PUC Lua 5.4.7 and LuaJIT in one process, $k: exit $r, $res, interpreters/VMs: $vms" \
+			[ "$r" = 0 -a "$res" = "compare: match" -a "$vms" = "5/1 LuaJIT 2/1" ]
+	done
+	if [ -f "$m/core" ]; then
+		gdb_cells "PUC Lua and LuaJIT in one process" "$m"
+	fi
+fi
 
 # Debian's LuaJIT, as shipped: no DWARF.
 deb=$(ls /usr/lib/*/libluajit-5.1.so.2 2>/dev/null | head -1)

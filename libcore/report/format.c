@@ -211,14 +211,14 @@ static const struct lc_luathread *vm_state(const struct lc_vm *vm,
 static void print_vms(const struct lc_report *r,
 		      const struct lc_text_options *o, FILE *out)
 {
-	bool lj = r->lua_version && strncmp(r->lua_version, "LuaJIT", 6) == 0;
-
 	if (!o->state)
 		fprintf(out, "\nVMs: %zu (%zu found only by scanning memory)\n",
 			r->nvms, r->nvms_scanned);
 	for (size_t i = 0; i < r->nvms; i++) {
 		const struct lc_vm *vm = &r->vms[i];
 		const struct lc_luathread *only = NULL;
+		const char *ver = vm->version ? vm->version : r->lua_version;
+		bool lj = ver && strncmp(ver, "LuaJIT", 6) == 0;
 
 		if (o->state && !(only = vm_state(vm, o->state)))
 			continue;
@@ -342,6 +342,19 @@ static void print_header(const struct lc_report *r, FILE *out)
 			fputs("lua layout: ", out);
 			es(out, r->lua_layout);
 			fputc('\n', out);
+		}
+		/* A second interpreter in the same process. */
+		for (size_t i = 1; i < r->nluas; i++) {
+			fputs("lua: ", out);
+			es(out, r->luas[i].version);
+			fputs(" in ", out);
+			es(out, r->luas[i].module);
+			fputs(" too\n", out);
+			if (r->luas[i].layout) {
+				fputs("lua layout: ", out);
+				es(out, r->luas[i].layout);
+				fputc('\n', out);
+			}
 		}
 	} else if (r->nwarnings)
 		fputs("lua: none read (the warnings say why)\n", out);
@@ -708,7 +721,7 @@ static void json_vm(FILE *out, const struct lc_report *r, const struct lc_vm *vm
 	fputs(",\"allocator\":", out);
 	json_str(out, vm->alloc);
 	fputs(",\"version\":", out);
-	json_str(out, r->lua_version);
+	json_str(out, vm->version ? vm->version : r->lua_version);
 	fputs(",\"mainthread\":", out);
 	json_addr_or_null(out, vm->mainthread);
 	fputs(",\"registry\":", out);
@@ -800,6 +813,17 @@ void lc_report_print_json(const struct lc_report *r, FILE *out)
 	json_str(out, r->lua_module);
 	fputs(",\"lua_layout\":", out);
 	json_str(out, r->lua_layout);
+	fputs(",\"luas\":[", out);
+	for (size_t i = 0; i < r->nluas; i++) {
+		fputs(i ? ",{\"version\":" : "{\"version\":", out);
+		json_str(out, r->luas[i].version);
+		fputs(",\"module\":", out);
+		json_str(out, r->luas[i].module);
+		fputs(",\"layout\":", out);
+		json_str(out, r->luas[i].layout);
+		fputc('}', out);
+	}
+	fputc(']', out);
 	fputs(",\"partial\":", out);
 	json_bool(out, r->partial);
 	fputs(",\"warnings\":[", out);

@@ -13,16 +13,32 @@
 #define DEFAULT_MAX_FRAMES	512
 
 /* The report's view of a thread: the stack unit, moved in. */
-static void build_thread(struct lc_target *t, struct lc_pass *pass,
+static void build_thread(struct lc_target *t, struct lc_interp *const *ins,
+			 struct lc_pass *const *passes, size_t nin,
 			 const struct lc_report_options *opts,
 			 size_t max_frames, struct lc_thread *th)
 {
 	struct lc_stack_options so = {
 		.max_frames = max_frames, .locals = opts && opts->locals,
+		.interp = nin ? ins[0] : NULL,
 	};
 	struct lc_stack st;
 
-	lc_stack_decode(t, pass, th->tid, &so, &st);
+	lc_stack_decode(t, nin ? passes[0] : NULL, th->tid, &so, &st);
+	/* A process with two interpreters (PUC Lua and LuaJIT): the
+	 * thread is read with the first whose states it holds. */
+	for (size_t i = 1; i < nin && !st.nstates; i++) {
+		struct lc_stack other;
+
+		so.interp = ins[i];
+		lc_stack_decode(t, passes[i], th->tid, &so, &other);
+		if (other.nstates) {
+			lc_stack_deinit(&st);
+			st = other;
+		} else {
+			lc_stack_deinit(&other);
+		}
+	}
 	th->frames = st.frames;
 	th->nframes = st.nframes;
 	th->states = st.states;
@@ -107,6 +123,7 @@ static struct lc_vm *vm_add(struct lc_report *r, const struct lc_interp *in,
 	memset(vm, 0, sizeof(*vm));
 	err = in->ops->decode_vm(pass, g, sc->done, sc->cands, sc->ncands, vm);
 	vm->g = g;
+	vm->version = lc_strdup_or_null(in->version);
 	vm->found_by = found_by;
 	if (in->ops->vm_names)
 		in->ops->vm_names(pass, g, opts ? opts->vm_name : NULL,
@@ -162,7 +179,7 @@ static void build_vms(struct lc_target *t, const struct lc_interp *in,
 {
 	struct scan_threads sc = { 0 };
 	uint64_t *gs = NULL;
-	size_t ng = 0;
+	size_t ng = 0, first = r->nvms;	/* this interpreter's VMs */
 
 	/* One sequential pass over the core's writable memory finds the VMs
 	 * idle on no thread and every object that may be a coroutine. */
@@ -225,19 +242,15 @@ static void build_vms(struct lc_target *t, const struct lc_interp *in,
 	free(gs);
 	free(sc.cands);
 	if (opts && opts->vm) {
-		size_t out = 0;
+		size_t out = first;
 
-		for (size_t i = 0; i < r->nvms; i++) {
+		for (size_t i = first; i < r->nvms; i++) {
 			if (r->vms[i].g == opts->vm)
 				r->vms[out++] = r->vms[i];
 			else
 				vm_free(&r->vms[i]);
 		}
 		r->nvms = out;
-		if (!out) {
-			add_warning(r, "no VM at the address given with --vm");
-			r->partial = true;
-		}
 	}
 
 	/* The states running on OS threads, each thread's outermost first,
@@ -277,7 +290,7 @@ static void build_vms(struct lc_target *t, const struct lc_interp *in,
 	for (size_t i = 0; i < r->nthreads; i++)
 		if (r->threads[i].partial & LC_PARTIAL_TRUNCATED)
 			whole = false;
-	for (size_t v = 0; v < r->nvms; v++) {
+	for (size_t v = first; v < r->nvms; v++) {
 		struct lc_vm *vm = &r->vms[v];
 
 		for (size_t a = 0; a < nrun; a++) {
@@ -428,8 +441,10 @@ struct lc_error *lc_report_create(struct lc_target *t,
 	struct lc_report *r = calloc(1, sizeof(*r));
 	struct lc_program *p = t->prog;
 	const struct lc_error *why;
-	struct lc_interp *in;
-	struct lc_pass *pass = NULL;
+	struct lc_interp *const *all;
+	struct lc_interp *ins[4];
+	struct lc_pass *passes[4];
+	size_t nall, nin = 0;
 	struct lc_error *err;
 	size_t max = opts && opts->max_frames > 0 ? (size_t)opts->max_frames :
 		     DEFAULT_MAX_FRAMES;
@@ -536,36 +551,53 @@ struct lc_error *lc_report_create(struct lc_target *t,
 			r->have_regs = true;
 		}
 	}
-	in = lc_target_interp(t, &why);
-	err = in ? in->ops->begin(in, &pass) : NULL;
-	if (!in || err) {
-		/* The target's: copy the message. */
-		add_warning(r, lc_error_message(in ? err : why));
-		r->partial = true;
-		lc_error_destroy(err);
-		in = NULL;
-		pass = NULL;
-	} else {
-		r->lua_version = strdup(in->version);
+	all = lc_target_interps(t, &why, &nall);
+	for (size_t i = 0; i < nall && nin < LC_ARRAY_SIZE(ins); i++) {
+		struct lc_interp *in = all[i];
+		struct lc_lua_found *lf;
+
+		err = in->ops->begin(in, &passes[nin]);
+		if (err) {
+			/* The target's: copy the message. */
+			add_warning(r, lc_error_message(err));
+			r->partial = true;
+			lc_error_destroy(err);
+			continue;
+		}
+		ins[nin++] = in;
+		lf = realloc(r->luas, (r->nluas + 1) * sizeof(*lf));
+		if (!lf)
+			continue;
+		r->luas = lf;
+		lf = &r->luas[r->nluas++];
+		lf->version = lc_strdup_or_null(in->version);
 		/* By the name its frames give the module. */
 		{
 			Dwfl_Module *m = p->dwfl && in->module_start ?
 				dwfl_addrmodule(p->dwfl, in->module_start) : NULL;
 			const char *mn = lc_program_module_name(p, m);
 
-			r->lua_module = lc_strdup_or_null(mn ? mn : in->module);
+			lf->module = lc_strdup_or_null(mn ? mn : in->module);
 		}
-		r->lua_layout = lc_strdup_or_null(in->layout_note);
+		lf->layout = lc_strdup_or_null(in->layout_note);
 		if (in->version_guessed)
 			add_warning(r, "no lua_ident string: Lua version guessed from the DWARF layout");
 		if (in->version_warning)
 			add_warning(r, in->version_warning);
 	}
+	if (!nall) {
+		add_warning(r, lc_error_message(why));
+		r->partial = true;
+	} else if (r->nluas) {
+		r->lua_version = lc_strdup_or_null(r->luas[0].version);
+		r->lua_module = lc_strdup_or_null(r->luas[0].module);
+		r->lua_layout = lc_strdup_or_null(r->luas[0].layout);
+	}
 	lc_program_list_threads(p);
 	r->threads = calloc(p->nthreads ? p->nthreads : 1, sizeof(*r->threads));
 	if (!r->threads) {
-		if (in)
-			in->ops->end(pass);
+		for (size_t i = 0; i < nin; i++)
+			ins[i]->ops->end(passes[i]);
 		lc_report_destroy(r);
 		return &lc_error_nomem;
 	}
@@ -583,12 +615,16 @@ struct lc_error *lc_report_create(struct lc_target *t,
 			th->name = strdup(p->threads[i].name);
 		else if (th->tid == p->pid && p->fname[0])
 			th->name = strdup(p->fname);
-		build_thread(t, pass, opts, max, th);
+		build_thread(t, ins, passes, nin, opts, max, th);
 		if (th->partial)
 			r->partial = true;
 	}
-	if (in && !(opts && opts->no_vms))
-		build_vms(t, in, pass, opts, max, r);
+	for (size_t i = 0; i < nin && !(opts && opts->no_vms); i++)
+		build_vms(t, ins[i], passes[i], opts, max, r);
+	if (nin && opts && opts->vm && !opts->no_vms && !r->nvms) {
+		add_warning(r, "no VM at the address given with --vm");
+		r->partial = true;
+	}
 	/* After build_vms: it finds errorJmp buffers by the native frames'
 	 * stack pointers. */
 	for (size_t i = 0; opts && opts->no_native && i < r->nthreads; i++)
@@ -603,8 +639,8 @@ struct lc_error *lc_report_create(struct lc_target *t,
 		r->partial = true;
 	}
 	propagate_partial(r);
-	if (in)
-		in->ops->end(pass);
+	for (size_t i = 0; i < nin; i++)
+		ins[i]->ops->end(passes[i]);
 	*ret = r;
 	return NULL;
 }
@@ -635,6 +671,12 @@ void lc_report_destroy(struct lc_report *r)
 	free(r->lua_version);
 	free(r->lua_module);
 	free(r->lua_layout);
+	for (size_t i = 0; i < r->nluas; i++) {
+		free(r->luas[i].version);
+		free(r->luas[i].module);
+		free(r->luas[i].layout);
+	}
+	free(r->luas);
 	free(r->exe_build_id);
 	free(r->core_build_id);
 	free(r);

@@ -63,6 +63,15 @@ struct lc_interp *lc_target_interp(struct lc_target *t,
 	return t->ninterps ? t->interps[0] : NULL;
 }
 
+struct lc_interp *const *lc_target_interps(struct lc_target *t,
+					   const struct lc_error **why,
+					   size_t *n)
+{
+	(void)lc_target_interp(t, why);
+	*n = t->ninterps;
+	return t->ninterps ? t->interps : NULL;
+}
+
 struct lc_unwinder *lc_target_unwinder(struct lc_target *t)
 {
 	sync(t);

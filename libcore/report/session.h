@@ -18,8 +18,9 @@
 struct lc_target {
 	struct lc_program *prog;
 	struct lc_unwinder *unw;
-	/* Every interpreter found, one per VM family that finds one; the
-	 * report, the sampler and gdb use the first (interps[0]). */
+	/* Every interpreter found, one per VM family that finds one (a
+	 * process may embed PUC Lua and LuaJIT both): the report reads
+	 * each; the sampler and gdb's lua-bt use the first (interps[0]). */
 	struct lc_interp **interps;
 	size_t ninterps;
 	struct lc_error *interp_err;	/* why none was found */
@@ -35,6 +36,11 @@ struct lc_error *lc_target_wrap(struct lc_program *p, struct lc_target **ret);
  * owned by the target. */
 struct lc_interp *lc_target_interp(struct lc_target *t,
 				   const struct lc_error **why);
+/* Every interpreter of the target (*n of them, the first being
+ * lc_target_interp's); NULL and 0 when there is none. */
+struct lc_interp *const *lc_target_interps(struct lc_target *t,
+					   const struct lc_error **why,
+					   size_t *n);
 struct lc_unwinder *lc_target_unwinder(struct lc_target *t);
 
 #endif /* LC_SESSION_H */

@@ -327,7 +327,8 @@ static size_t next_live(const struct chain_state *cs, size_t ncs, size_t cur)
 void lc_stack_decode(struct lc_target *t, struct lc_pass *pass, int tid,
 		     const struct lc_stack_options *opts, struct lc_stack *th)
 {
-	struct ctx c = { .in = pass ? lc_target_interp(t, NULL) : NULL,
+	struct ctx c = { .in = !pass ? NULL : opts->interp ? opts->interp :
+			 lc_target_interp(t, NULL),
 			 .pass = pass, .locals = opts->locals };
 	const struct lc_interp *in = c.in;
 	struct lc_state_probe probe;

@@ -47,6 +47,8 @@ struct lc_stack {
 struct lc_stack_options {
 	size_t max_frames;	/* natives and Lua frames together */
 	bool locals;		/* fill each Lua frame's vars */
+	/* The interpreter the pass is of; NULL: the target's first. */
+	struct lc_interp *interp;
 };
 
 /* Decode thread tid of t.  pass is a pass of t's interpreter, or NULL

@@ -180,7 +180,8 @@ void lc_vm_clear(struct lc_vm *vm)
 	free(vm->name);
 	free(vm->alloc);
 	free(vm->cur_L_note);
-	vm->name = vm->alloc = vm->cur_L_note = NULL;
+	free(vm->version);
+	vm->name = vm->alloc = vm->cur_L_note = vm->version = NULL;
 	vm->threads = NULL;
 	vm->nthreads = 0;
 	vm->note = NULL;

@@ -12,8 +12,9 @@ it) the report frame's "traceback".  Threads of the report that have no
 truth lines are ignored.  Each suspended coroutine of the truth (coframe and
 cotb lines, by the lua_State's address) must have exactly those frames in
 the report's vms[].threads[] entry of that address.  The report's
-process.lua_version, when given, must have the truth's major.minor (a
-LuaJIT report's, "LuaJIT 2.1...", goes with the truth's "Lua 5.1").
+process.lua_version (or one of process.luas[], in a process with two
+interpreters), when given, must have the truth's major.minor (a LuaJIT
+report's, "LuaJIT 2.1...", goes with the truth's "Lua 5.1").
 
 Prints one line per frame ("=" same, "!" differs, "-" only in the truth,
 "+" only in the report); -q prints only the differing frames and the summary.
@@ -173,12 +174,16 @@ def main(argv):
         return 2
 
     ok = True
-    got = (report.get("process") or {}).get("lua_version")
-    # LuaJIT ("LuaJIT 2.1.N") says _VERSION "Lua 5.1".
-    if got and got.startswith("LuaJIT ") and version and version.startswith("5.1"):
-        got = None
-    if version and got and got.split(".")[:2] != version.split(".")[:2]:
-        print("lua_version: truth Lua %s, report %s" % (version, got))
+    proc = report.get("process") or {}
+    gots = [l.get("version") for l in proc.get("luas") or []] or [proc.get("lua_version")]
+
+    def same(got):
+        # LuaJIT ("LuaJIT 2.1.N") says _VERSION "Lua 5.1".
+        if got and got.startswith("LuaJIT "):
+            return version.startswith("5.1")
+        return not got or got.split(".")[:2] == version.split(".")[:2]
+    if version and not any(same(g) for g in gots):
+        print("lua_version: truth Lua %s, report %s" % (version, " and ".join(map(str, gots))))
         ok = False
     for tid in sorted(truth):
         th = threads.get(tid)

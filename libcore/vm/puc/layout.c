@@ -88,6 +88,12 @@ struct sym_search {
 	Dwfl_Module *mod;
 	GElf_Addr addr;
 	int which;		/* index in names of the best match */
+	/* Leave LuaJIT's modules out (they export the Lua 5.1 API too): the
+	 * first one seen, its name and release. */
+	bool skip_luajit;
+	Dwfl_Module *luajit;
+	const char *luajit_name;
+	char luajit_what[32];
 };
 
 static int find_symbol_cb(Dwfl_Module *mod, void **ud, const char *mname,
@@ -95,7 +101,10 @@ static int find_symbol_cb(Dwfl_Module *mod, void **ud, const char *mname,
 {
 	struct sym_search *s = arg;
 	int n = dwfl_module_getsymtab(mod);
+	bool checked = false;
 
+	(void)ud;
+	(void)start;
 	for (int i = 1; i < n; i++) {
 		GElf_Sym sym;
 		GElf_Addr addr;
@@ -107,6 +116,22 @@ static int find_symbol_cb(Dwfl_Module *mod, void **ud, const char *mname,
 		for (size_t j = 0; j < s->nnames; j++) {
 			if (strcmp(name, s->names[j]) != 0)
 				continue;
+			/* A process may hold LuaJIT beside PUC Lua. */
+			if (s->skip_luajit && !checked) {
+				char what[32];
+
+				checked = true;
+				if (lc_puc_luajit_symbols(mod, what, sizeof(what))) {
+					if (!s->luajit) {
+						s->luajit = mod;
+						s->luajit_name = mname;
+						snprintf(s->luajit_what,
+							 sizeof(s->luajit_what),
+							 "%s", what);
+					}
+					return DWARF_CB_OK;
+				}
+			}
 			if (!s->mod || (int)j < s->which) {
 				s->mod = mod;
 				s->addr = addr;
@@ -406,7 +431,8 @@ struct lc_error *lc_layout_open(struct lc_program *t, struct lc_layout **ret)
 {
 	static const char *const api_syms[] = { "lua_newstate", "luaV_execute",
 						"lua_ident" };
-	struct sym_search ss = { .names = api_syms, .nnames = 3 };
+	struct sym_search ss = { .names = api_syms, .nnames = 3,
+				 .skip_luajit = true };
 	struct ident_search is = { 0 };
 	struct type_search ts;
 	struct lc_layout *l;
@@ -422,7 +448,7 @@ struct lc_error *lc_layout_open(struct lc_program *t, struct lc_layout **ret)
 		return lc_error_create(LC_ERR_NOT_FOUND,
 			"no modules to look for the Lua VM in");
 	dwfl_getmodules(t->dwfl, find_symbol_cb, &ss, 0);
-	if (!ss.mod && t->nmissing)
+	if (!ss.mod && t->nmissing && !ss.luajit)
 		return lc_error_create(LC_ERR_NOT_FOUND,
 			"no Lua VM found: no file that could be read defines lua_newstate or luaV_execute, and %s%s, which the core names, cannot be read (see above)",
 			t->missing[0].path, t->nmissing > 1 ? " and others" : "");
@@ -431,6 +457,8 @@ struct lc_error *lc_layout_open(struct lc_program *t, struct lc_layout **ret)
 		dwfl_getmodules(t->dwfl, find_ident_cb, &is, 0);
 		ss.mod = is.mod;
 	}
+	if (!ss.mod && ss.luajit)
+		return lc_puc_luajit_error(ss.luajit_what, ss.luajit_name);
 	if (!ss.mod)
 		return lc_error_create(LC_ERR_NOT_FOUND,
 			"no module defines lua_newstate or luaV_execute, and none holds lua_ident's text: is Lua linked into this program?");
