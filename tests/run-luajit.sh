@@ -47,6 +47,7 @@
 #    timeout;
 #  - PUC Lua 5.4.7 and LuaJIT in one process (fixtures/host/mixhost.c),
 #    live, from its core and by gdb: both VMs, each thread's frames;
+#    and sampled, each thread under its own interpreter's frames;
 #  - Debian's libluajit-5.1.so.2, shipped without debug info: refused
 #    with a message that says so and what to do.
 . "$(dirname "$0")/lib.sh"
@@ -455,6 +456,25 @@ print(" ".join(sorted(l["version"].split(".")[0] + "/" + v for l in r["process"]
 	if [ -f "$m/core" ]; then
 		gdb_cells "PUC Lua and LuaJIT in one process" "$m"
 	fi
+	# Sampled, each thread spinning in a function of its own: each
+	# thread's samples under its own interpreter's Lua frames.
+	rm -f "$m/ready"
+	(cd "$m" && LC_READY=$m/ready exec ./mixhost "$out/lj-upstream/libluajit.so" \
+		"$src/fixtures/scenarios/luajit/mix_spin_puc.lua" \
+		"$src/fixtures/scenarios/luajit/mix_spin_lj.lua") </dev/null >"$m/log" 2>&1 &
+	pid=$!
+	pids+=("$pid")
+	for _ in $(seq 200); do [ -e "$m/ready" ] && break; sleep 0.05; done
+	rc=0
+	"$top_builddir/src/luacore-sample" -q -p "$pid" -d 2 -r 100 -f folded -o "$m/spin.folded" \
+		2>"$m/sample.err" || rc=$?
+	kill -KILL "$pid"
+	wait "$pid" 2>/dev/null
+	res=$(awk '{ n = $NF; all += n } /;run_puc;main chunk .*;spin_puc \(/ { puc += n }
+		/;run_luajit;main chunk .*;spin_lj \(/ { lj += n }
+		END { printf "%d samples: %d under spin_puc, %d under spin_lj", all, puc, lj
+		      exit !(all > 0 && puc >= all / 5 && lj >= all / 5) }' "$m/spin.folded" 2>&1)
+	check "PUC Lua 5.4.7 and LuaJIT in one process, sampled: exit $rc, $res" [ $? = 0 -a "$rc" = 0 ]
 fi
 
 # Debian's LuaJIT, as shipped: no DWARF.

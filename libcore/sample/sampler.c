@@ -144,6 +144,8 @@ struct tstate {
 					   not asleep; -1 */
 	int sched_fd;			/* its schedstat, kept open; -1 */
 	bool read;			/* its run time was read this tick */
+	struct lc_interp *in;		/* the interpreter whose states it
+					   held last; NULL: the first */
 };
 
 /* A VM's names as last read (a service sets its name global when it
@@ -204,6 +206,11 @@ struct lc_sampler {
 	struct lc_target *t;
 	struct lc_interp *in;		/* NULL without Lua */
 	const struct lc_error *no_lua;	/* why in is NULL (the target's) */
+	/* Every interpreter (in is the first): a process may hold PUC Lua
+	 * and LuaJIT; each thread is read with the one whose states it
+	 * holds (tstate.in).  --nonblocking reads the first only. */
+	struct lc_interp *const *ins;
+	size_t nins;
 	/* The VMs samples were of, before the vm filter, in order seen. */
 	uint64_t vms[LC_SAMPLER_VMS];
 	size_t nvms;
@@ -828,7 +835,8 @@ static void add_sample(struct lc_sampler *s, struct tstate *ts,
 
 	if (!locs)
 		return;
-	n = lc_profile_stack_of(s->prof, th, s->in, s->o.native, locs, &leaf);
+	n = lc_profile_stack_of(s->prof, th, ts->in ? ts->in : s->in,
+				s->o.native, locs, &leaf);
 	/* idle: the thread was not running; with --wall that is what the
 	 * sample shows. */
 	if (idle && s->o.wall)
@@ -1174,16 +1182,17 @@ static struct tstate *tstate(struct lc_sampler *s, int tid)
  * of their data stacks), and the machine stack up to a little above the
  * outermost frame this sample unwound. */
 static void learn_hot(struct lc_sampler *s, struct tstate *ts,
-		      struct lc_pass *pass, const struct lc_stack *th)
+		      const struct lc_interp *in, struct lc_pass *pass,
+		      const struct lc_stack *th)
 {
 	uint64_t rsp = s->cur->regs[7], top = 0;
 
 	ts->nhot = 0;
 	ts->nhot_states = 0;
-	if (th && s->in && pass) {
+	if (th && in && pass) {
 		size_t room = 16 + th->nframes;
 		uint64_t (*r)[2] = malloc(room * sizeof(*r));
-		size_t n = r ? s->in->ops->hot(pass, th->states, th->nstates,
+		size_t n = r ? in->ops->hot(pass, th->states, th->nstates,
 					      th->frames, th->nframes, r,
 					      room) : 0;
 
@@ -1195,7 +1204,7 @@ static void learn_hot(struct lc_sampler *s, struct tstate *ts,
 			ts->hot_states[ts->nhot_states++] = th->states[i];
 		for (size_t i = 0; r && i < th->nstates && i < 8; i++)
 			known_learn(s, th->states[i], r,
-				    s->in->ops->hot(pass, &th->states[i], 1,
+				    in->ops->hot(pass, &th->states[i], 1,
 						    th->frames, th->nframes,
 						    r, room));
 		free(r);
@@ -1218,8 +1227,9 @@ static void learn_hot(struct lc_sampler *s, struct tstate *ts,
 
 /* Read VM vm's names (from the running process: they change rarely) the
  * first time it is seen, and again while its name global is unset. */
-static const struct vmname *name_vm(struct lc_sampler *s, struct lc_pass *pass,
-				    uint64_t vm)
+static const struct vmname *name_vm(struct lc_sampler *s,
+				    const struct lc_interp *in,
+				    struct lc_pass *pass, uint64_t vm)
 {
 	struct vmname *n = NULL;
 	double now = lc_now_s();
@@ -1243,11 +1253,11 @@ static const struct vmname *name_vm(struct lc_sampler *s, struct lc_pass *pass,
 		n->vm = vm;
 	}
 	n->tried = now;
-	if (s->in->ops->vm_names) {
+	if (in->ops->vm_names) {
 		free(n->name);
 		free(n->alloc);
 		n->name = n->alloc = NULL;
-		s->in->ops->vm_names(pass, vm, s->o.vm_name, &n->name,
+		in->ops->vm_names(pass, vm, s->o.vm_name, &n->name,
 				     &n->alloc);
 	}
 	lc_profile_set_vm(s->prof, vm, n->name, n->alloc);
@@ -1279,25 +1289,52 @@ static int decode(struct lc_sampler *s, struct tstate *ts, struct lc_stack *st)
 static int decode_copy(struct lc_sampler *s, struct tstate *ts,
 		       struct lc_stack *st)
 {
-	struct lc_stack_options so = { .max_frames = (size_t)s->o.max_frames };
+	struct lc_interp *in = ts->in ? ts->in : s->in;
+	struct lc_stack_options so = { .max_frames = (size_t)s->o.max_frames,
+				       .interp = in };
 	struct lc_pass *pass = NULL;
-	struct lc_error *err = s->in ? s->in->ops->begin(s->in, &pass) : NULL;
+	struct lc_error *err = in ? in->ops->begin(in, &pass) : NULL;
 
 	if (err) {
 		lc_error_destroy(err);
 		memset(st, 0, sizeof(*st));
-		learn_hot(s, ts, NULL, NULL);
+		learn_hot(s, ts, NULL, NULL, NULL);
 		return -1;
 	}
 	s->live_reads = 0;
 	s->nlive = 0;
 	memset(s->live_slot, 0, sizeof(s->live_slot));
 	lc_stack_decode(s->t, pass, ts->tid, &so, st);
+	/* Two interpreters in the process: a thread that holds no state
+	 * of the one it held last is read with the others. */
+	for (size_t i = 0; pass && !st->nstates && i < s->nins; i++) {
+		struct lc_interp *o = s->ins[i];
+		struct lc_pass *op = NULL;
+		struct lc_stack other;
+
+		if (o == in || (err = o->ops->begin(o, &op))) {
+			lc_error_destroy(err);
+			err = NULL;
+			continue;
+		}
+		so.interp = o;
+		lc_stack_decode(s->t, op, ts->tid, &so, &other);
+		if (!other.nstates) {
+			lc_stack_deinit(&other);
+			o->ops->end(op);
+			continue;
+		}
+		lc_stack_deinit(st);
+		*st = other;
+		in->ops->end(pass);
+		in = ts->in = o;
+		pass = op;
+	}
 	if (st->vm && pass)
-		name_vm(s, pass, st->vm);
-	learn_hot(s, ts, pass, st);
+		name_vm(s, in, pass, st->vm);
+	learn_hot(s, ts, in, pass, st);
 	if (pass)
-		s->in->ops->end(pass);
+		in->ops->end(pass);
 	return 0;
 }
 
@@ -2136,7 +2173,7 @@ static int nb_read(struct lc_sampler *s, const struct nbchain *c,
 	if (ret == 0 && !st->nframes)
 		ret = 1;
 	if (ret == 0)
-		name_vm(s, pass, c->vm);
+		name_vm(s, s->in, pass, c->vm);
 	nb_learn(s, hot);
 	s->in->ops->end(pass);
 	return ret;
@@ -2802,11 +2839,12 @@ struct lc_error *lc_sampler_create(int pid,
 	/* The layout is read now, before any thread is stopped; without
 	 * one, samples are native stacks (the error stays with the target). */
 	s->in = lc_target_interp(s->t, &s->no_lua);
+	s->ins = lc_target_interps(s->t, NULL, &s->nins);
 	/* Many short passes: an index of package.loaded serves a second;
 	 * frames are for the profile, not for printing. */
-	if (s->in) {
-		s->in->reuse_s = 1.0;
-		s->in->profile_frames = true;
+	for (size_t i = 0; i < s->nins; i++) {
+		s->ins[i]->reuse_s = 1.0;
+		s->ins[i]->profile_frames = true;
 	}
 	if (s->o.nonblocking) {
 		err = nb_create(s);
