@@ -45,7 +45,7 @@ static bool print_thread(struct lc_program *p, const struct lc_lj_layout *l,
 		const struct lc_lj_frame *f = &w.v[i];
 		char src[256], name[256];
 		const char *what = lc_lj_frame_name(p->mem, l, g, &w, i, name,
-						    sizeof(name));
+						    sizeof(name), NULL);
 
 		if (f->ffid == 0) {
 			if (!lc_lj_chunkname(p->mem, l, f->proto, src, sizeof(src)))

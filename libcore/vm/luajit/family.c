@@ -674,8 +674,14 @@ static void fill_frame(struct lc_pass *pass, const struct ljstate *s,
 	f->currentline = -1;
 	f->linedefined = -1;
 	f->namewhat = "";
-	namewhat = lc_lj_frame_name(pass->m, l, s->g, &lw->w, i, name,
-				    sizeof(name));
+	{
+		bool bad = false;
+
+		namewhat = lc_lj_frame_name(pass->m, l, s->g, &lw->w, i, name,
+					    sizeof(name), &bad);
+		if (bad)
+			f->partial = true;
+	}
 	if (namewhat) {
 		f->name = strdup(name);
 		f->namewhat = namewhat;
@@ -694,8 +700,18 @@ static void fill_frame(struct lc_pass *pass, const struct ljstate *s,
 			lc_lj_field_u(pass->m, fr->proto, l->pt.firstline, &first);
 		f->linedefined = (int)(int32_t)first;
 		f->what = f->linedefined == 0 ? "main" : "Lua";
+		/* A main chunk is a vararg function: one that is not is
+		 * a function whose first line was lost. */
+		if (fr->proto && f->linedefined == 0) {
+			uint64_t flags;
+
+			if (lc_lj_field_u(pass->m, fr->proto, l->pt.flags,
+					  &flags) < 0 ||
+			    !(flags & LC_LJ_PROTO_VARARG))
+				f->partial = true;
+		}
 		f->currentline = fr->line >= 0 ? (int)fr->line : -1;
-		if (fr->bad_line)
+		if (fr->bad_line || fr->bad_func)
 			f->partial = true;
 		if (i == 0 && lw->from_regs)
 			f->line_from = "pc";
@@ -711,6 +727,8 @@ static void fill_frame(struct lc_pass *pass, const struct ljstate *s,
 		f->cfunc = fr->cfunc;
 		f->function = lc_strdup_or_null(
 			lc_program_symbol(pass->in->prog, fr->cfunc));
+		if (fr->bad_func)
+			f->partial = true;
 	}
 	if (!pass->in->profile_frames)
 		f->traceback = traceback_line(f, fr->ffid);
@@ -733,9 +751,14 @@ static void frame_locals(struct lc_pass *pass, const struct ljwalk *lw,
 	for (uint32_t slot = 0; slot < LOCALS_MAX; slot++) {
 		struct lc_var *p;
 
+		bool bad = false;
+
 		if (!lc_lj_varname(pass->m, pass->l, fr->proto, (uint32_t)fr->pos,
-				   slot, name, sizeof(name)))
+				   slot, name, sizeof(name), &bad)) {
+			if (bad)
+				f->partial = true;
 			break;
+		}
 		p = realloc(vars, (n + 1) * sizeof(*p));
 		if (!p) {
 			f->partial = true;
@@ -772,9 +795,14 @@ static void frame_locals(struct lc_pass *pass, const struct ljwalk *lw,
 			memset(&vars[n], 0, sizeof(vars[n]));
 			vars[n].kind = "upvalue";
 			vars[n].index = (int)k + 1;
+			bool bad = false;
+
 			if (!lc_lj_uvname(pass->m, l, fr->proto, k, name,
-					  sizeof(name)))
+					  sizeof(name), &bad)) {
 				snprintf(name, sizeof(name), "?");
+				if (bad)
+					f->partial = true;
+			}
 			vars[n].name = strdup(*name ? name : "?");
 			if (lc_read_u64(pass->m, fr->func + (uint64_t)l->fn.uvptr.off +
 					8 * (uint64_t)k, &uv) == 0 &&
@@ -1236,10 +1264,21 @@ static struct lc_error *lj_decode_vm(struct lc_pass *pass, uint64_t g,
 		return &lc_error_nomem;
 	}
 	/* Upstream's VM thread (2025: g->vmthref), on which finalizers
-	 * run: the VM's own, listed only while it runs something. */
-	if (LC_LJ_HAS(l->G.vmthref) &&
-	    lc_lj_field_u(m, g, l->G.vmthref, &v) == 0)
-		vmth = v & LC_LJ_GCVMASK;
+	 * run: the VM's own, listed only while it runs something.
+	 * lj_state.c cpluaopen makes it with the VM: one that is no
+	 * thread of this VM is damage. */
+	if (LC_LJ_HAS(l->G.vmthref)) {
+		struct ljstate vs;
+
+		if (lc_lj_field_u(m, g, l->G.vmthref, &v) == 0)
+			vmth = v & LC_LJ_GCVMASK;
+		if (!vmth || !read_state(pass, vmth, &vs) || vs.g != g) {
+			vm->partial = true;
+			asprintf(&vm->note, "g->vmthref 0x%" PRIx64 " is not a thread of this VM",
+				 vmth);
+			vmth = 0;
+		}
+	}
 	for (size_t i = 0; i < nth; i++) {
 		struct ljstate s;
 
@@ -1254,7 +1293,8 @@ static struct lc_error *lj_decode_vm(struct lc_pass *pass, uint64_t g,
 	free(th);
 	if (partial) {
 		vm->partial = true;
-		vm->note = strdup("its list of GC objects could not be read to its end: threads may be missing");
+		if (!vm->note)
+			vm->note = strdup("its list of GC objects could not be read to its end: threads may be missing");
 	}
 	return NULL;
 }

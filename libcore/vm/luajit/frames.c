@@ -41,11 +41,30 @@ bool lc_lj_chunkname(struct lc_memory *m, const struct lc_lj_layout *l,
 	    !gct_is(m, l, s, l->str.gct, LC_LJ_TSTR) ||
 	    lc_lj_field_u(m, s, l->str.len, &len) < 0)
 		return false;
+	/* lj_str.c lj_str_alloc: NUL after the last byte. */
+	{
+		uint8_t nul;
+
+		if (lc_read_u8(m, s + l->sz_str + len, &nul) < 0 || nul)
+			return false;
+	}
 	n = len < size - 1 ? (size_t)len : size - 1;
 	if (lc_read(m, s + l->sz_str, buf, n) < 0)
 		return false;
 	buf[n] = '\0';
 	return true;
+}
+
+bool lc_lj_in_proto(struct lc_memory *m, const struct lc_lj_layout *l,
+		    uint64_t pt, uint64_t addr, uint64_t len)
+{
+	uint64_t sizept;
+
+	if (!LC_LJ_HAS(l->pt.sizept))
+		return true;
+	if (lc_lj_field_u(m, pt, l->pt.sizept, &sizept) < 0)
+		return false;
+	return addr >= pt && len <= sizept && addr - pt <= sizept - len;
 }
 
 int64_t lc_lj_line(struct lc_memory *m, const struct lc_lj_layout *l,
@@ -62,8 +81,16 @@ int64_t lc_lj_line(struct lc_memory *m, const struct lc_lj_layout *l,
 	    lc_lj_field_u(m, proto, l->pt.lineinfo, &li) < 0 ||
 	    (uint64_t)pos > sizebc)
 		return -2;
-	if (!li)
-		return -1;	/* stripped bytecode: no line table */
+	if (!li) {
+		/* Stripped bytecode has no debug info at all (lj_bcread.c
+		 * bcread_proto): a line table alone missing is damage. */
+		uint64_t vi = 0, ui = 0;
+
+		if (lc_lj_field_u(m, proto, l->pt.varinfo, &vi) < 0 ||
+		    lc_lj_field_u(m, proto, l->pt.uvinfo, &ui) < 0 || vi || ui)
+			return -2;
+		return -1;
+	}
 	/* BCLine is an int32_t; a chunk's lines fit in it. */
 	first = (uint64_t)(int64_t)(int32_t)first;
 	numline = (uint64_t)(int64_t)(int32_t)numline;
@@ -75,6 +102,10 @@ int64_t lc_lj_line(struct lc_memory *m, const struct lc_lj_layout *l,
 	if (pos == 0)
 		return (int64_t)first;
 	w = numline < 256 ? 1 : numline < 65536 ? 2 : 4;
+	/* The table lies in the proto's own block (lj_parse.c fs_finish,
+	 * lj_bcread.c bcread_proto). */
+	if (sizebc && !lc_lj_in_proto(m, l, proto, li, (sizebc - 1) * w))
+		return -2;
 	/* Each entry is the line's offset from the first, at most numline. */
 	if (lc_read_uint(m, li + (uint64_t)(pos - 1) * w, w, &v) < 0 ||
 	    v > numline)
@@ -271,6 +302,11 @@ struct lc_error *lc_lj_walk(struct lc_memory *m, const struct lc_lj_layout *l,
 				uint64_t fpc;
 
 				if (lc_lj_field_u(m, fn, l->fn.pc, &fpc) == 0 &&
+				    fpc > l->sz_proto &&
+				    !gct_is(m, l, fpc - l->sz_proto, l->pt.gct,
+					    LC_LJ_TPROTO))
+					fr->bad_func = true;
+				else if (lc_lj_field_u(m, fn, l->fn.pc, &fpc) == 0 &&
 				    fpc > l->sz_proto) {
 					fr->proto = fpc - l->sz_proto;
 					fr->pos = frame_pos(m, l, L, base,
@@ -288,6 +324,13 @@ struct lc_error *lc_lj_walk(struct lc_memory *m, const struct lc_lj_layout *l,
 				uint32_t ins;
 
 				lc_lj_field_u(m, fn, l->fn.f, &fr->cfunc);
+				/* (lj_func.c: a C function's pc is one of the
+				 * VM's instructions, in no GCproto.) */
+				if (lc_lj_field_u(m, fn, l->fn.pc, &fpc) == 0 &&
+				    fpc > l->sz_proto &&
+				    gct_is(m, l, fpc - l->sz_proto, l->pt.gct,
+					   LC_LJ_TPROTO))
+					fr->bad_func = true;
 				if (ffid != LC_LJ_FF_C &&
 				    lc_lj_field_u(m, fn, l->fn.pc, &fpc) == 0 &&
 				    lc_read_u32(m, fpc, &ins) == 0 &&
@@ -331,7 +374,7 @@ struct lc_error *lc_lj_walk(struct lc_memory *m, const struct lc_lj_layout *l,
 
 const char *lc_lj_frame_name(struct lc_memory *m, const struct lc_lj_layout *l,
 			     uint64_t g, const struct lc_lj_walk *w, size_t i,
-			     char *buf, size_t size)
+			     char *buf, size_t size, bool *bad)
 {
 	const struct lc_lj_frame *f = &w->v[i], *c;
 
@@ -340,7 +383,7 @@ const char *lc_lj_frame_name(struct lc_memory *m, const struct lc_lj_layout *l,
 	c = &w->v[i + 1];
 	if (c->slot != f->prev || c->ffid != LC_LJ_FF_LUA || !c->proto)
 		return NULL;
-	return lc_lj_funcname(m, l, g, c->proto, c->pos, buf, size);
+	return lc_lj_funcname(m, l, g, c->proto, c->pos, buf, size, bad);
 }
 
 void lc_lj_walk_free(struct lc_lj_walk *w)

@@ -31,6 +31,9 @@ struct lc_lj_frame {
 				   falls back to its C handler (cfunc) */
 	int64_t pos;		/* Lua: bytecode position, -1 unknown */
 	int64_t line;		/* Lua: current line, -1 unknown */
+	bool bad_func;		/* its function's ffid and pc disagree: a
+				   Lua function's pc points past a GCproto
+				   header, a C or fast function's does not */
 	bool bad_line;		/* its proto's line table did not read
 				   whole or plausibly: line unknown */
 	bool in_trace;		/* its PC points into a trace (JLOOP
@@ -69,27 +72,37 @@ bool lc_lj_chunkname(struct lc_memory *m, const struct lc_lj_layout *l,
 int64_t lc_lj_line(struct lc_memory *m, const struct lc_lj_layout *l,
 		   uint64_t proto, int64_t pos);
 
+/* [addr, addr + len) lies in proto pt's own block, which holds its
+ * bytecode, constants and debug info (lj_parse.c fs_finish, lj_bcread.c
+ * bcread_proto: sizept bytes); true when the build has no sizept. */
+bool lc_lj_in_proto(struct lc_memory *m, const struct lc_lj_layout *l,
+		    uint64_t pt, uint64_t addr, uint64_t len);
+
 /* The name of the function called at bytecode position pos of proto pt
  * (vm/luajit/names.c), as LuaJIT's debug library gives it: the name
  * into buf, and what it is ("local", "global", "field", "method",
  * "upvalue", "metamethod"; static), or NULL when the bytecode does not
- * tell.  g: the VM's global_State (metamethod names). */
+ * tell.  g: the VM's global_State (metamethod names).  *bad (may be
+ * NULL) is set when the bytecode names something the data cannot give
+ * (names.c). */
 const char *lc_lj_funcname(struct lc_memory *m, const struct lc_lj_layout *l,
 			   uint64_t g, uint64_t pt, int64_t pos, char *buf,
-			   size_t size);
+			   size_t size, bool *bad);
 
 /* The name of the slot-th local variable live at bytecode position pc
  * of proto pt (lj_debug.c debug_varname: in the order they were
- * declared, from 0) into buf; false when there is none. */
+ * declared, from 0) into buf; false when there is none, and then *bad
+ * (may be NULL) if the table could not be read whole or the name is no
+ * identifier. */
 bool lc_lj_varname(struct lc_memory *m, const struct lc_lj_layout *l,
 		   uint64_t pt, uint32_t pc, uint32_t slot, char *buf,
-		   size_t size);
+		   size_t size, bool *bad);
 
 /* The name of upvalue idx of proto pt (lj_debug.c lj_debug_uvname; ""
  * where the proto keeps no names) into buf; false when idx is past its
- * upvalues or unreadable. */
+ * upvalues or unreadable, and then *bad (may be NULL). */
 bool lc_lj_uvname(struct lc_memory *m, const struct lc_lj_layout *l,
-		  uint64_t pt, uint32_t idx, char *buf, size_t size);
+		  uint64_t pt, uint32_t idx, char *buf, size_t size, bool *bad);
 
 /* The value of the TValue at addr (GC64), as the report shows values
  * (luacore.h struct lc_value: a Lua literal, "table: 0x...", "function:
@@ -101,9 +114,10 @@ void lc_lj_value(struct lc_program *p, const struct lc_lj_layout *l,
 		 uint64_t addr, struct lc_value *v);
 
 /* The name of w->v[i] from its caller's bytecode (lc_lj_funcname), or
- * NULL: its caller is not a Lua frame with a known position. */
+ * NULL: its caller is not a Lua frame with a known position (or *bad,
+ * may be NULL: the caller's data could not give the name). */
 const char *lc_lj_frame_name(struct lc_memory *m, const struct lc_lj_layout *l,
 			     uint64_t g, const struct lc_lj_walk *w, size_t i,
-			     char *buf, size_t size);
+			     char *buf, size_t size, bool *bad);
 
 #endif /* LC_LJ_FRAMES_H */

@@ -42,6 +42,10 @@
  * own spill area (GCtrace.spadjust) lies below that. */
 #define LC_LJ_CFRAME_JIT_EXTRA	16
 
+/* lj_obj.h PROTO_VARARG: GCproto.flags of a vararg function; lj_parse.c
+ * lj_parse sets it on every main chunk (firstline 0). */
+#define LC_LJ_PROTO_VARARG	0x02u
+
 /* lj_jit.h JIT_F_ON: jit_State.flags while the compiler is on (jit.on,
  * jit.off, luaJIT_setmode). */
 #define LC_LJ_JIT_F_ON		0x1u

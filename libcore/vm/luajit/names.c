@@ -5,7 +5,13 @@
  * method when a MOV of the object precedes it) and UGET; a metamethod
  * call names its metamethod.  Bounded: the backward scan stops at the
  * function's first instruction, each name at NAME_MAX bytes, varinfo
- * after VARINFO_MAX entries. */
+ * after VARINFO_MAX entries.
+ *
+ * Where the bytecode says there is a name and the data does not give
+ * one that can be right (an unreadable table, a constant past the
+ * proto's, an object that is no string, a variable name that is no
+ * identifier), *bad is set: the caller marks the frame, rather than
+ * showing no name, or another, as if that were the answer. */
 #include <config.h>
 
 #include <string.h>
@@ -19,33 +25,81 @@
 /* MOVs followed back for one slot. */
 #define RESTARTS_MAX 1000
 
-/* A NUL-terminated string at addr into buf; false if unreadable or too
- * long. */
+static void set_bad(bool *bad)
+{
+	if (bad)
+		*bad = true;
+}
+
+/* A name LuaJIT's lexer takes as an identifier (lj_char.h
+ * lj_char_isident: letters, digits, '_', and every byte from 0x80, not
+ * starting with a digit). */
+static bool identifier(const char *s)
+{
+	if (!*s || (*s >= '0' && *s <= '9'))
+		return false;
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (!(c >= 0x80 || c == '_' || (c >= 'a' && c <= 'z') ||
+		      (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')))
+			return false;
+	}
+	return true;
+}
+
+/* A variable's NUL-terminated name at addr into buf; false (and *bad)
+ * if unreadable, too long or no identifier. */
 static bool read_cstr(struct lc_memory *m, uint64_t addr, char *buf,
-		      size_t size)
+		      size_t size, bool *bad)
 {
 	for (size_t i = 0; i < size; i++) {
 		uint8_t c;
 
 		if (lc_read_u8(m, addr + i, &c) < 0)
-			return false;
+			break;
 		buf[i] = (char)c;
-		if (!c)
-			return true;
+		if (!c) {
+			if (identifier(buf))
+				return true;
+			break;
+		}
 	}
+	set_bad(bad);
 	return false;
 }
 
-/* A GCstr's bytes. */
+/* A GCstr's bytes; false and *bad when s is no readable string (a name
+ * longer than buf is only cut). */
 static bool read_gcstr(struct lc_memory *m, const struct lc_lj_layout *l,
-		       uint64_t s, char *buf, size_t size)
+		       uint64_t s, char *buf, size_t size, bool *bad)
 {
 	uint64_t gct, len;
 
 	if (!s || lc_lj_field_u(m, s, l->str.gct, &gct) < 0 || gct != LC_LJ_TSTR ||
-	    lc_lj_field_u(m, s, l->str.len, &len) < 0 || len >= size ||
-	    lc_read(m, s + l->sz_str, buf, (size_t)len) < 0)
+	    lc_lj_field_u(m, s, l->str.len, &len) < 0 ||
+	    len > (UINT64_C(1) << 31)) {
+		set_bad(bad);
 		return false;
+	}
+	/* lj_str.c lj_str_alloc: NUL after the last byte. */
+	{
+		uint8_t nul;
+
+		if (lc_read_u8(m, s + l->sz_str + len, &nul) < 0 || nul) {
+			set_bad(bad);
+			return false;
+		}
+	}
+	if (len >= size)
+		len = size - 1;
+	/* (A name with a NUL inside is taken for damage: Lua allows one,
+	 * programs do not name functions so.) */
+	if (lc_read(m, s + l->sz_str, buf, (size_t)len) < 0 ||
+	    memchr(buf, 0, (size_t)len)) {
+		set_bad(bad);
+		return false;
+	}
 	buf[len] = '\0';
 	return true;
 }
@@ -68,125 +122,179 @@ static bool read_uleb(struct lc_memory *m, uint64_t *p, uint32_t *v)
 	return false;
 }
 
+/* pt has no debug info (stripped bytecode): no line table. */
+static bool stripped(struct lc_memory *m, const struct lc_lj_layout *l,
+		     uint64_t pt)
+{
+	uint64_t li;
+
+	return lc_lj_field_u(m, pt, l->pt.lineinfo, &li) == 0 && !li;
+}
+
 /* lj_debug.c debug_varname: the local in slot at bytecode pos pc. */
 bool lc_lj_varname(struct lc_memory *m, const struct lc_lj_layout *l,
 		   uint64_t pt, uint32_t pc, uint32_t slot, char *buf,
-		   size_t size)
+		   size_t size, bool *bad)
 {
 	static const char *const fixed[] = LC_LJ_VARNAMES;
 	uint64_t p;
 	uint32_t lastpc = 0;
 
-	if (lc_lj_field_u(m, pt, l->pt.varinfo, &p) < 0 || !p)
+	if (lc_lj_field_u(m, pt, l->pt.varinfo, &p) < 0) {
+		set_bad(bad);
 		return false;
+	}
+	if (!p) {
+		/* Stripped of debug info: then it has no line table either
+		 * (lj_bcread.c bcread_proto). */
+		if (!stripped(m, l, pt))
+			set_bad(bad);
+		return false;
+	}
+	if (!lc_lj_in_proto(m, l, pt, p, 1)) {
+		set_bad(bad);
+		return false;
+	}
 	for (int n = 0; n < VARINFO_MAX; n++) {
 		uint64_t name = p;
 		uint8_t vn;
 		uint32_t start, len;
 
 		if (lc_read_u8(m, p, &vn) < 0)
-			return false;
+			break;
 		if (vn < (uint64_t)l->varname_max) {
 			if (vn == 0)
 				return false;	/* VARNAME_END */
 		} else {
 			/* Skip the name. */
-			for (size_t k = 0;; k++) {
+			size_t k;
+
+			for (k = 0; k <= NAME_MAX_LEN; k++) {
 				uint8_t c;
 
-				if (k > NAME_MAX_LEN ||
-				    lc_read_u8(m, ++p, &c) < 0)
-					return false;
+				if (lc_read_u8(m, ++p, &c) < 0) {
+					k = NAME_MAX_LEN + 1;
+					break;
+				}
 				if (!c)
 					break;
 			}
+			if (k > NAME_MAX_LEN)
+				break;
 		}
 		p++;
 		if (!read_uleb(m, &p, &start))
-			return false;
+			break;
 		lastpc = start = lastpc + start;
 		if (start > pc)
 			return false;
 		if (!read_uleb(m, &p, &len))
-			return false;
+			break;
 		if (pc < start + len && slot-- == 0) {
 			if (vn < (uint64_t)l->varname_max) {
 				if (vn > LC_ARRAY_SIZE(fixed))
-					return false;
+					break;
 				snprintf(buf, size, "%s", fixed[vn - 1]);
 				return true;
 			}
-			return read_cstr(m, name, buf, size);
+			return read_cstr(m, name, buf, size, bad);
 		}
 	}
+	set_bad(bad);
 	return false;
 }
 
-/* The collectable constant ~idx of pt (lj_obj.h proto_kgc). */
+/* The collectable constant ~idx of pt (lj_obj.h proto_kgc); 0 and *bad
+ * when past the proto's constants or unreadable. */
 static uint64_t kgc(struct lc_memory *m, const struct lc_lj_layout *l,
-		    uint64_t pt, uint32_t d)
+		    uint64_t pt, uint32_t d, bool *bad)
 {
 	uint64_t k, sizekgc, v;
 
 	if (lc_lj_field_u(m, pt, l->pt.k, &k) < 0 ||
 	    lc_lj_field_u(m, pt, l->pt.sizekgc, &sizekgc) < 0 || d >= sizekgc ||
-	    lc_read_u64(m, k - 8 * ((uint64_t)d + 1), &v) < 0)
+	    !lc_lj_in_proto(m, l, pt, k - 8 * ((uint64_t)d + 1), 8) ||
+	    lc_read_u64(m, k - 8 * ((uint64_t)d + 1), &v) < 0 ||
+	    !(v & LC_LJ_GCVMASK)) {
+		set_bad(bad);
 		return 0;
+	}
 	return v & LC_LJ_GCVMASK;
 }
 
 /* lj_debug.c lj_debug_uvname. */
 bool lc_lj_uvname(struct lc_memory *m, const struct lc_lj_layout *l,
-		  uint64_t pt, uint32_t idx, char *buf, size_t size)
+		  uint64_t pt, uint32_t idx, char *buf, size_t size, bool *bad)
 {
 	uint64_t p, sizeuv;
 
 	if (lc_lj_field_u(m, pt, l->pt.uvinfo, &p) < 0 ||
-	    lc_lj_field_u(m, pt, l->pt.sizeuv, &sizeuv) < 0 || idx >= sizeuv)
+	    lc_lj_field_u(m, pt, l->pt.sizeuv, &sizeuv) < 0 || idx >= sizeuv) {
+		set_bad(bad);
 		return false;
+	}
 	if (!p) {
 		buf[0] = '\0';
-		return true;
+		if (stripped(m, l, pt))
+			return true;
+		set_bad(bad);
+		return false;
+	}
+	if (!lc_lj_in_proto(m, l, pt, p, 1)) {
+		set_bad(bad);
+		return false;
 	}
 	for (uint32_t i = 0; i < idx; i++) {
 		for (size_t k = 0;; k++) {
 			uint8_t c;
 
-			if (k > NAME_MAX_LEN || lc_read_u8(m, p++, &c) < 0)
+			if (k > NAME_MAX_LEN || lc_read_u8(m, p++, &c) < 0) {
+				set_bad(bad);
 				return false;
+			}
 			if (!c)
 				break;
 		}
 	}
-	return read_cstr(m, p, buf, size);
+	return read_cstr(m, p, buf, size, bad);
 }
 
+/* An opcode's mode; false and *bad for no opcode of the build's. */
 static bool bcmode(struct lc_memory *m, const struct lc_lj_layout *l,
-		   uint32_t op, uint64_t *mode)
+		   uint32_t op, uint64_t *mode, bool *bad)
 {
-	return l->bc_mode && op < (uint64_t)l->bc_max &&
-	       lc_read_uint(m, l->bc_mode + 2 * (uint64_t)op, 2, mode) == 0;
+	if (!l->bc_mode)
+		return false;
+	if (op >= (uint64_t)l->bc_max ||
+	    lc_read_uint(m, l->bc_mode + 2 * (uint64_t)op, 2, mode) != 0) {
+		set_bad(bad);
+		return false;
+	}
+	return true;
 }
 
 /* lj_debug.c lj_debug_slotname: what slot holds at instruction ip (an
  * index in pt's bytecode). */
 static const char *slotname(struct lc_memory *m, const struct lc_lj_layout *l,
 			    uint64_t pt, uint32_t ip, uint32_t slot,
-			    char *buf, size_t size)
+			    char *buf, size_t size, bool *bad)
 {
 	uint64_t bc = pt + l->sz_proto;
 
 	for (int r = 0; r < RESTARTS_MAX; r++) {
 		bool restart = false;
 
-		if (lc_lj_varname(m, l, pt, ip, slot, buf, size))
+		if (lc_lj_varname(m, l, pt, ip, slot, buf, size, bad))
 			return "local";
 		while (!restart && ip-- > 1) {
 			uint32_t ins, op, ra;
 			uint64_t mode;
 
-			if (lc_read_u32(m, bc + 4 * (uint64_t)ip, &ins) < 0 ||
-			    !bcmode(m, l, op = LC_LJ_BC_OP(ins), &mode))
+			if (lc_read_u32(m, bc + 4 * (uint64_t)ip, &ins) < 0) {
+				set_bad(bad);
+				return NULL;
+			}
+			if (!bcmode(m, l, op = LC_LJ_BC_OP(ins), &mode, bad))
 				return NULL;
 			ra = LC_LJ_BC_A(ins);
 			if (LC_LJ_BCMODE_A(mode) == (uint64_t)l->bcm_base) {
@@ -199,14 +307,19 @@ static const char *slotname(struct lc_memory *m, const struct lc_lj_layout *l,
 					slot = LC_LJ_BC_D(ins);
 					restart = true;
 				} else if (op == (uint64_t)l->bc_gget) {
-					return read_gcstr(m, l, kgc(m, l, pt,
-						LC_LJ_BC_D(ins)), buf, size) ?
+					uint64_t k = kgc(m, l, pt,
+							 LC_LJ_BC_D(ins), bad);
+
+					return k && read_gcstr(m, l, k, buf,
+							       size, bad) ?
 					       "global" : NULL;
 				} else if (op == (uint64_t)l->bc_tgets) {
 					uint32_t insp;
+					uint64_t k = kgc(m, l, pt,
+							 LC_LJ_BC_C(ins), bad);
 
-					if (!read_gcstr(m, l, kgc(m, l, pt,
-						LC_LJ_BC_C(ins)), buf, size))
+					if (!k || !read_gcstr(m, l, k, buf,
+							      size, bad))
 						return NULL;
 					/* A method: the object moved to the
 					 * slot after the function's (FR2). */
@@ -220,7 +333,7 @@ static const char *slotname(struct lc_memory *m, const struct lc_lj_layout *l,
 					return "field";
 				} else if (op == (uint64_t)l->bc_uget) {
 					return lc_lj_uvname(m, l, pt, LC_LJ_BC_D(ins),
-						      buf, size) ? "upvalue" :
+						      buf, size, bad) ? "upvalue" :
 						     NULL;
 				} else {
 					return NULL;
@@ -235,29 +348,38 @@ static const char *slotname(struct lc_memory *m, const struct lc_lj_layout *l,
 
 const char *lc_lj_funcname(struct lc_memory *m, const struct lc_lj_layout *l,
 			   uint64_t g, uint64_t pt, int64_t pos, char *buf,
-			   size_t size)
+			   size_t size, bool *bad)
 {
 	uint64_t sizebc, mode, s;
 	uint32_t ins, op;
 
-	if (!size || pos < 0 || lc_lj_field_u(m, pt, l->pt.sizebc, &sizebc) < 0 ||
+	if (!size || pos < 0)
+		return NULL;
+	if (lc_lj_field_u(m, pt, l->pt.sizebc, &sizebc) < 0 ||
 	    (uint64_t)pos >= sizebc ||
-	    lc_read_u32(m, pt + l->sz_proto + 4 * (uint64_t)pos, &ins) < 0 ||
-	    !bcmode(m, l, op = LC_LJ_BC_OP(ins), &mode))
+	    lc_read_u32(m, pt + l->sz_proto + 4 * (uint64_t)pos, &ins) < 0) {
+		set_bad(bad);
+		return NULL;
+	}
+	if (!bcmode(m, l, op = LC_LJ_BC_OP(ins), &mode, bad))
 		return NULL;
 	if (LC_LJ_BCMODE_MM(mode) == (uint64_t)l->mm_call) {
 		uint32_t slot = LC_LJ_BC_A(ins);
 
 		if (op == (uint64_t)l->bc_iterc)
 			slot -= 3;
-		return slotname(m, l, pt, (uint32_t)pos, slot, buf, size);
+		return slotname(m, l, pt, (uint32_t)pos, slot, buf, size, bad);
 	}
 	if (LC_LJ_BCMODE_MM(mode) >= (uint64_t)l->mm_max || !g ||
-	    !LC_LJ_HAS(l->G.gcroot) ||
-	    lc_read_u64(m, g + (uint64_t)l->G.gcroot.off +
+	    !LC_LJ_HAS(l->G.gcroot))
+		return NULL;
+	if (lc_read_u64(m, g + (uint64_t)l->G.gcroot.off +
 			8 * ((uint64_t)l->gcroot_mmname + LC_LJ_BCMODE_MM(mode)),
-			&s) < 0 ||
-	    !read_gcstr(m, l, s & LC_LJ_GCVMASK, buf, size))
+			&s) < 0) {
+		set_bad(bad);
+		return NULL;
+	}
+	if (!read_gcstr(m, l, s & LC_LJ_GCVMASK, buf, size, bad))
 		return NULL;
 	return "metamethod";
 }

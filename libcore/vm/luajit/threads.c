@@ -103,7 +103,8 @@ struct lc_error *lc_lj_find_vms(struct lc_memory *m,
 		free(s.gs);
 		return err;
 	}
-	qsort(s.gs, s.n, sizeof(*s.gs), cmp_u64);
+	if (s.n)
+		qsort(s.gs, s.n, sizeof(*s.gs), cmp_u64);
 	*ret = s.gs;
 	*n = s.n;
 	return NULL;
