@@ -23,7 +23,7 @@ proto=$(cd "$top_srcdir/tests/pprof" && pwd)/profile.proto
 shares=$(cd "$top_srcdir/tests/sample" && pwd)/shares.py
 export LC_TRUTH_LUA=$(cd "$top_srcdir/fixtures/lua" && pwd)/truth.lua
 export LC_SAMPLE_SECONDS=${LC_SAMPLE_SECONDS:-2}
-builds=${LC_SAMPLE_BUILDS:-"deb-5.1 deb-5.3 deb-5.4 src-5.2.4-O0 src-5.2.4-O2 src-5.4.7-O0 src-5.4.7-O2 src-5.4.8-O2 src-5.5.0-O0 src-5.5.0-O2"}
+builds=${LC_SAMPLE_BUILDS:-"deb-5.1 deb-5.3 deb-5.4 src-5.2.4-O0 src-5.4.7-O0 src-5.4.7-O2 src-5.5.0-O2"}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 status=0
