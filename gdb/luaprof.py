@@ -815,7 +815,10 @@ already popped that the VM has not overwritten.  L as for lua-vm."""
 
 _TVALUE_TYPES = ("TValue", "lua_TValue", "StackValue", "TValuefields")
 _GC_TYPES = ("lua_State", "Table", "TString", "Closure", "LClosure",
-             "CClosure", "Udata", "GCObject", "GCUnion", "GCheader")
+             "CClosure", "Udata", "GCObject", "GCUnion", "GCheader",
+             # LuaJIT's
+             "GCtab", "GCstr", "GCfunc", "GCfuncL", "GCfuncC", "GCudata",
+             "GCcdata", "GCobj", "GChead")
 
 
 def _kind_of(value):
@@ -853,7 +856,8 @@ class LuaValue(gdb.Command):
 Usage: lua-value [-tvalue|-gc] [-n N] EXPR
 
 EXPR is a TValue *, StkId, lua_State *, Table *, TString *, Closure *
-(LClosure *, CClosure *) or Udata *, or an object of those types.  Shows
+(LClosure *, CClosure *) or Udata * (LuaJIT: TValue *, lua_State *,
+GCtab *, GCstr *, GCfunc *, GCudata *), or an object of those types.  Shows
 the value as Lua's tostring would, then: a table's entries (array part,
 then hash part; at most N, default 100), a string's bytes, a Lua
 closure's upvalues, a lua_State's internals as lua-vm shows them.  For an

@@ -157,6 +157,14 @@ v = json.load(open(sys.argv[1]))["vms"][0]; j = v.get("luajit") or {}
 print(j.get("vmstate"), j.get("compiler_on"), j.get("traces"), j.get("cur_L_note"), j.get("cur_L") == v.get("mainthread"))' "$d/report.json" 2>&1)
 	check "$id core: the VM's vmstate, compiler, traces, cur_L ($got; the script: $want)" \
 		[ "$rc" = 0 -a -n "$want" -a "$got" = "$want" ]
+	# gdb's lua-value on the script's table and closure.
+	read -r tab fn < <(awk -F '\t' '$1 == "probe" { print $2, $3 }' "$d/truth.tsv.jit")
+	gdb -batch -nx -x "$src/gdb/luaprof.py" -ex "lua-value -gc $tab" -ex "lua-value -gc $fn" \
+		"$out/$id/luajit" "$d/core" 2>&1 | grep -E '^(table|function|  )' >"$d/value.txt"
+	want='table: T (array N, hash N)|  [1] = 10|  [2] = 20|  [3] = "x"|  ["k"] = "v"|function: @SRC:L|  upvalue up = 42'
+	got=$(sed -E "s/0x[0-9a-f]+/T/; s/array [0-9]+, hash [0-9]+/array N, hash N/; s|@[^:]*park.lua:[0-9]+|@SRC:L|" \
+		"$d/value.txt" | paste -sd '|')
+	check "$id core: gdb's lua-value of a table and a closure ($got)" [ "$got" = "$want" ]
 	must_differ "line" '$1 == "frame" && $3 == 1 { $6 = $6 + 1 } 1'
 	must_differ "namewhat" '$1 == "frame" && $3 == 1 { $8 = "field" } 1'
 done

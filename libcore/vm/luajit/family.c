@@ -1317,12 +1317,7 @@ static struct lc_error *lj_object(struct lc_pass *pass,
 				  enum lc_object_kind kind, uint64_t addr,
 				  size_t max, struct lc_object **ret)
 {
-	(void)pass;
-	(void)kind;
-	(void)max;
-	*ret = NULL;
-	return lc_error_create(LC_ERR_UNSUPPORTED,
-		"0x%" PRIx64 ": reading LuaJIT values is not supported yet", addr);
+	return lc_lj_object(pass->in->prog, pass->l, kind, addr, max, ret);
 }
 
 static uint64_t lj_resumes(struct lc_pass *pass, const struct lc_vstate *st)

@@ -113,6 +113,18 @@ struct lc_value;
 void lc_lj_value(struct lc_program *p, const struct lc_lj_layout *l,
 		 uint64_t addr, struct lc_value *v);
 
+/* The object at addr for lua-value (luacore.h lc_object_create): a
+ * TValue's value, or a GC object's by its header; a table's entries (at
+ * most max), a Lua function's upvalues, a string's bytes.  Never fails
+ * but for memory: what is unreadable is marked partial.
+ * (vm/luajit/values.c) */
+enum lc_object_kind;
+struct lc_object;
+struct lc_error *lc_lj_object(struct lc_program *p,
+			      const struct lc_lj_layout *l,
+			      enum lc_object_kind kind, uint64_t addr,
+			      size_t max, struct lc_object **ret);
+
 /* The name of w->v[i] from its caller's bytecode (lc_lj_funcname), or
  * NULL: its caller is not a Lua frame with a known position (or *bad,
  * may be NULL: the caller's data could not give the name). */

@@ -19,7 +19,7 @@
 
 enum {
 	T_STATE, T_GLOBAL, T_GG, T_PROTO, T_FUNCL, T_FUNCC, T_STR, T_JIT,
-	T_TRACE, T_SNAP, T_TVALUE, T_UPVAL, T_COUNT
+	T_TRACE, T_SNAP, T_TVALUE, T_UPVAL, T_TAB, T_NODE, T_COUNT
 };
 
 static const char *const type_names[T_COUNT] = {
@@ -27,7 +27,7 @@ static const char *const type_names[T_COUNT] = {
 	[T_GG] = "GG_State", [T_PROTO] = "GCproto", [T_FUNCL] = "GCfuncL",
 	[T_FUNCC] = "GCfuncC", [T_STR] = "GCstr", [T_JIT] = "jit_State",
 	[T_TRACE] = "GCtrace", [T_SNAP] = "SnapShot", [T_TVALUE] = "TValue",
-	[T_UPVAL] = "GCupval",
+	[T_UPVAL] = "GCupval", [T_TAB] = "GCtab", [T_NODE] = "Node",
 };
 
 /* LuaJIT's own units: lj_state.c first.  The amalgamated build
@@ -312,6 +312,13 @@ static void read_fields(struct lc_lj_layout *l, Dwarf_Die *D,
 	X(str, T_STR, len, "len");
 	X(str, T_STR, hash, "hash");
 
+	X(tab, T_TAB, array, "array");
+	X(tab, T_TAB, asize, "asize");
+	X(tab, T_TAB, node, "node");
+	X(tab, T_TAB, hmask, "hmask");
+	X(tab, T_NODE, val, "val");
+	X(tab, T_NODE, key, "key");
+
 	X(uv, T_UPVAL, gct, "gct");
 	X(uv, T_UPVAL, v, "v");
 
@@ -351,6 +358,7 @@ static void read_fields(struct lc_lj_layout *l, Dwarf_Die *D,
 	l->sz_str = F[T_STR] ? lc_dwarf_type_size(&D[T_STR]) : 0;
 	l->sz_tvalue = F[T_TVALUE] ? lc_dwarf_type_size(&D[T_TVALUE]) : 0;
 	l->snap.size = F[T_SNAP] ? lc_dwarf_type_size(&D[T_SNAP]) : 0;
+	l->sz_node = F[T_NODE] ? lc_dwarf_type_size(&D[T_NODE]) : 0;
 }
 
 static void read_enums(struct lc_lj_layout *l, Dwfl_Module *mod)
@@ -515,6 +523,12 @@ char *lc_lj_layout_dump(const struct lc_lj_layout *l)
 	F("GCfuncL.pc", l->fn.pc);
 	F("GCfuncC.f", l->fn.f);
 	F("GCstr.len", l->str.len);
+	F("GCtab.array", l->tab.array);
+	F("GCtab.asize", l->tab.asize);
+	F("GCtab.node", l->tab.node);
+	F("GCtab.hmask", l->tab.hmask);
+	F("Node.val", l->tab.val);
+	F("Node.key", l->tab.key);
 	F("jit_State.trace", l->J.trace);
 	F("jit_State.sizetrace", l->J.sizetrace);
 	F("jit_State.state", l->J.state);
@@ -536,6 +550,7 @@ char *lc_lj_layout_dump(const struct lc_lj_layout *l)
 	fprintf(f, "sizeof.GCproto %" PRIu32 "\n", l->sz_proto);
 	fprintf(f, "sizeof.GCstr %" PRIu32 "\n", l->sz_str);
 	fprintf(f, "sizeof.SnapShot %" PRIu32 "\n", l->snap.size);
+	fprintf(f, "sizeof.Node %" PRIu32 "\n", l->sz_node);
 #define E(name) fprintf(f, "enum.%s %" PRId64 "\n", #name, l->name)
 	E(vmst_interp); E(vmst_c); E(vmst_gc); E(vmst_exit);
 	E(vmst_record); E(vmst_opt); E(vmst_asm); E(vmst_max);

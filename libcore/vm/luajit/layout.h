@@ -39,7 +39,7 @@ struct lc_lj_layout {
 	uint64_t module_start, module_end;
 	char *desc;		/* "LuaJIT 2.1 (OpenResty's luajit2, GC64)" */
 
-	uint32_t sz_lstate, sz_gstate, sz_proto, sz_str, sz_tvalue;
+	uint32_t sz_lstate, sz_gstate, sz_proto, sz_str, sz_tvalue, sz_node;
 	struct {
 		struct lc_lj_field gct, marked, nextgc, dummy_ffid, status,
 			glref, gclist, base, top, maxstack, stack, openupval,
@@ -73,6 +73,11 @@ struct lc_lj_layout {
 		struct lc_lj_field gct, v;	/* GCupval: v points to
 						   its value */
 	} uv;
+	struct {
+		/* GCtab: the array part (asize slots) and the hash part
+		 * (hmask + 1 Nodes); a Node's value and key. */
+		struct lc_lj_field array, asize, node, hmask, val, key;
+	} tab;
 	struct {
 		struct lc_lj_field trace, sizetrace, state, freetrace, flags;
 	} J;

@@ -15,6 +15,9 @@
 #define LC_LJ_TFUNC	8u	/* ~LJ_TFUNC */
 #define LC_LJ_TTRACE	9u	/* ~LJ_TTRACE */
 #define LC_LJ_TUPVAL	5u	/* ~LJ_TUPVAL */
+#define LC_LJ_TCDATA	10u	/* ~LJ_TCDATA */
+#define LC_LJ_TTAB	11u	/* ~LJ_TTAB */
+#define LC_LJ_TUDATA	12u	/* ~LJ_TUDATA */
 /* lj_obj.h LJ_GCVMASK: a GC pointer in a TValue is its low 47 bits. */
 #define LC_LJ_GCVMASK	((UINT64_C(1) << 47) - 1)
 
