@@ -4,7 +4,7 @@
 # (fixtures/build-luajit.sh):
 #  - the layout read from each one's DWARF, in the executable with the VM
 #    linked in and in libluajit.so, holds every field, type size and
-#    enumerator as gdb reads them from the same file (91 of them,
+#    enumerator as gdb reads them from the same file (98 of them,
 #    tests/luajit/gdb_layout.py); the check itself fails on a dump with
 #    two values changed;
 #  - what tells the builds apart, as the sources have it: OpenResty's
@@ -72,7 +72,7 @@ for id in $LJ_IDS; do
 		res=$(gdb -batch -nx -ex "py DUMP='$d'" -x "$src/tests/luajit/gdb_layout.py" \
 			"$out/$id/$f" 2>&1 | tail -1)
 		check "$id $f: the layout as gdb reads the DWARF ($res)" \
-			[ "$res" = "layout: 91 checked, 0 differ" ]
+			[ "$res" = "layout: 98 checked, 0 differ" ]
 		check "$id $f: $(sed -n 's/^desc //p' "$d")" grep -q '^gc64 1$' "$d"
 	done
 done
@@ -94,7 +94,7 @@ if [ -s "$u" ] && [ -s "$o" ]; then
 	res=$(gdb -batch -nx -ex "py DUMP='$tmp/bad.txt'" -x "$src/tests/luajit/gdb_layout.py" \
 		"$out/lj-upstream/luajit" 2>&1 | tail -1)
 	check "negative control: a dump with two values changed ($res)" \
-		[ "$res" = "layout: 91 checked, 2 differ" ]
+		[ "$res" = "layout: 98 checked, 2 differ" ]
 fi
 
 # park ID DIR: LuaJIT's interpreter of ID runs fixtures/scenarios/luajit/
