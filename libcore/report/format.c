@@ -516,6 +516,15 @@ static void json_bytes(FILE *out, const char *s, size_t n)
 }
 
 
+/* n, or null when negative (unknown). */
+static void json_i64_or_null(FILE *out, int64_t n)
+{
+	if (n >= 0)
+		fprintf(out, "%" PRId64, n);
+	else
+		fputs("null", out);
+}
+
 static void json_value(FILE *out, const struct lc_value *v)
 {
 	fputs("{\"type\":", out);
@@ -525,15 +534,9 @@ static void json_value(FILE *out, const struct lc_value *v)
 	fputs(",\"address\":", out);
 	json_addr_or_null(out, v->addr);
 	fputs(",\"len\":", out);
-	if (v->len >= 0)
-		fprintf(out, "%" PRId64, v->len);
-	else
-		fputs("null", out);
+	json_i64_or_null(out, v->len);
 	fputs(",\"hsize\":", out);
-	if (v->hsize >= 0)
-		fprintf(out, "%" PRId64, v->hsize);
-	else
-		fputs("null", out);
+	json_i64_or_null(out, v->hsize);
 	fputs(",\"metatable\":", out);
 	json_addr_or_null(out, v->metatable);
 	if (v->str) {
@@ -770,10 +773,7 @@ static void json_vm(FILE *out, const struct lc_report *r, const struct lc_vm *vm
 		fputs(",\"compiler_state\":", out);
 		json_str(out, vm->jit_state);
 		fputs(",\"traces\":", out);
-		if (vm->ntraces >= 0)
-			fprintf(out, "%" PRId64, vm->ntraces);
-		else
-			fputs("null", out);
+		json_i64_or_null(out, vm->ntraces);
 		fputs(",\"cur_L\":", out);
 		json_addr_or_null(out, vm->cur_L);
 		fputs(",\"cur_L_note\":", out);
