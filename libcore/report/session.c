@@ -3,6 +3,7 @@
  * the unwinder and the interpreter in step with the program's modules. */
 #include <config.h>
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -306,19 +307,37 @@ struct lc_error *lc_object_create(struct lc_target *t,
 				  size_t max_entries, struct lc_object **ret)
 {
 	const struct lc_error *why;
-	struct lc_interp *in;
+	struct lc_interp *const *ins;
 	struct lc_pass *pass;
-	struct lc_error *err;
+	struct lc_error *err = NULL;
+	size_t n;
 
 	lc_target_invalidate(t);
-	in = lc_target_interp(t, &why);
-	if (!in)
+	ins = lc_target_interps(t, &why, &n);
+	if (!n)
 		return lc_error_create(lc_error_code(why), "%s",
 				       lc_error_message(why));
-	err = in->ops->begin(in, &pass);
-	if (err)
-		return err;
-	err = in->ops->object(pass, kind, addr, max_entries, ret);
-	in->ops->end(pass);
-	return err;
+	/* With two interpreters (PUC Lua and LuaJIT): the first whose
+	 * reading is a Lua value. */
+	for (size_t i = 0; i < n; i++) {
+		struct lc_object *o = NULL;
+
+		lc_error_destroy(err);
+		err = ins[i]->ops->begin(ins[i], &pass);
+		if (err)
+			continue;
+		err = ins[i]->ops->object(pass, kind, addr, max_entries, &o);
+		ins[i]->ops->end(pass);
+		if (err)
+			continue;
+		if (i + 1 < n && o && o->value.type &&
+		    strcmp(o->value.type, "?") == 0) {
+			lc_object_destroy(o);
+			continue;
+		}
+		*ret = o;
+		return NULL;
+	}
+	return err ? err : lc_error_create(LC_ERR_UNSUPPORTED,
+					   "0x%" PRIx64 ": no Lua value", addr);
 }
