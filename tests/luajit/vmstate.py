@@ -6,7 +6,9 @@ LuaJIT, with the JIT compiler on (MODE jit) or off (-joff, MODE interp):
 every sample whose stack holds hot_a, hot_b or hot_c has a "vmstate"
 label, and of their CPU time at least 80% is labelled "trace#N" (JIT on)
 or "lua" (JIT off); the sampler's roll-up line in jit.p's letters
-(SAMPLER_STDERR) agrees with the profile's labels within a point.
+(SAMPLER_STDERR) agrees with the profile's labels within a point; and
+at least 99% of their CPU time has its machine frames unwound to the
+interpreter's main (through the trace, JIT on).
 Prints what it found; exit 0 when it holds, 1 otherwise.
 """
 import importlib.util
@@ -36,7 +38,7 @@ def main(args):
     path, err, proto, mode = args
     prof = shares.decode(path, proto)
     hot = {"hot_a", "hot_b", "hot_c"}
-    by, unlabelled, total = {}, 0, 0
+    by, unlabelled, total, to_main = {}, 0, 0, 0
     letters = {k: 0 for k in "NICGJ"}
     for s in shares.samples(prof):
         v = s["labels"].get("vmstate")
@@ -45,6 +47,8 @@ def main(args):
         if not hot & {n.split(" ")[0] for n in s["names"]}:
             continue
         total += s["cpu"]
+        if "main" in s["names"]:
+            to_main += s["cpu"]
         if v is None:
             unlabelled += s["cpu"]
             continue
@@ -58,7 +62,9 @@ def main(args):
     print("samples of hot_a/b/c by vmstate: %s; unlabelled %.1f%%" % (
         ", ".join("%s %.1f%%" % (k, 100.0 * v / total) for k, v in sorted(by.items())),
         100.0 * unlabelled / total))
-    ok = unlabelled == 0 and share >= 80
+    main_share = 100.0 * to_main / total
+    print("of them unwound to main: %.1f%%" % main_share)
+    ok = unlabelled == 0 and share >= 80 and main_share >= 99
     all_cpu = sum(letters.values())
     line = [l for l in open(err, errors="replace") if "LuaJIT VM states" in l]
     if not line:
@@ -77,6 +83,8 @@ def main(args):
         print("FAIL: %.1f%% of them labelled %s, not 80%% at least" % (share, want))
     if unlabelled:
         print("FAIL: samples without a vmstate label")
+    if main_share < 99:
+        print("FAIL: %.1f%% of them unwound to main, not 99%% at least" % main_share)
     return 0 if ok else 1
 
 
