@@ -4,7 +4,7 @@
 # (fixtures/build-luajit.sh):
 #  - the layout read from each one's DWARF, in the executable with the VM
 #    linked in and in libluajit.so, holds every field, type size and
-#    enumerator as gdb reads them from the same file (98 of them,
+#    enumerator as gdb reads them from the same file (102 of them,
 #    tests/luajit/gdb_layout.py); the check itself fails on a dump with
 #    two values changed;
 #  - what tells the builds apart, as the sources have it: OpenResty's
@@ -27,7 +27,9 @@
 #    in the loop's body (tests/luajit/compare_busy.py); and a compiled
 #    loop that calls usleep through the FFI: usleep's machine frames,
 #    the trace's, and the Lua frames below (fixtures/scenarios/luajit/
-#    ffi.lua);
+#    ffi.lua); and a compiled loop whose trace inlined a call: the
+#    inlined function's frame, which only the trace's snapshot holds,
+#    above the loop's (fixtures/scenarios/luajit/inline.lua);
 #  - nvim (Debian's neovim, with Debian's LuaJIT rebuilt with -g) running
 #    the busy loop: live, sampled, and from its core;
 #  - the matrix's scenarios (16 of them: deep recursion, tail calls,
@@ -72,7 +74,7 @@ for id in $LJ_IDS; do
 		res=$(gdb -batch -nx -ex "py DUMP='$d'" -x "$src/tests/luajit/gdb_layout.py" \
 			"$out/$id/$f" 2>&1 | tail -1)
 		check "$id $f: the layout as gdb reads the DWARF ($res)" \
-			[ "$res" = "layout: 98 checked, 0 differ" ]
+			[ "$res" = "layout: 102 checked, 0 differ" ]
 		check "$id $f: $(sed -n 's/^desc //p' "$d")" grep -q '^gc64 1$' "$d"
 	done
 done
@@ -94,7 +96,7 @@ if [ -s "$u" ] && [ -s "$o" ]; then
 	res=$(gdb -batch -nx -ex "py DUMP='$tmp/bad.txt'" -x "$src/tests/luajit/gdb_layout.py" \
 		"$out/lj-upstream/luajit" 2>&1 | tail -1)
 	check "negative control: a dump with two values changed ($res)" \
-		[ "$res" = "layout: 98 checked, 2 differ" ]
+		[ "$res" = "layout: 102 checked, 2 differ" ]
 fi
 
 # park ID DIR: LuaJIT's interpreter of ID runs fixtures/scenarios/luajit/
@@ -233,6 +235,50 @@ for id in $LJ_IDS; do
 		[ "${res##*$'\n'equal: }" != "$res" ] || echo "$res" | sed 's/^/    /' | head -20
 	done
 done
+
+# A compiled loop calling a function the trace inlines (fixtures/
+# scenarios/luajit/inline.lua): 40 live reads and a core per build; each
+# the truth, the innermost frame either the loop's or step's (a frame
+# that exists only in the trace's snapshot: its function and link are
+# the snapshot's constants) with the loop's frame at the call below it;
+# step's frame seen in some of them.
+inl_total=0 inl_reads=0
+for id in $LJ_IDS; do
+	d=$tmp/inline-$id
+	mkdir -p "$d"
+	(cd "$d" && LC_TRUTH_LUA=$src/fixtures/lua/truth.lua LC_READY=$d/ready \
+		LC_TRUTH=$d/truth.tsv exec "$out/$id/luajit" \
+		"$src/fixtures/scenarios/luajit/inline.lua") </dev/null >"$d/log" 2>&1 &
+	pid=$!
+	pids+=("$pid")
+	for _ in $(seq 200); do [ -e "$d/ready" ] && break; sleep 0.05; done
+	sleep 0.3	# into the loop's trace
+	ok=0 inl=0 bad=
+	for _ in $(seq 40); do
+		rc=0
+		"$inspect" -p "$pid" --json >"$d/live.json" 2>/dev/null || rc=$?
+		res=$("$py" "$src/tests/luajit/compare_busy.py" "$d/truth.tsv" "$d/live.json" inline 2>&1)
+		case $rc:${res##*$'\n'} in
+		0:equal*inlined*) ok=$((ok + 1)) inl=$((inl + 1)) ;;
+		0:equal*) ok=$((ok + 1)) ;;
+		*) bad="exit $rc: $(echo "$res" | grep -v '^  ' | head -3 | tr '\n' ' ')" ;;
+		esac
+	done
+	gcore -o "$d/core" "$pid" >"$d/gcore.log" 2>&1 && mv "$d/core.$pid" "$d/core"
+	kill -KILL "$pid"
+	wait "$pid" 2>/dev/null
+	ln -sf "$out/$id/luajit" "$d/exe"
+	check "$id, a loop whose trace inlined a call, live: $ok of 40 reads the truth, $inl of them inside the inlined function${bad:+ ($bad)}" \
+		[ "$ok" = 40 ]
+	rc=0
+	"$inspect" --json "$d/core" "$d/exe" >"$d/report.json" 2>/dev/null || rc=$?
+	res=$("$py" "$src/tests/luajit/compare_busy.py" "$d/truth.tsv" "$d/report.json" inline 2>&1)
+	check "$id, a loop whose trace inlined a call, core: exit $rc, $(tail -1 <<<"$res")" \
+		[ "$rc" = 0 -a "${res##*$'\n'equal: }" != "$res" ]
+	[ -f "$d/core" ] && busy_cells+=("$d")
+	inl_total=$((inl_total + inl)) inl_reads=$((inl_reads + 40))
+done
+check "frames a trace inlined shown from its snapshot: $inl_total of $inl_reads live reads" [ "$inl_total" -gt 0 ]
 
 # The matrix's scenarios under lchost linked with each fork, against the
 # truth TRUTH_WRITE wrote from park(): each program inspected live first

@@ -4,7 +4,12 @@
 TRUTH: the truth.tsv fixtures/scenarios/luajit/busy.lua wrote: its frames
 just before its endless loop, and "busy FIRST LAST", the loop's lines;
 REPORT: luacore-inspect --json of the spinning program (live or its
-core); MODE: "interp" (JIT off) or "jit".  The report's Lua frames of the
+core); MODE: "interp" (JIT off), "jit", or "inline"
+(fixtures/scenarios/luajit/inline.lua: a compiled loop calling step,
+which the trace inlines: the innermost frame is either the loop's, or
+step's at a line of its body ("inline FIRST LAST CALL" in the truth),
+from the trace's snapshot, with the loop's frame below it at the CALL
+line; the last line printed says "inlined" then).  The report's Lua frames of the
 thread must equal the truth's (tests/matrix/compare.py's fields and
 traceback lines), except the innermost one's current line, which must
 lie in FIRST..LAST (its traceback line with it).  With "interp" the
@@ -31,6 +36,7 @@ def main(argv):
     first, last = (int(x) for x in other["busy"][0][:2])
     report = json.load(open(argv[1]))
     mode = argv[2]
+    inlined = None
     problems = []
     if len(truth) != 1:
         print("truth: %d threads, not 1" % len(truth))
@@ -46,6 +52,19 @@ def main(argv):
     if not got:
         print("thread %d: no Lua frames (%s)" % (tid, th.get("note")))
         return 1
+    if mode == "inline" and got[0].get("name") == "step":
+        sfirst, slast, call = (int(x) for x in other["inline"][0][:3])
+        f0, lf0 = got[0], lua[0].get("line_from")
+        if not (isinstance(f0["currentline"], int) and sfirst <= f0["currentline"] <= slast):
+            problems.append("inlined step at line %r, not in its body %d..%d" % (
+                f0["currentline"], sfirst, slast))
+        if f0.get("namewhat") != "upvalue" or lf0 != "snapshot":
+            problems.append("inlined step: namewhat %r, line_from %r" % (f0.get("namewhat"), lf0))
+        if len(got) < 2 or got[1]["currentline"] != call:
+            problems.append("below inlined step: line %r, not the call's %d" % (
+                got[1]["currentline"] if len(got) > 1 else None, call))
+        inlined = f0["currentline"]
+        got, lua = got[1:], lua[1:]
     line = got[0]["currentline"]
     if not isinstance(line, int) or not first <= line <= last:
         problems.append("innermost line %r, not in the loop's %d..%d" % (line, first, last))
@@ -60,11 +79,11 @@ def main(argv):
     if not compare.check("thread %d" % tid, want, got, th.get("partial"), True):
         problems.append("frames differ from the truth")
     lf = lua[0].get("line_from")
-    expect = "pc" if mode == "interp" else "snapshot"
-    if lf != expect:
+    expect = "pc" if mode == "interp" else None if inlined else "snapshot"
+    if lf != expect and not (mode == "inline" and not inlined and lf == "trace start"):
         problems.append("innermost line_from %r, not %r" % (lf, expect))
     natives = [f.get("function") or "" for f in frames if f.get("kind") == "native"]
-    if mode == "jit":
+    if mode != "interp":
         if not any(n.startswith("LuaJIT trace ") for n in natives):
             problems.append("no native frame of a trace: %s" % natives[:3])
         if "main" not in natives:
@@ -96,9 +115,10 @@ def main(argv):
         for p in problems:
             print("FAIL: " + p)
         return 1
-    print("equal: %d Lua frames, the innermost at line %d (%s)%s; vmstate %s, %s traces" % (
-        len(got), line, lf, ", %s" % natives[0] if mode == "jit" else "",
-        vm["luajit"]["vmstate"], vm["luajit"]["traces"]))
+    print("equal: %d Lua frames, the innermost at line %d (%s)%s; vmstate %s, %s traces%s" % (
+        len(got), line, lf, ", %s" % natives[0] if mode != "interp" else "",
+        vm["luajit"]["vmstate"], vm["luajit"]["traces"],
+        "; inlined step at line %d above it" % inlined if inlined else ""))
     return 0
 
 

@@ -22,6 +22,7 @@ ENUMS = {
     "trace_idle": "LJ_TRACE_IDLE", "trace_active": "LJ_TRACE_ACTIVE",
     "trace_record": "LJ_TRACE_RECORD", "trace_start": "LJ_TRACE_START",
     "trace_asm": "LJ_TRACE_ASM", "trace_err": "LJ_TRACE_ERR",
+    "ir_kgc": "IR_KGC", "ir_knum": "IR_KNUM",
 }
 
 

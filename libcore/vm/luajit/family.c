@@ -53,6 +53,10 @@ struct ljstate {
 	/* Running a trace (at_frame, the innermost machine frame in its
 	 * code): where the innermost frame's line comes from. */
 	enum { LINE_VM, LINE_SNAPSHOT, LINE_TRACE_START, LINE_TRACE } line;
+	/* The snapshot (and its trace) whose pc lies in calls the trace
+	 * inlined: the frames it holds go above the innermost one (walk),
+	 * whose pc is then their return PC; 0: none. */
+	uint64_t inl_trace, inl_snap;
 	uint8_t status;
 	bool is_main;
 };
@@ -209,6 +213,8 @@ static bool read_state(struct lc_pass *pass, uint64_t addr,
 			s->run_base = pass->runs[i].run_base;
 			s->run_pc = pass->runs[i].run_pc;
 			s->line = pass->runs[i].line;
+			s->inl_trace = pass->runs[i].inl_trace;
+			s->inl_snap = pass->runs[i].inl_snap;
 		}
 	if (s->cur_L == addr && s->vmstate >= 0 &&
 	    lc_lj_field_u(m, g, l->G.jit_base, &s->jit_base) == 0 &&
@@ -391,8 +397,112 @@ static bool lj_foreign(void *arg, const struct lc_native_frame *f,
  * this frame's), else the trace's start (in fn's bytecode, where the
  * trace began in fn).  The instruction after it, as the interpreter's
  * PC would be; 0 when neither. */
+/* ---- frames a trace inlined ---- */
+
+/* A frame the trace inlined, as its snapshot holds it. */
+struct inl_frame {
+	uint64_t fn, proto;
+	uint64_t pc;		/* the instruction it is at */
+	uint64_t slot;		/* its link slot's address on the stack */
+};
+#define LJ_INLINED_MAX	64
+
+/* The 64-bit constant of IR reference ref of trace T whose opcode is
+ * op (lj_ir.h ir_kgc, ir_knum: the value in the next slot). */
+static bool ir_k64(struct lc_pass *pass, uint64_t T, uint32_t ref,
+		   int64_t op, uint64_t *v)
+{
+	const struct lc_lj_layout *l = pass->l;
+	uint64_t ir, nk;
+	uint8_t o;
+
+	if (op < 0 || lc_lj_field_u(pass->m, T, l->tr.ir, &ir) < 0 ||
+	    lc_lj_field_u(pass->m, T, l->tr.nk, &nk) < 0 ||
+	    ref < nk || ref >= LC_LJ_REF_BIAS ||
+	    lc_read_u8(pass->m, ir + LC_LJ_IRINS_SIZE * (uint64_t)ref +
+		       LC_LJ_IRINS_OP, &o) < 0 || o != (uint64_t)op)
+		return false;
+	return lc_read_u64(pass->m, ir + LC_LJ_IRINS_SIZE * ((uint64_t)ref + 1),
+			   v) == 0;
+}
+
+/* The frames trace T inlined at snapshot sn, innermost first, into out
+ * (at most LJ_INLINED_MAX), from the snapshot's frame slots (lj_snap.c
+ * snapshot_slots, FR2: a frame's function a KGC constant two slots
+ * below its base, its link a KNUM constant just below), and the return
+ * PC into the trace's start frame (base jit_base, slot 2).  0 when the
+ * snapshot is in the start frame, or when any of it does not check out:
+ * a function that is no Lua function holding its pc, a link that is no
+ * Lua return PC, a caller's base outside the chain. */
+static size_t trace_inlined(struct lc_pass *pass, uint64_t T, uint64_t sn,
+			    uint64_t jit_base, struct inl_frame *out,
+			    uint64_t *ret_pc)
+{
+	const struct lc_lj_layout *l = pass->l;
+	struct lc_memory *m = pass->m;
+	uint64_t map, mapofs, nent, pcbase, pc, b;
+	uint32_t ents[256];
+	size_t n = 0;
+
+	if (lc_lj_field_u(m, T, l->tr.snapmap, &map) < 0 ||
+	    lc_lj_field_u(m, sn, l->snap.mapofs, &mapofs) < 0 ||
+	    lc_lj_field_u(m, sn, l->snap.nent, &nent) < 0 || nent > 255 ||
+	    lc_read(m, map + 4 * mapofs, ents, 4 * (size_t)nent) < 0 ||
+	    lc_read_u64(m, map + 4 * (mapofs + nent), &pcbase) < 0)
+		return 0;
+	pc = pcbase >> 8;		/* lj_jit.h snap_pc */
+	b = (pcbase & 0xff) + 2;	/* J->baseslot (lj_snap.c) */
+	while (b > 2) {
+		uint64_t fv = 0, link = 0, gct, ffid, fpc, sizebc, proto;
+		uint32_t ins, a;
+		bool have_fn = false, have_link = false;
+
+		if (n >= LJ_INLINED_MAX)
+			return 0;
+		for (uint64_t k = 0; k < nent; k++) {
+			uint32_t e = ents[k];
+
+			if (LC_LJ_SNAP_SLOT(e) == b - 2 && !(e & LC_LJ_SNAP_FRAME))
+				have_fn = ir_k64(pass, T, LC_LJ_SNAP_REF(e),
+						 l->ir_kgc, &fv);
+			else if (LC_LJ_SNAP_SLOT(e) == b - 1 &&
+				 (e & LC_LJ_SNAP_FRAME))
+				have_link = ir_k64(pass, T, LC_LJ_SNAP_REF(e),
+						   l->ir_knum, &link);
+		}
+		fv &= LC_LJ_GCVMASK;
+		if (!have_fn || !have_link ||
+		    lc_lj_field_u(m, fv, l->fn.gct, &gct) < 0 ||
+		    gct != LC_LJ_TFUNC ||
+		    lc_lj_field_u(m, fv, l->fn.ffid, &ffid) < 0 ||
+		    ffid != LC_LJ_FF_LUA ||
+		    lc_lj_field_u(m, fv, l->fn.pc, &fpc) < 0 || fpc <= l->sz_proto)
+			return 0;
+		proto = fpc - l->sz_proto;
+		if (lc_lj_field_u(m, proto, l->pt.sizebc, &sizebc) < 0 ||
+		    pc < fpc || pc >= fpc + 4 * sizebc)
+			return 0;
+		out[n++] = (struct inl_frame){ fv, proto, pc,
+					       jit_base + 8 * (b - 3) };
+		/* Its caller: the link is the return PC after the CALL
+		 * whose A operand is the callee's slot in the caller's
+		 * frame (lj_frame.h frame_prevl). */
+		if ((link & LC_LJ_FRAME_TYPE) != (uint64_t)l->frame_lua ||
+		    lc_read_u32(m, link - 4, &ins) < 0)
+			return 0;
+		a = LC_LJ_BC_A(ins);
+		if (b - 2 < 2 + (uint64_t)a)
+			return 0;
+		b = b - 2 - a;
+		pc = link - 4;
+	}
+	*ret_pc = pc + 4;
+	return n;
+}
+
 static uint64_t trace_pc(struct lc_pass *pass, uint64_t T, uint64_t mpc,
-			 uint64_t fpc, uint64_t sizebc, int *line)
+			 uint64_t fpc, uint64_t sizebc, int *line,
+			 uint64_t *inl_snap)
 {
 	const struct lc_lj_layout *l = pass->l;
 	struct lc_memory *m = pass->m;
@@ -428,6 +538,7 @@ static uint64_t trace_pc(struct lc_pass *pass, uint64_t T, uint64_t mpc,
 					*line = LINE_SNAPSHOT;
 					return pc + 4;
 				}
+				*inl_snap = sn;
 			}
 		}
 	}
@@ -477,7 +588,23 @@ static void lj_at_frame(struct lc_pass *pass, struct lc_vstate *st,
 		    fpc > l->sz_proto &&
 		    lc_lj_field_u(pass->m, fpc - l->sz_proto, l->pt.sizebc,
 				  &sizebc) == 0)
-			s->run_pc = trace_pc(pass, T, mpc, fpc, sizebc, &line);
+		{
+			uint64_t sn = 0, ret;
+			struct inl_frame inl[LJ_INLINED_MAX];
+
+			s->run_pc = trace_pc(pass, T, mpc, fpc, sizebc, &line,
+					     &sn);
+			/* The snapshot's pc is in a call the trace inlined:
+			 * its frames, if they lead back into this one. */
+			if (sn && trace_inlined(pass, T, sn, s->jit_base, inl,
+						&ret) &&
+			    ret > fpc && ret <= fpc + 4 * sizebc) {
+				s->run_pc = ret;
+				line = LINE_SNAPSHOT;
+				s->inl_trace = T;
+				s->inl_snap = sn;
+			}
+		}
 		if (!s->run_pc)
 			s->run_pc = 1;	/* unknown, not the saved PC's */
 		s->line = line;
@@ -540,6 +667,46 @@ struct ljwalk {
 	int line;		/* ljstate.line */
 };
 
+/* The frames the running trace inlined (at_frame found them in its
+ * snapshot) above the walk's innermost frame, which is the trace's start
+ * frame: innermost first, each with its position and line, its caller
+ * the frame below.  false: out of memory. */
+static bool add_inlined(struct lc_pass *pass, const struct ljstate *s,
+			struct lc_lj_walk *w)
+{
+	struct inl_frame inl[LJ_INLINED_MAX];
+	struct lc_lj_frame *v;
+	uint64_t ret;
+	size_t n = trace_inlined(pass, s->inl_trace, s->inl_snap, s->jit_base,
+				 inl, &ret);
+
+	if (!n)
+		return true;
+	v = realloc(w->v, (w->n + n + 64) * sizeof(*v));
+	if (!v)
+		return false;
+	memmove(v + n, v, w->n * sizeof(*v));
+	for (size_t i = 0; i < n; i++) {
+		struct lc_lj_frame *f = &v[i];
+
+		memset(f, 0, sizeof(*f));
+		f->slot = inl[i].slot;
+		f->func = inl[i].fn;
+		f->ffid = LC_LJ_FF_LUA;
+		f->proto = inl[i].proto;
+		f->pos = (int64_t)((inl[i].pc - (inl[i].proto + pass->l->sz_proto)) / 4);
+		f->line = lc_lj_line(pass->m, pass->l, f->proto, f->pos);
+		if (f->line == -2) {
+			f->line = -1;
+			f->bad_line = true;
+		}
+		f->prev = i + 1 < n ? inl[i + 1].slot : v[n].slot;
+	}
+	w->v = v;
+	w->n += n;
+	return true;
+}
+
 static struct lc_error *lj_walk(struct lc_pass *pass, const struct lc_vstate *st,
 				size_t max, struct lc_vwalk *ret)
 {
@@ -564,6 +731,11 @@ static struct lc_error *lj_walk(struct lc_pass *pass, const struct lc_vstate *st
 	if (err) {
 		free(lw);
 		return err;
+	}
+	if (s->inl_snap && lw->w.n && !add_inlined(pass, s, &lw->w)) {
+		lc_lj_walk_free(&lw->w);
+		free(lw);
+		return &lc_error_nomem;
 	}
 	ret->partial = lw->w.partial;
 	ret->frames = calloc(lw->w.n ? lw->w.n : 1, sizeof(*ret->frames));

@@ -331,6 +331,8 @@ static void read_fields(struct lc_lj_layout *l, Dwarf_Die *D,
 	X(tr, T_TRACE, gct, "gct");
 	X(tr, T_TRACE, nsnap, "nsnap");
 	X(tr, T_TRACE, nins, "nins");
+	X(tr, T_TRACE, nk, "nk");
+	X(tr, T_TRACE, ir, "ir");
 	X(tr, T_TRACE, snap, "snap");
 	X(tr, T_TRACE, snapmap, "snapmap");
 	X(tr, T_TRACE, nsnapmap, "nsnapmap");
@@ -392,6 +394,8 @@ static void read_enums(struct lc_lj_layout *l, Dwfl_Module *mod)
 	l->trace_end = enumerator(mod, "LJ_TRACE_END");
 	l->trace_asm = enumerator(mod, "LJ_TRACE_ASM");
 	l->trace_err = enumerator(mod, "LJ_TRACE_ERR");
+	l->ir_kgc = enumerator(mod, "IR_KGC");
+	l->ir_knum = enumerator(mod, "IR_KNUM");
 	l->bc_mov = enumerator(mod, "BC_MOV");
 	l->bc_gget = enumerator(mod, "BC_GGET");
 	l->bc_tgets = enumerator(mod, "BC_TGETS");
@@ -541,6 +545,8 @@ char *lc_lj_layout_dump(const struct lc_lj_layout *l)
 	F("GCtrace.szmcode", l->tr.szmcode);
 	F("GCtrace.spadjust", l->tr.spadjust);
 	F("GCtrace.traceno", l->tr.traceno);
+	F("GCtrace.ir", l->tr.ir);
+	F("GCtrace.nk", l->tr.nk);
 	F("SnapShot.mcofs", l->snap.mcofs);
 	F("SnapShot.mapofs", l->snap.mapofs);
 	F("SnapShot.nent", l->snap.nent);
@@ -558,7 +564,7 @@ char *lc_lj_layout_dump(const struct lc_lj_layout *l)
 	E(frame_luap); E(frame_cp); E(frame_pcall); E(frame_pcallh);
 	E(gcroot_mmname); E(gcroot_max);
 	E(trace_idle); E(trace_active); E(trace_record); E(trace_start);
-	E(trace_asm); E(trace_err);
+	E(trace_asm); E(trace_err); E(ir_kgc); E(ir_knum);
 	E(bc_mov); E(bc_gget); E(bc_tgets); E(bc_uget); E(bc_knil);
 	E(bc_iterc); E(bc_max); E(bcm_dst); E(bcm_base); E(mm_call);
 	E(mm_max); E(varname_max);

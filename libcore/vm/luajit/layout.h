@@ -84,7 +84,7 @@ struct lc_lj_layout {
 	struct {
 		struct lc_lj_field gct, nsnap, nins, snap, snapmap, startpt,
 			startpc, mcode, szmcode, mcloop, traceno, link, root,
-			spadjust, parent, exitno, nsnapmap;
+			spadjust, parent, exitno, nsnapmap, ir, nk;
 	} tr;
 	struct {
 		struct lc_lj_field mcofs, ref, mapofs, nent, nslots, topslot,
@@ -102,6 +102,8 @@ struct lc_lj_layout {
 	/* lj_jit.h TraceState: the compiler's jit_State.state. */
 	int64_t trace_idle, trace_active, trace_record, trace_record_1st,
 		trace_start, trace_end, trace_asm, trace_err;
+	/* lj_ir.h IROp: a constant's opcode in a trace's IR. */
+	int64_t ir_kgc, ir_knum;
 	/* Bytecode (lj_bc.h BCOp, BCMode; lj_obj.h MMS; lj_debug.h
 	 * VARNAME_*), for names from the caller's bytecode. */
 	int64_t bc_mov, bc_gget, bc_tgets, bc_uget, bc_knil, bc_iterc,

@@ -53,6 +53,19 @@
  * jit.off, luaJIT_setmode). */
 #define LC_LJ_JIT_F_ON		0x1u
 
+/* lj_ir.h: a trace's IR, x86_64: an IRIns is 8 bytes, its opcode (o) the
+ * byte at offset 5; T->ir is biased, instructions from REF_BIAS up and
+ * constants below; a 64-bit constant (IR_KNUM, and IR_KGC with GC64)
+ * keeps its value in the next slot (ir_knum, ir_kgc). */
+#define LC_LJ_IRINS_SIZE	8
+#define LC_LJ_IRINS_OP		5
+#define LC_LJ_REF_BIAS		0x8000u
+/* lj_jit.h SnapEntry: slot << 24 | flags | IR ref (16 bits); SNAP_FRAME
+ * marks a frame's link slot (FR2: its value a KNUM constant). */
+#define LC_LJ_SNAP_SLOT(sn)	((sn) >> 24)
+#define LC_LJ_SNAP_REF(sn)	((sn) & 0xffffu)
+#define LC_LJ_SNAP_FRAME	0x010000u
+
 /* lj_bc.h: an instruction's opcode and operands. */
 #define LC_LJ_BC_OP(ins)	((ins) & 0xff)
 #define LC_LJ_BC_A(ins)	(((ins) >> 8) & 0xff)
