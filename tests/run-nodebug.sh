@@ -3,8 +3,8 @@
 # (libcore/vm/puc/builtin-layouts.c), validated against memory:
 #  - every release 5.1.1-5.5.0 built at -O2 without -g, its host too
 #    (fixtures/build-lua.sh nodebug-VERSION: no DWARF, symbols kept): a
-#    core of each of SCENARIOS (coroutines3, multi_vm, two_threads: two
-#    VMs running on two OS threads), inspected; its Lua frames and coroutines
+#    core of each of SCENARIOS (coroutines3, two_threads: two VMs running
+#    on two OS threads), inspected; its Lua frames and coroutines
 #    equal the script's truth (tests/matrix/compare.py), and the report
 #    names the built-in layout of its release and what validated it;
 #  - the same hosts stripped (no .symtab: no name for any of their
@@ -34,7 +34,7 @@
 # machine, is tests/run-nodebug-sample.sh.
 . "$(dirname "$0")/lib.sh"
 releases=${LC_NODEBUG_RELEASES:-$("$src/fixtures/build-lua.sh" --releases)}
-scenarios=${LC_NODEBUG_SCENARIOS:-"coroutines3 multi_vm two_threads"}
+scenarios=${LC_NODEBUG_SCENARIOS:-"coroutines3 two_threads"}
 ids=$(for v in $releases; do echo "nodebug-$v src-$v-O2"; done)
 # shellcheck disable=SC2086
 fixtures $ids src-5.4.7-O2 deb-5.4
