@@ -264,6 +264,21 @@ for id in $LJ_IDS; do
 		*) bad="exit $rc: $(echo "$res" | grep -v '^  ' | head -3 | tr '\n' ' ')" ;;
 		esac
 	done
+	# Locals of the frames the trace runs: what it keeps (spin's acc and
+	# i, step's all) said so, not the stack's older values; spin's here,
+	# which the trace does not change, from the stack.
+	"$inspect" -p "$pid" --json --locals >"$d/locals.json" 2>/dev/null
+	res=$("$py" -c 'import json, sys
+fr = [f for f in json.load(open(sys.argv[1]))["threads"][0]["frames"] if f["kind"] == "lua"]
+spin = next(f for f in fr if f.get("name") == "spin")
+v = {x["name"]: x["value"]["text"] for x in spin["vars"]}
+held = lambda t: t.startswith("(held by trace ")
+ok = held(v["acc"]) and held(v["i"]) and v["here"].isdigit()
+if fr[0].get("name") == "step":
+    ok = ok and all(held(x["value"]["text"]) for x in fr[0]["vars"])
+print("acc %s, i %s, here %s%s" % (v["acc"], v["i"], v["here"], ", in step" if fr[0].get("name") == "step" else ""))
+sys.exit(0 if ok else 1)' "$d/locals.json" 2>&1)
+	check "$id, the locals of the frames a trace runs: $res" [ $? = 0 ]
 	gcore -o "$d/core" "$pid" >"$d/gcore.log" 2>&1 && mv "$d/core.$pid" "$d/core"
 	kill -KILL "$pid"
 	wait "$pid" 2>/dev/null

@@ -53,10 +53,12 @@ struct ljstate {
 	/* Running a trace (at_frame, the innermost machine frame in its
 	 * code): where the innermost frame's line comes from. */
 	enum { LINE_VM, LINE_SNAPSHOT, LINE_TRACE_START, LINE_TRACE } line;
-	/* The snapshot (and its trace) whose pc lies in calls the trace
-	 * inlined: the frames it holds go above the innermost one (walk),
-	 * whose pc is then their return PC; 0: none. */
-	uint64_t inl_trace, inl_snap;
+	/* Running a trace: the snapshot (and its trace) whose machine code
+	 * covers the pc, the line's; 0: none.  inlined: its pc lies in
+	 * calls the trace inlined, whose frames it holds go above the
+	 * innermost one (walk), whose pc is then their return PC. */
+	uint64_t snap_trace, snap;
+	bool inlined;
 	uint8_t status;
 	bool is_main;
 };
@@ -213,8 +215,9 @@ static bool read_state(struct lc_pass *pass, uint64_t addr,
 			s->run_base = pass->runs[i].run_base;
 			s->run_pc = pass->runs[i].run_pc;
 			s->line = pass->runs[i].line;
-			s->inl_trace = pass->runs[i].inl_trace;
-			s->inl_snap = pass->runs[i].inl_snap;
+			s->snap_trace = pass->runs[i].snap_trace;
+			s->snap = pass->runs[i].snap;
+			s->inlined = pass->runs[i].inlined;
 		}
 	if (s->cur_L == addr && s->vmstate >= 0 &&
 	    lc_lj_field_u(m, g, l->G.jit_base, &s->jit_base) == 0 &&
@@ -502,7 +505,7 @@ static size_t trace_inlined(struct lc_pass *pass, uint64_t T, uint64_t sn,
 
 static uint64_t trace_pc(struct lc_pass *pass, uint64_t T, uint64_t mpc,
 			 uint64_t fpc, uint64_t sizebc, int *line,
-			 uint64_t *inl_snap)
+			 uint64_t *snap)
 {
 	const struct lc_lj_layout *l = pass->l;
 	struct lc_memory *m = pass->m;
@@ -534,11 +537,11 @@ static uint64_t trace_pc(struct lc_pass *pass, uint64_t T, uint64_t mpc,
 			    lc_lj_field_u(m, sn, l->snap.nent, &nent) == 0 &&
 			    lc_read_u64(m, map + 4 * (mapofs + nent), &pcbase) == 0) {
 				pc = pcbase >> 8;	/* lj_jit.h snap_pc */
+				*snap = sn;
 				if (pc >= fpc && pc < fpc + 4 * sizebc) {
 					*line = LINE_SNAPSHOT;
 					return pc + 4;
 				}
-				*inl_snap = sn;
 			}
 		}
 	}
@@ -594,15 +597,20 @@ static void lj_at_frame(struct lc_pass *pass, struct lc_vstate *st,
 
 			s->run_pc = trace_pc(pass, T, mpc, fpc, sizebc, &line,
 					     &sn);
-			/* The snapshot's pc is in a call the trace inlined:
-			 * its frames, if they lead back into this one. */
-			if (sn && trace_inlined(pass, T, sn, s->jit_base, inl,
-						&ret) &&
-			    ret > fpc && ret <= fpc + 4 * sizebc) {
+			if (line == LINE_SNAPSHOT) {
+				s->snap_trace = T;
+				s->snap = sn;
+			} else if (sn && trace_inlined(pass, T, sn, s->jit_base,
+						       inl, &ret) &&
+				   ret > fpc && ret <= fpc + 4 * sizebc) {
+				/* The snapshot's pc is in a call the trace
+				 * inlined: its frames, as they lead back
+				 * into this one. */
 				s->run_pc = ret;
 				line = LINE_SNAPSHOT;
-				s->inl_trace = T;
-				s->inl_snap = sn;
+				s->snap_trace = T;
+				s->snap = sn;
+				s->inlined = true;
 			}
 		}
 		if (!s->run_pc)
@@ -665,7 +673,37 @@ struct ljwalk {
 	bool from_regs;		/* the interpreter's registers placed it */
 	bool in_trace;		/* started from jit_base */
 	int line;		/* ljstate.line */
+	/* Running a trace: its frames (those it inlined and its start
+	 * frame) are the first trace_frames; their slots on the stack hold
+	 * what the last exit wrote, the trace keeps the current values. */
+	size_t trace_frames;
+	int32_t trace;
+	uint64_t snap_trace, snap, jit_base;	/* ljstate's */
 };
+
+/* Snapshot sn of trace T holds slot (lj_snap.c numbering: the trace's
+ * start frame's base is slot 2) as a value the trace keeps, newer than
+ * the stack's (an entry that is restored at an exit); true too when the
+ * snapshot cannot be read.  A slot it does not hold is as the stack
+ * has it (snapshot_slots leaves out unmodified slots). */
+static bool snap_holds(struct lc_pass *pass, uint64_t T, uint64_t sn,
+		       uint64_t slot)
+{
+	const struct lc_lj_layout *l = pass->l;
+	uint64_t map, mapofs, nent;
+	uint32_t ents[256];
+
+	if (!T || !sn || lc_lj_field_u(pass->m, T, l->tr.snapmap, &map) < 0 ||
+	    lc_lj_field_u(pass->m, sn, l->snap.mapofs, &mapofs) < 0 ||
+	    lc_lj_field_u(pass->m, sn, l->snap.nent, &nent) < 0 || nent > 255 ||
+	    lc_read(pass->m, map + 4 * mapofs, ents, 4 * (size_t)nent) < 0)
+		return true;
+	for (uint64_t k = 0; k < nent; k++)
+		if (LC_LJ_SNAP_SLOT(ents[k]) == slot &&
+		    !(ents[k] & LC_LJ_SNAP_NORESTORE))
+			return true;
+	return false;
+}
 
 /* The frames the running trace inlined (at_frame found them in its
  * snapshot) above the walk's innermost frame, which is the trace's start
@@ -677,7 +715,7 @@ static bool add_inlined(struct lc_pass *pass, const struct ljstate *s,
 	struct inl_frame inl[LJ_INLINED_MAX];
 	struct lc_lj_frame *v;
 	uint64_t ret;
-	size_t n = trace_inlined(pass, s->inl_trace, s->inl_snap, s->jit_base,
+	size_t n = trace_inlined(pass, s->snap_trace, s->snap, s->jit_base,
 				 inl, &ret);
 
 	if (!n)
@@ -732,10 +770,21 @@ static struct lc_error *lj_walk(struct lc_pass *pass, const struct lc_vstate *st
 		free(lw);
 		return err;
 	}
-	if (s->inl_snap && lw->w.n && !add_inlined(pass, s, &lw->w)) {
-		lc_lj_walk_free(&lw->w);
-		free(lw);
-		return &lc_error_nomem;
+	{
+		size_t before = lw->w.n;
+
+		if (s->inlined && lw->w.n && !add_inlined(pass, s, &lw->w)) {
+			lc_lj_walk_free(&lw->w);
+			free(lw);
+			return &lc_error_nomem;
+		}
+		if (s->jit_base && s->vmstate >= 0 && lw->w.n && base == s->jit_base) {
+			lw->trace_frames = lw->w.n - before + 1;
+			lw->trace = s->vmstate;
+			lw->snap_trace = s->snap_trace;
+			lw->snap = s->snap;
+			lw->jit_base = s->jit_base;
+		}
 	}
 	ret->partial = lw->w.partial;
 	ret->frames = calloc(lw->w.n ? lw->w.n : 1, sizeof(*ret->frames));
@@ -942,9 +991,27 @@ static void frame_locals(struct lc_pass *pass, const struct ljwalk *lw,
 		vars[n].name = strdup(name);
 		vars[n].index = (int)slot + 1;
 		/* Slot k of the frame: base + 8k, the base just above the
-		 * frame's link slot. */
-		lc_lj_value(pass->in->prog, pass->l, fr->slot + 8 + 8 * (uint64_t)slot,
-			    &vars[n].value);
+		 * frame's link slot; a frame the running trace runs keeps
+		 * its values in the trace (registers, spill slots), its
+		 * stack slot an older one. */
+		/* (A frame the trace inlined is on the stack only once an
+		 * exit writes it: none of its slots holds its values.) */
+		if (i + 1 < lw->trace_frames ||
+		    (i < lw->trace_frames &&
+		     snap_holds(pass, lw->snap_trace, lw->snap,
+				(fr->slot + 8 - lw->jit_base) / 8 + 2 + slot))) {
+			lc_value_init(&vars[n].value);
+			vars[n].value.type = "?";
+			free(vars[n].value.text);
+			if (asprintf(&vars[n].value.text,
+				     "(held by trace %d, not on the stack)",
+				     (int)lw->trace) < 0)
+				vars[n].value.text = NULL;
+		} else {
+			lc_lj_value(pass->in->prog, pass->l,
+				    fr->slot + 8 + 8 * (uint64_t)slot,
+				    &vars[n].value);
+		}
 		n++;
 	}
 	/* Its function's upvalues (lua_getupvalue): each GCupval's v

@@ -65,6 +65,7 @@
 #define LC_LJ_SNAP_SLOT(sn)	((sn) >> 24)
 #define LC_LJ_SNAP_REF(sn)	((sn) & 0xffffu)
 #define LC_LJ_SNAP_FRAME	0x010000u
+#define LC_LJ_SNAP_NORESTORE	0x040000u
 
 /* lj_bc.h: an instruction's opcode and operands. */
 #define LC_LJ_BC_OP(ins)	((ins) & 0xff)
