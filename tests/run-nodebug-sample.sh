@@ -30,7 +30,7 @@ done
 split() {
 	local name=$1 d=$2 exe=$3 rc=0 res
 	shift 3
-	LC_SAMPLE_SECONDS=2 "$sample" -q -r 250 "$@" -o "$d.pb.gz" -- "$exe" \
+	LC_SAMPLE_SECONDS=1 "$sample" -q -r 500 "$@" -o "$d.pb.gz" -- "$exe" \
 		"$src/fixtures/scenarios/sample/split.lua" >"$d.out" 2>"$d.err" || rc=$?
 	if [ "$rc" = 0 ] && res=$("$py" "$src/tests/sample/shares.py" split "$d.pb.gz" "$d.out" \
 		"$src/tests/pprof/profile.proto" 2>&1); then

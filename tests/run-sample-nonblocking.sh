@@ -22,7 +22,7 @@ proto=$src/tests/pprof/profile.proto
 shares=$src/tests/sample/shares.py
 export LC_TRUTH_LUA=$src/fixtures/lua/truth.lua
 export LC_SAMPLE_SECONDS=${LC_SAMPLE_SECONDS:-2}
-builds=${LC_SAMPLE_BUILDS:-"deb-5.1 deb-5.3 deb-5.4 src-5.1.1-O2 src-5.2.4-O0 src-5.4.7-O2 src-5.5.0-O0 src-5.5.0-O2"}
+builds=${LC_SAMPLE_BUILDS:-"deb-5.1 deb-5.4 src-5.2.4-O0 src-5.4.7-O2 src-5.5.0-O0"}
 command -v protoc >/dev/null || { echo "FAIL: protoc is missing (apt-get install protobuf-compiler)"; exit 1; }
 
 # The share of samples consistent, from the end-of-run report.
