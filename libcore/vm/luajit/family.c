@@ -410,6 +410,23 @@ struct inl_frame {
 };
 #define LJ_INLINED_MAX	64
 
+/* Snapshot sn of trace T: its entries into ents (at most 255, *nent of
+ * them) and the 8 bytes after them, its pc and base slot (lj_snap.c
+ * snapshot_framelinks, FR2).  false when they cannot be read. */
+static bool snap_entries(struct lc_pass *pass, uint64_t T, uint64_t sn,
+			 uint32_t ents[256], uint64_t *nent, uint64_t *pcbase)
+{
+	const struct lc_lj_layout *l = pass->l;
+	uint64_t map, mapofs;
+
+	return T && sn && lc_lj_field_u(pass->m, T, l->tr.snapmap, &map) == 0 &&
+	       lc_lj_field_u(pass->m, sn, l->snap.mapofs, &mapofs) == 0 &&
+	       lc_lj_field_u(pass->m, sn, l->snap.nent, nent) == 0 &&
+	       *nent <= 255 &&
+	       lc_read(pass->m, map + 4 * mapofs, ents, 4 * (size_t)*nent) == 0 &&
+	       lc_read_u64(pass->m, map + 4 * (mapofs + *nent), pcbase) == 0;
+}
+
 /* The 64-bit constant of IR reference ref of trace T whose opcode is
  * op (lj_ir.h ir_kgc, ir_knum: the value in the next slot). */
 static bool ir_k64(struct lc_pass *pass, uint64_t T, uint32_t ref,
@@ -443,15 +460,11 @@ static size_t trace_inlined(struct lc_pass *pass, uint64_t T, uint64_t sn,
 {
 	const struct lc_lj_layout *l = pass->l;
 	struct lc_memory *m = pass->m;
-	uint64_t map, mapofs, nent, pcbase, pc, b;
+	uint64_t nent, pcbase, pc, b;
 	uint32_t ents[256];
 	size_t n = 0;
 
-	if (lc_lj_field_u(m, T, l->tr.snapmap, &map) < 0 ||
-	    lc_lj_field_u(m, sn, l->snap.mapofs, &mapofs) < 0 ||
-	    lc_lj_field_u(m, sn, l->snap.nent, &nent) < 0 || nent > 255 ||
-	    lc_read(m, map + 4 * mapofs, ents, 4 * (size_t)nent) < 0 ||
-	    lc_read_u64(m, map + 4 * (mapofs + nent), &pcbase) < 0)
+	if (!snap_entries(pass, T, sn, ents, &nent, &pcbase))
 		return 0;
 	pc = pcbase >> 8;		/* lj_jit.h snap_pc */
 	b = (pcbase & 0xff) + 2;	/* J->baseslot (lj_snap.c) */
@@ -689,14 +702,10 @@ struct ljwalk {
 static bool snap_holds(struct lc_pass *pass, uint64_t T, uint64_t sn,
 		       uint64_t slot)
 {
-	const struct lc_lj_layout *l = pass->l;
-	uint64_t map, mapofs, nent;
+	uint64_t nent, pcbase;
 	uint32_t ents[256];
 
-	if (!T || !sn || lc_lj_field_u(pass->m, T, l->tr.snapmap, &map) < 0 ||
-	    lc_lj_field_u(pass->m, sn, l->snap.mapofs, &mapofs) < 0 ||
-	    lc_lj_field_u(pass->m, sn, l->snap.nent, &nent) < 0 || nent > 255 ||
-	    lc_read(pass->m, map + 4 * mapofs, ents, 4 * (size_t)nent) < 0)
+	if (!snap_entries(pass, T, sn, ents, &nent, &pcbase))
 		return true;
 	for (uint64_t k = 0; k < nent; k++)
 		if (LC_LJ_SNAP_SLOT(ents[k]) == slot &&
