@@ -595,6 +595,63 @@ struct lc_error *lc_object_create(struct lc_target *t,
 void lc_object_destroy(struct lc_object *o);
 void lc_object_print_text(const struct lc_object *o, FILE *out);
 
+/* ---- the heap: census, reference paths, diffs --------------------------- */
+
+/* What lc_heap_create reads.  Zeroed: a census of every VM, the 20
+ * biggest of each list. */
+struct lc_heap_options {
+	uint64_t vm;		/* only the VM whose global_State is here;
+				   0: every VM */
+	size_t top;		/* entries per list (0: 20; at most 1000) */
+	bool paths;		/* the shortest path from the GC roots of
+				   each listed table and string */
+	bool strong;		/* paths through strong references only: an
+				   object held by weak tables alone is then
+				   unreachable */
+	const uint64_t *path_to; /* objects whose paths are wanted */
+	size_t npath_to;
+	/* A baseline to diff against: a snapshot written by lc_heap_save
+	 * or a core of the same process (its executable baseline_exe, or
+	 * NULL: from its notes).  Objects are the same when address, type
+	 * and class (a function's prototype, a table's metatable) are;
+	 * an address that holds another object counts as new. */
+	const char *baseline;
+	const char *baseline_exe;
+	bool snapshot;		/* keep every object, for lc_heap_save */
+	bool pprof_paths;	/* group every object by retaining path, for
+				   lc_heap_write_pprof's by_path */
+};
+
+/* The Lua heaps of a target, read once: a census of each VM (objects by
+ * type, with the bytes the VM's own free functions would free; strings,
+ * tables, functions by definition, userdata by metatable, threads,
+ * prototypes; the total against the VM's own count), the paths asked
+ * for, the diff against the baseline.  A live target is read as it is
+ * now: stop it first (lc_target_attach_copy copies it while stopped).
+ * Errors: no Lua VM (LC_ERR_NOT_FOUND), no layout (LC_ERR_UNSUPPORTED),
+ * a baseline that cannot be read (LC_ERR_FORMAT, LC_ERR_OS); a heap
+ * that breaks on the way is lc_heap_partial, not an error.
+ * Owned by the caller: lc_heap_destroy. */
+struct lc_heap;
+struct lc_error *lc_heap_create(struct lc_target *t,
+				const struct lc_heap_options *opts,
+				struct lc_heap **ret);
+void lc_heap_destroy(struct lc_heap *h);
+/* Something could not be read: a list broke, a bound was hit. */
+bool lc_heap_partial(const struct lc_heap *h);
+void lc_heap_print_text(const struct lc_heap *h, FILE *out);
+/* One JSON document (format luacore-heap/1, doc/luacore-heap.schema.json). */
+void lc_heap_print_json(const struct lc_heap *h, FILE *out);
+/* A pprof profile (profile.proto, uncompressed) with the sample types
+ * inuse_objects/count and inuse_space/bytes: by retaining path (each
+ * object under the steps of its shortest path; needs pprof_paths) or
+ * by class (type, then definition or metatable name). */
+struct lc_error *lc_heap_write_pprof(const struct lc_heap *h, bool by_path,
+				     FILE *out);
+/* Every object (address, type, size, class) for a later diff (needs
+ * snapshot, or paths or a baseline). */
+struct lc_error *lc_heap_save(const struct lc_heap *h, FILE *out);
+
 /* ---- strings from a target -------------------------------------------- */
 
 /* s as the text output prints every string a target supplied (names,

@@ -135,6 +135,24 @@ static void usage(FILE *out)
 	      "  --nonblocking      with -p: never stop the process; read it as it\n"
 	      "                     runs, until two reads agree (at most 5); a\n"
 	      "                     running thread has no machine stack\n"
+	      "\n"
+	      "Heap (instead of backtraces):\n"
+	      "  --heap             a census of every VM's heap: objects by type with\n"
+	      "                     the bytes the VM would free, strings, tables,\n"
+	      "                     functions by definition, userdata by metatable,\n"
+	      "                     threads; the total against the VM's own count\n"
+	      "  --top N            entries per list (default 20)\n"
+	      "  --paths            the shortest path from the GC roots of every\n"
+	      "                     listed table and string\n"
+	      "  --path ADDR        the shortest path to the object at ADDR (repeat)\n"
+	      "  --strong           paths through strong references only\n"
+	      "  --heap-save FILE   write every object to FILE, a baseline for --diff\n"
+	      "  --diff BASE        what is new since BASE (a --heap-save file or a\n"
+	      "                     core of the same process), grouped by class and\n"
+	      "                     path, growth first\n"
+	      "  --pprof FILE       a pprof heap profile (inuse_space, inuse_objects)\n"
+	      "  --pprof-by WHAT    path (by retaining path, the default) or class\n"
+	      "\n"
 	      "  -v, --verbose      say what it is doing on stderr (modules, debug\n"
 	      "                     info, layouts, scans, copies)\n"
 	      "  -h, --help         show this help\n"
@@ -339,6 +357,56 @@ static int inspect_nonblocking(int pid, const struct lc_report_options *opts,
 	return status;
 }
 
+/* --heap: the census and what else was asked, printed; the exit status. */
+static int run_heap(struct lc_target *t, const struct lc_heap_options *ho,
+		    bool json, const char *save, const char *pprof,
+		    bool pprof_by_path)
+{
+	struct lc_heap *h;
+	struct lc_error *err = lc_heap_create(t, ho, &h);
+	int status;
+
+	if (err) {
+		message("", lc_error_message(err));
+		lc_error_destroy(err);
+		return EXIT_FATAL;
+	}
+	if (json)
+		lc_heap_print_json(h, stdout);
+	else
+		lc_heap_print_text(h, stdout);
+	status = lc_heap_partial(h) ? EXIT_PARTIAL : 0;
+	for (int k = 0; k < 2; k++) {
+		const char *path = k ? pprof : save;
+		FILE *f;
+
+		if (!path)
+			continue;
+		if (!(f = fopen(path, "wb"))) {
+			fprintf(stderr, "luacore-inspect: cannot write %s: %s\n", path,
+				strerror(errno));
+			status = EXIT_FATAL;
+			continue;
+		}
+		err = k ? lc_heap_write_pprof(h, pprof_by_path, f) :
+			lc_heap_save(h, f);
+		if (fclose(f) != 0 && !err) {
+			fprintf(stderr, "luacore-inspect: cannot write %s: %s\n", path,
+				strerror(errno));
+			status = EXIT_FATAL;
+		}
+		if (err) {
+			message("", lc_error_message(err));
+			lc_error_destroy(err);
+			status = EXIT_FATAL;
+		}
+	}
+	lc_heap_destroy(h);
+	if (fflush(stdout) != 0)
+		status = EXIT_FATAL;
+	return status;
+}
+
 /* The library's lines (lc_set_log), on stderr. */
 static void say(void *arg, enum lc_log_level level, const char *msg)
 {
@@ -373,6 +441,15 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "pid", required_argument, NULL, 'p' },
+		{ "heap", no_argument, NULL, 'H' },
+		{ "top", required_argument, NULL, 'k' },
+		{ "paths", no_argument, NULL, 'P' },
+		{ "path", required_argument, NULL, 'A' },
+		{ "strong", no_argument, NULL, 'W' },
+		{ "heap-save", required_argument, NULL, 'F' },
+		{ "diff", required_argument, NULL, 'd' },
+		{ "pprof", required_argument, NULL, 'R' },
+		{ "pprof-by", required_argument, NULL, 'y' },
 		{ 0 }
 	};
 	struct lc_report_options opts = { 0 };
@@ -386,6 +463,10 @@ int main(int argc, char **argv)
 	double stop_budget = 1e9;
 	uint64_t states[LC_ARRAY_MAX];
 	size_t nstates = 0;
+	struct lc_heap_options ho = { 0 };
+	uint64_t path_to[LC_ARRAY_MAX];
+	bool heap = false, pprof_by_path = true;
+	const char *heap_save = NULL, *pprof = NULL;
 	long n, pid = 0;
 	int c, status;
 
@@ -473,6 +554,50 @@ int main(int argc, char **argv)
 		case 'Y':
 			layout_release = optarg;
 			break;
+		case 'H':
+			heap = true;
+			break;
+		case 'k':
+			if (number(optarg, 1, 1000, "--top", &n) < 0)
+				return EXIT_USAGE;
+			ho.top = (size_t)n;
+			break;
+		case 'P':
+			ho.paths = heap = true;
+			break;
+		case 'A':
+			if (ho.npath_to == LC_ARRAY_MAX ||
+			    address(optarg, "--path", &path_to[ho.npath_to]) < 0)
+				return EXIT_USAGE;
+			ho.npath_to++;
+			heap = true;
+			break;
+		case 'W':
+			ho.strong = true;
+			break;
+		case 'F':
+			heap_save = optarg;
+			ho.snapshot = heap = true;
+			break;
+		case 'd':
+			ho.baseline = optarg;
+			heap = true;
+			break;
+		case 'R':
+			pprof = optarg;
+			heap = true;
+			break;
+		case 'y':
+			if (strcmp(optarg, "path") == 0)
+				pprof_by_path = true;
+			else if (strcmp(optarg, "class") == 0)
+				pprof_by_path = false;
+			else {
+				fputs("luacore-inspect: --pprof-by takes path or class\n",
+				      stderr);
+				return EXIT_USAGE;
+			}
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -499,8 +624,19 @@ int main(int argc, char **argv)
 		      stderr);
 		return EXIT_USAGE;
 	}
+	if (pid && nonblocking && heap) {
+		fputs("luacore-inspect: --heap reads a heap that holds still: it stops the process while it copies it; leave out --nonblocking\n",
+		      stderr);
+		return EXIT_USAGE;
+	}
 	if (pid && nonblocking)
 		return inspect_nonblocking((int)pid, &opts, json);
+	ho.vm = opts.vm;
+	ho.path_to = path_to;
+	if (pprof && pprof_by_path)
+		ho.pprof_paths = true;
+	if (!pid && optind + 1 < argc)
+		ho.baseline_exe = argv[optind + 1];
 	if (pid)
 		release_on_signals();
 	if (pid && copy && !limit_set) {
@@ -543,6 +679,21 @@ int main(int argc, char **argv)
 			message("", lc_error_message(err));
 			lc_error_destroy(err);
 			return EXIT_FATAL;
+		}
+		if (heap) {
+			if (pid) {
+				lc_target_detach(t);
+				fprintf(stderr, "luacore-inspect: process %ld was stopped for %.1f ms%s\n",
+					pid, lc_target_stopped_seconds(t) * 1e3,
+					copy_done ? " while its writable memory was copied" : "");
+			}
+			status = run_heap(t, &ho, json, heap_save, pprof,
+					  pprof_by_path);
+			if (copy_done && (!complete || lc_target_copy_misses(t)) &&
+			    !status)
+				status = EXIT_PARTIAL;
+			lc_target_destroy(t);
+			return status;
 		}
 		err = lc_report_create(t, &opts, &r);
 		if (!pid)

@@ -87,4 +87,8 @@ const char *lc_base_name(const char *path);
 /* CLOCK_MONOTONIC in seconds. */
 double lc_now_s(void);
 
+/* s as a JSON string ("null" for NULL): bytes outside printable ASCII
+ * as \u00XX, since Lua strings are bytes (report/format.c). */
+void lc_json_str(FILE *out, const char *s);
+
 #endif /* LC_BASE_H */

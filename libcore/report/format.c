@@ -454,7 +454,7 @@ void lc_report_print_text(const struct lc_report *r, FILE *out)
 	lc_report_print_text_parts(r, &o, out);
 }
 
-static void json_str(FILE *out, const char *s)
+void lc_json_str(FILE *out, const char *s)
 {
 	if (!s) {
 		fputs("null", out);
@@ -528,9 +528,9 @@ static void json_i64_or_null(FILE *out, int64_t n)
 static void json_value(FILE *out, const struct lc_value *v)
 {
 	fputs("{\"type\":", out);
-	json_str(out, v->type ? v->type : "?");
+	lc_json_str(out, v->type ? v->type : "?");
 	fputs(",\"text\":", out);
-	json_str(out, v->text);
+	lc_json_str(out, v->text);
 	fputs(",\"address\":", out);
 	json_addr_or_null(out, v->addr);
 	fputs(",\"len\":", out);
@@ -554,13 +554,13 @@ static void json_frame(FILE *out, const struct lc_frame *f)
 		fputs("{\"kind\":\"native\",\"address\":", out);
 		json_addr(out, f->pc);
 		fputs(",\"function\":", out);
-		json_str(out, f->function);
+		lc_json_str(out, f->function);
 		fputs(",\"linkage_name\":", out);
-		json_str(out, f->linkage_name);
+		lc_json_str(out, f->linkage_name);
 		fputs(",\"module\":", out);
-		json_str(out, f->module);
+		lc_json_str(out, f->module);
 		fputs(",\"file\":", out);
-		json_str(out, f->file);
+		lc_json_str(out, f->file);
 		fprintf(out, ",\"line\":%d,\"inlined\":", f->line);
 		json_bool(out, f->inlined);
 		fputs(",\"runs_lua\":", out);
@@ -569,29 +569,29 @@ static void json_frame(FILE *out, const struct lc_frame *f)
 		return;
 	}
 	fputs("{\"kind\":\"lua\",\"what\":", out);
-	json_str(out, f->what);
+	lc_json_str(out, f->what);
 	fputs(",\"source\":", out);
-	json_str(out, f->source);
+	lc_json_str(out, f->source);
 	fputs(",\"short_src\":", out);
-	json_str(out, f->short_src);
+	lc_json_str(out, f->short_src);
 	fprintf(out, ",\"currentline\":%d,\"linedefined\":%d,\"line_from\":",
 		f->currentline, f->linedefined);
-	json_str(out, f->line_from);
+	lc_json_str(out, f->line_from);
 	fputs(",\"savedpc_line\":", out);
 	if (f->line_from && strcmp(f->line_from, "pc") == 0)
 		fprintf(out, "%d", f->savedpc_line);
 	else
 		fputs("null", out);
 	fputs(",\"name\":", out);
-	json_str(out, f->name);
+	lc_json_str(out, f->name);
 	fputs(",\"namewhat\":", out);
-	json_str(out, f->namewhat);
+	lc_json_str(out, f->namewhat);
 	fputs(",\"function\":", out);
-	json_str(out, f->function);
+	lc_json_str(out, f->function);
 	fputs(",\"global_name\":", out);
-	json_str(out, f->global_name);
+	lc_json_str(out, f->global_name);
 	fputs(",\"traceback\":", out);
-	json_str(out, f->traceback);
+	lc_json_str(out, f->traceback);
 	fputs(",\"istailcall\":", out);
 	json_bool(out, f->istailcall);
 	fputs(",\"unplaced\":", out);
@@ -612,9 +612,9 @@ static void json_frame(FILE *out, const struct lc_frame *f)
 			if (i)
 				fputc(',', out);
 			fputs("{\"kind\":", out);
-			json_str(out, v->kind);
+			lc_json_str(out, v->kind);
 			fputs(",\"name\":", out);
-			json_str(out, v->name);
+			lc_json_str(out, v->name);
 			fprintf(out, ",\"index\":%d,\"value\":", v->index);
 			json_value(out, &v->value);
 			fputc('}', out);
@@ -650,7 +650,7 @@ static void json_luathread(FILE *out, const struct lc_luathread *th)
 	fputs(",\"main\":", out);
 	json_bool(out, th->is_main);
 	fputs(",\"status\":", out);
-	json_str(out, th->status);
+	lc_json_str(out, th->status);
 	fprintf(out, ",\"raw_status\":%d,\"os_tid\":", th->raw_status);
 	if (th->os_tid)
 		fprintf(out, "%d", th->os_tid);
@@ -669,7 +669,7 @@ static void json_luathread(FILE *out, const struct lc_luathread *th)
 	fputs(",\"hook\":", out);
 	json_addr_or_null(out, th->hook);
 	fputs(",\"hook_name\":", out);
-	json_str(out, th->hook_name);
+	lc_json_str(out, th->hook_name);
 	fprintf(out, ",\"hookmask\":%d,\"basehookcount\":%d,\"hookcount\":%d,\"allowhook\":%d,\"stack\":",
 		th->hookmask, th->basehookcount, th->hookcount, th->allowhook);
 	json_addr_or_null(out, th->stack);
@@ -683,7 +683,7 @@ static void json_luathread(FILE *out, const struct lc_luathread *th)
 	fputs(",\"partial\":", out);
 	json_bool(out, th->partial);
 	fputs(",\"note\":", out);
-	json_str(out, th->note);
+	lc_json_str(out, th->note);
 	fputs(",\"frames\":", out);
 	json_frames(out, th->frames, th->nframes);
 	if (th->slots) {
@@ -718,13 +718,13 @@ static void json_vm(FILE *out, const struct lc_report *r, const struct lc_vm *vm
 	fputs("{\"address\":", out);
 	json_addr(out, vm->g);
 	fputs(",\"found_by\":", out);
-	json_str(out, vm->found_by);
+	lc_json_str(out, vm->found_by);
 	fputs(",\"name\":", out);
-	json_str(out, vm->name);
+	lc_json_str(out, vm->name);
 	fputs(",\"allocator\":", out);
-	json_str(out, vm->alloc);
+	lc_json_str(out, vm->alloc);
 	fputs(",\"version\":", out);
-	json_str(out, vm->version ? vm->version : r->lua_version);
+	lc_json_str(out, vm->version ? vm->version : r->lua_version);
 	fputs(",\"mainthread\":", out);
 	json_addr_or_null(out, vm->mainthread);
 	fputs(",\"registry\":", out);
@@ -733,9 +733,9 @@ static void json_vm(FILE *out, const struct lc_report *r, const struct lc_vm *vm
 		",\"gcdebt\":%" PRId64 ",\"gcestimate\":%" PRId64,
 		vm->memory, vm->totalbytes, vm->gcdebt, vm->gcestimate);
 	fputs(",\"gc\":{\"state\":", out);
-	json_str(out, vm->gcstate_name);
+	lc_json_str(out, vm->gcstate_name);
 	fprintf(out, ",\"state_code\":%d,\"kind\":", vm->gcstate);
-	json_str(out, vm->gckind);
+	lc_json_str(out, vm->gckind);
 	fputs(",\"pause\":", out);
 	json_int_or_null(out, vm->gcpause);
 	fputs(",\"stepmul\":", out);
@@ -755,11 +755,11 @@ static void json_vm(FILE *out, const struct lc_report *r, const struct lc_vm *vm
 	fputs("],\"partial\":", out);
 	json_bool(out, vm->partial);
 	fputs(",\"note\":", out);
-	json_str(out, vm->note);
+	lc_json_str(out, vm->note);
 	fputs(",\"luajit\":", out);
 	if (vm->vmstate) {
 		fputs("{\"vmstate\":", out);
-		json_str(out, vm->vmstate);
+		lc_json_str(out, vm->vmstate);
 		fputs(",\"trace\":", out);
 		if (strcmp(vm->vmstate, "trace") == 0)
 			fprintf(out, "%" PRId32, vm->vmstate_trace);
@@ -771,13 +771,13 @@ static void json_vm(FILE *out, const struct lc_report *r, const struct lc_vm *vm
 		else
 			fputs("null", out);
 		fputs(",\"compiler_state\":", out);
-		json_str(out, vm->jit_state);
+		lc_json_str(out, vm->jit_state);
 		fputs(",\"traces\":", out);
 		json_i64_or_null(out, vm->ntraces);
 		fputs(",\"cur_L\":", out);
 		json_addr_or_null(out, vm->cur_L);
 		fputs(",\"cur_L_note\":", out);
-		json_str(out, vm->cur_L_note);
+		lc_json_str(out, vm->cur_L_note);
 		fputc('}', out);
 	} else {
 		fputs("null", out);
@@ -797,9 +797,9 @@ void lc_report_print_json(const struct lc_report *r, FILE *out)
 
 	fputs("{\"format\":\"luacore-inspect/1\",\"process\":{", out);
 	fputs("\"core\":", out);
-	json_str(out, r->core);
+	lc_json_str(out, r->core);
 	fputs(",\"executable\":", out);
-	json_str(out, r->executable);
+	lc_json_str(out, r->executable);
 	fprintf(out, ",\"pid\":%d,\"signal\":", r->pid);
 	if (r->signo && crashed)
 		fprintf(out, "%d", r->signo);
@@ -808,19 +808,19 @@ void lc_report_print_json(const struct lc_report *r, FILE *out)
 	fprintf(out, ",\"si_code\":%d,\"fault_address\":", r->si_code);
 	json_addr(out, r->fault_addr);
 	fputs(",\"lua_version\":", out);
-	json_str(out, r->lua_version);
+	lc_json_str(out, r->lua_version);
 	fputs(",\"lua_module\":", out);
-	json_str(out, r->lua_module);
+	lc_json_str(out, r->lua_module);
 	fputs(",\"lua_layout\":", out);
-	json_str(out, r->lua_layout);
+	lc_json_str(out, r->lua_layout);
 	fputs(",\"luas\":[", out);
 	for (size_t i = 0; i < r->nluas; i++) {
 		fputs(i ? ",{\"version\":" : "{\"version\":", out);
-		json_str(out, r->luas[i].version);
+		lc_json_str(out, r->luas[i].version);
 		fputs(",\"module\":", out);
-		json_str(out, r->luas[i].module);
+		lc_json_str(out, r->luas[i].module);
 		fputs(",\"layout\":", out);
-		json_str(out, r->luas[i].layout);
+		lc_json_str(out, r->luas[i].layout);
 		fputc('}', out);
 	}
 	fputc(']', out);
@@ -830,7 +830,7 @@ void lc_report_print_json(const struct lc_report *r, FILE *out)
 	for (size_t i = 0; i < r->nwarnings; i++) {
 		if (i)
 			fputc(',', out);
-		json_str(out, r->warnings[i]);
+		lc_json_str(out, r->warnings[i]);
 	}
 	fputs("],\"registers\":", out);
 	if (r->have_regs) {
@@ -843,9 +843,9 @@ void lc_report_print_json(const struct lc_report *r, FILE *out)
 		fputs("null", out);
 	}
 	fputs(",\"build_id\":{\"executable\":", out);
-	json_str(out, r->exe_build_id);
+	lc_json_str(out, r->exe_build_id);
 	fputs(",\"core\":", out);
-	json_str(out, r->core_build_id);
+	lc_json_str(out, r->core_build_id);
 	fputs(",\"mismatch\":", out);
 	json_bool(out, r->build_id_mismatch);
 	fprintf(out, "},\"vms_found\":%zu,\"vms_scanned\":%zu,\"live\":%s",
@@ -860,13 +860,13 @@ void lc_report_print_json(const struct lc_report *r, FILE *out)
 		if (i)
 			fputc(',', out);
 		fprintf(out, "{\"tid\":%d,\"name\":", th->tid);
-		json_str(out, th->name);
+		lc_json_str(out, th->name);
 		fputs(",\"crashed\":", out);
 		json_bool(out, th->crashed);
 		fputs(",\"partial\":", out);
 		json_bool(out, th->partial);
 		fputs(",\"note\":", out);
-		json_str(out, th->note);
+		lc_json_str(out, th->note);
 		fputs(",\"states\":[", out);
 		for (size_t j = 0; j < th->nstates; j++) {
 			if (j)

@@ -218,3 +218,15 @@ bool lc_seen_check(struct lc_seen *c, uint64_t addr,
 	c->ok[i] = check(arg, addr);
 	return c->ok[i];
 }
+
+const char *lc_hkind_name(int kind)
+{
+	static const char *const names[LC_HK_NKINDS] = {
+		[LC_HK_STRING] = "string", [LC_HK_TABLE] = "table",
+		[LC_HK_LFUNC] = "Lua function", [LC_HK_CFUNC] = "C function",
+		[LC_HK_USERDATA] = "userdata", [LC_HK_THREAD] = "thread",
+		[LC_HK_PROTO] = "proto", [LC_HK_UPVAL] = "upvalue",
+	};
+
+	return kind >= 0 && kind < LC_HK_NKINDS ? names[kind] : "?";
+}

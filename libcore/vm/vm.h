@@ -138,6 +138,98 @@ struct lc_interp {
 
 struct lc_pass;
 
+
+/* ---- the heap (heap/): objects, their sizes, their references ----
+ *
+ * A family visits every object of one VM (lc_hobj: plain data) and the
+ * references out of one object or out of the VM's roots (lc_href,
+ * whose strings are valid during the callback only).  The heap layer
+ * keeps what it needs: counts, a sorted address index, parents. */
+
+enum lc_hkind {
+	LC_HK_STRING, LC_HK_TABLE, LC_HK_LFUNC, LC_HK_CFUNC, LC_HK_USERDATA,
+	LC_HK_THREAD, LC_HK_PROTO, LC_HK_UPVAL, LC_HK_NKINDS
+};
+
+enum {
+	LC_HF_LONG = 1,		/* strings: a long string */
+	LC_HF_FINOBJ = 2,	/* on the list of objects with a finalizer */
+	LC_HF_TOBEFNZ = 4,	/* unreachable, waiting for its finalizer */
+	LC_HF_FIXED = 8,	/* never collected (reserved words, ...) */
+	LC_HF_OPEN = 16,	/* upvalues: open (its value on a stack) */
+	LC_HF_MAIN = 32,	/* threads: the main thread */
+	LC_HF_WEAKK = 64,	/* tables: weak keys (__mode has 'k') */
+	LC_HF_WEAKV = 128,	/* tables: weak values (__mode has 'v') */
+};
+
+struct lc_hobj {
+	uint64_t addr;
+	uint64_t size;		/* the bytes its free function frees */
+	/* What sorts it into a class: Lua functions their Proto, C
+	 * functions the C function, tables and userdata their metatable
+	 * (0: none); threads, strings, protos, upvalues 0. */
+	uint64_t klass;
+	/* strings: length; tables: array slots; userdata: bytes;
+	 * threads: stack slots; protos: instructions; functions:
+	 * upvalues */
+	uint64_t len;
+	uint32_t hsize;		/* tables: hash nodes (0: the dummy) */
+	uint8_t kind;		/* enum lc_hkind */
+	uint8_t flags;		/* LC_HF_* */
+};
+
+/* What a reference is, as a Lua user reads it (heap/path.c renders). */
+enum lc_hedge {
+	LC_HE_ROOT,		/* a root: name ("_LOADED", "_G", "registry",
+				   "main thread", "metatable of strings",
+				   "to be finalized", "open upvalue") */
+	LC_HE_FIELD,		/* t.name (a string key) */
+	LC_HE_INDEX,		/* t[index] (an integer key) */
+	LC_HE_KEY,		/* t[name] (any other key, rendered) */
+	LC_HE_ASKEY,		/* the object is a key of t (name: the value) */
+	LC_HE_METATABLE,	/* a table's or userdata's metatable */
+	LC_HE_UPVALUE,		/* upvalue name (or index) of a function
+				   whose source:linedefined is where */
+	LC_HE_ENV,		/* 5.1 environment; 5.2 userdata env */
+	LC_HE_USERVALUE,	/* userdata user value index */
+	LC_HE_LOCAL,		/* a stack slot: local name (NULL: a slot
+				   no local names) in function where,
+				   index the slot's level (1 innermost) */
+	LC_HE_FUNC,		/* the function of frame index, where */
+	LC_HE_PROTO,		/* a function's prototype */
+	LC_HE_CONST,		/* a prototype's constant, child, name or
+				   source (name says which) */
+	LC_HE_OTHER,		/* anything else (name) */
+};
+
+struct lc_href {
+	uint64_t to;		/* the object referred to */
+	uint8_t kind;		/* its lc_hkind, from the reference's tag */
+	uint8_t edge;		/* enum lc_hedge */
+	bool weak;		/* a weak table's key or value */
+	int64_t index;
+	const char *name;
+	const char *where;
+};
+
+/* The VM as a whole, beside its objects. */
+struct lc_hvm {
+	uint64_t memory;	/* the VM's own count of its bytes */
+	uint64_t own;		/* bytes of the VM's own structures that no
+				   object has (global_State, the string
+				   table's array) */
+	uint64_t objects;	/* objects visited */
+	bool partial;		/* a list broke or a bound was hit */
+	char note[512];		/* why, when partial */
+};
+
+/* "string", "table", "Lua function", ...; "?" out of range.  Static. */
+const char *lc_hkind_name(int kind);
+
+/* 0 to go on, -1 to stop (the walk then returns). */
+typedef int lc_hobj_fn(void *arg, const struct lc_hobj *o);
+typedef int lc_href_fn(void *arg, const struct lc_href *r);
+
 struct lc_vm_ops {
 	const char *name;	/* "PUC Lua" */
 	/* LC_ERR_NOT_FOUND when the program has no such VM; the error
@@ -281,6 +373,28 @@ struct lc_vm_ops {
 	size_t (*hot)(struct lc_pass *pass, const uint64_t *states,
 		      size_t nstates, const struct lc_frame *frames,
 		      size_t nframes, uint64_t (*ranges)[2], size_t room);
+
+	/* ---- the heap (optional: NULL where the family has none) ---- */
+
+	/* Visit every object of VM vm once (the GC's lists, and what the
+	 * release keeps off them), bounded; *ret gets the VM's totals.
+	 * Fails only when vm is no VM; a broken list is ret->partial. */
+	struct lc_error *(*heap_walk)(struct lc_pass *pass, uint64_t vm,
+				      lc_hobj_fn *fn, void *arg,
+				      struct lc_hvm *ret);
+	/* The references out of o (NULL: the VM's roots, in the order
+	 * paths prefer them), each to a collectable object.  Returns -1
+	 * when o could not be read whole (what was read was visited). */
+	int (*heap_refs)(struct lc_pass *pass, uint64_t vm,
+			 const struct lc_hobj *o, lc_href_fn *fn, void *arg);
+	/* A class's name, malloc'd: "source:linedefined" of a Proto, a C
+	 * function's symbol, a metatable's __name (or the registry key
+	 * that holds it); NULL when it has none. */
+	char *(*heap_class)(struct lc_pass *pass, uint64_t vm,
+			    enum lc_hkind kind, uint64_t klass);
+	/* Up to max bytes of string o, malloc'd (*len: how many). */
+	char *(*heap_string)(struct lc_pass *pass, const struct lc_hobj *o,
+			     size_t max, size_t *len);
 };
 
 /* The families (vm/<family>/family.c). */

@@ -13,6 +13,7 @@
 
 #include "vm/vm.h"
 #include "vm/puc/heap.h"
+#include "vm/puc/objects.h"
 #include "vm/puc/layout.h"
 #include "vm/puc/puc.h"
 #include "vm/puc/values.h"
@@ -21,6 +22,7 @@ struct lc_pass {
 	struct lc_lua_ctx *ctx;
 	struct lc_interp *in;
 	struct lc_seen seen;		/* is_state's answers */
+	void *heap;			/* objects.c's cache */
 };
 
 _Static_assert(sizeof(struct lc_lstate) <= sizeof(((struct lc_vstate *)0)->priv),
@@ -243,6 +245,7 @@ static void puc_end(struct lc_pass *pass)
 	if (!pass)
 		return;
 	lc_lua_ctx_destroy(pass->ctx);
+	lc_puc_heap_cache_free(pass->heap);
 	free(pass);
 }
 
@@ -678,6 +681,31 @@ static size_t puc_hot(struct lc_pass *pass, const uint64_t *states,
 	return n;
 }
 
+static struct lc_error *puc_heap_walk(struct lc_pass *pass, uint64_t vm,
+				      lc_hobj_fn *fn, void *arg,
+				      struct lc_hvm *ret)
+{
+	return lc_puc_heap_walk(pass->ctx, vm, LC_VM_MAX_OBJECTS, fn, arg, ret);
+}
+
+static int puc_heap_refs(struct lc_pass *pass, uint64_t vm,
+			 const struct lc_hobj *o, lc_href_fn *fn, void *arg)
+{
+	return lc_puc_heap_refs(pass->ctx, &pass->heap, vm, o, fn, arg);
+}
+
+static char *puc_heap_class(struct lc_pass *pass, uint64_t vm,
+			    enum lc_hkind kind, uint64_t klass)
+{
+	return lc_puc_heap_class(pass->ctx, &pass->heap, vm, kind, klass);
+}
+
+static char *puc_heap_string(struct lc_pass *pass, const struct lc_hobj *o,
+			     size_t max, size_t *len)
+{
+	return lc_puc_heap_string(pass->ctx, o, max, len);
+}
+
 const struct lc_vm_ops lc_puc_ops = {
 	.name = "PUC Lua",
 	.open = puc_open,
@@ -707,4 +735,8 @@ const struct lc_vm_ops lc_puc_ops = {
 	.decode_state = puc_decode_state,
 	.object = puc_object,
 	.hot = puc_hot,
+	.heap_walk = puc_heap_walk,
+	.heap_refs = puc_heap_refs,
+	.heap_class = puc_heap_class,
+	.heap_string = puc_heap_string,
 };

@@ -48,6 +48,13 @@
 	FIELD(Gx.genmajormul) FIELD(Gx.gcmajorinc) FIELD(Gx.gcparams) \
 	FIELD(Gx.Cstacklimit) FIELD(Gx.rootgc) FIELD(Gx.allgc) \
 	FIELD(Gx.finobj) FIELD(Gx.tobefnz) FIELD(Gx.fixedgc) FIELD(Lx.next) \
-	FIELD(Lx.nci) FIELD(uvx.open_next) FIELD(lj.previous) FIELD(lj.status)
+	FIELD(Lx.nci) FIELD(uvx.open_next) FIELD(lj.previous) FIELD(lj.status) \
+	FIELD(clx.nupvalues) FIELD(clx.upvals) FIELD(clx.upvalue) \
+	FIELD(clx.env) FIELD(udx.nuvalue) FIELD(udx.uv) FIELD(udx.env) \
+	FIELD(udx.user) FIELD(udx.ttuv) FIELD(tabx.lastfree) FIELD(uvv.value) \
+	FIELD(tsx.falloc) FIELD(Gh.strt_hash) FIELD(Gh.strt_size) FIELD(Gh.mt) \
+	FIELD(Gh.tmudata) FIELD(Gh.twups) FIELD(Lh.l_gt) SCALAR(sz_table) \
+	SCALAR(sz_proto) SCALAR(sz_upval) SCALAR(sz_global) SCALAR(sz_lx) \
+	SCALAR(sz_udata) SCALAR(sz_udata0) SCALAR(sz_uvalue) SCALAR(sz_tstring)
 
 #endif /* LC_LAYOUT_MEMBERS_H */

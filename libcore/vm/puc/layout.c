@@ -24,7 +24,7 @@ enum {
 	T_STATE, T_GLOBAL, T_CI, T_TVALUE, T_LUA_TVALUE, T_STACKVALUE,
 	T_PROTO, T_LCLOSURE, T_CCLOSURE, T_CLOSURE, T_TSTRING, T_UTSTRING,
 	T_LOCVAR, T_UPVALDESC, T_ABSLINEINFO, T_TABLE, T_NODE, T_UPVAL,
-	T_UDATA, T_COUNT
+	T_UDATA, T_UVALUE, T_UUDATA, T_COUNT
 };
 
 static const char *const type_names[T_COUNT] = {
@@ -37,6 +37,7 @@ static const char *const type_names[T_COUNT] = {
 	[T_LOCVAR] = "LocVar", [T_UPVALDESC] = "Upvaldesc",
 	[T_ABSLINEINFO] = "AbsLineInfo", [T_TABLE] = "Table",
 	[T_NODE] = "Node", [T_UPVAL] = "UpVal", [T_UDATA] = "Udata",
+	[T_UVALUE] = "UValue", [T_UUDATA] = "UUdata",
 };
 
 /* Lua's own source files: their CUs are searched first. */
@@ -337,6 +338,88 @@ static void vm_layout(struct lc_layout *l, Dwfl_Module *mod,
 		l->lg_g_minus_l = (int64_t)(((extra + l->sz_lstate + 7) & ~7ull) -
 					    extra);
 		l->lg_derived = true;
+	}
+}
+
+/* What the heap walk needs (vm/puc/objects.c): the sizes each type's
+ * free function frees, and the links it follows.  Sizes that no DWARF
+ * type holds are derived as the headers define them, said at each. */
+static void heap_layout(struct lc_layout *l, Dwfl_Module *mod,
+			struct type_search *ts)
+{
+	static const char *const lstate_files[] = { "lstate.c", "onelua.c" };
+	Dwarf_Die *D = ts->dies, d;
+	bool *F = ts->found;
+	bool c51 = l->major == 501;
+
+	l->clx.nupvalues = field(c51 ? &D[T_CLOSURE] : &D[T_LCLOSURE],
+				 c51 ? F[T_CLOSURE] : F[T_LCLOSURE],
+				 c51 ? "l.nupvalues" : "nupvalues");
+	l->clx.upvals = field(c51 ? &D[T_CLOSURE] : &D[T_LCLOSURE],
+			      c51 ? F[T_CLOSURE] : F[T_LCLOSURE],
+			      c51 ? "l.upvals" : "upvals");
+	l->clx.upvalue = field(c51 ? &D[T_CLOSURE] : &D[T_CCLOSURE],
+			       c51 ? F[T_CLOSURE] : F[T_CCLOSURE],
+			       c51 ? "c.upvalue" : "upvalue");
+	l->clx.env = field(&D[T_CLOSURE], c51 && F[T_CLOSURE], "l.env");
+	if (l->major <= 502) {
+		l->udx.env = field(&D[T_UDATA], F[T_UDATA], "uv.env");
+		l->udx.nuvalue = l->udx.uv = l->udx.user = l->udx.ttuv =
+			(struct lc_field){ -1, 0 };
+	} else {
+		l->udx.env = (struct lc_field){ -1, 0 };
+		l->udx.nuvalue = field(&D[T_UDATA], F[T_UDATA], "nuvalue");
+		l->udx.uv = field(&D[T_UDATA], F[T_UDATA], "uv");
+		l->udx.user = field(&D[T_UDATA], F[T_UDATA], "user_");
+		l->udx.ttuv = field(&D[T_UDATA], F[T_UDATA], "ttuv_");
+	}
+	l->tabx.lastfree = field(&D[T_TABLE], F[T_TABLE], "lastfree");
+	l->uvv.value = field(&D[T_UPVAL], F[T_UPVAL], "u.value");
+	l->tsx.falloc = field(&D[T_TSTRING], F[T_TSTRING] && l->major >= 505,
+			      "falloc");
+	l->Gh.strt_hash = field(&D[T_GLOBAL], F[T_GLOBAL], "strt.hash");
+	l->Gh.strt_size = field(&D[T_GLOBAL], F[T_GLOBAL], "strt.size");
+	l->Gh.mt = field(&D[T_GLOBAL], F[T_GLOBAL], "mt");
+	l->Gh.tmudata = field(&D[T_GLOBAL], F[T_GLOBAL] && c51, "tmudata");
+	l->Gh.twups = field(&D[T_GLOBAL], F[T_GLOBAL], "twups");
+	l->Lh.l_gt = field(&D[T_STATE], F[T_STATE] && c51, "l_gt");
+	l->sz_table = F[T_TABLE] ? lc_dwarf_type_size(&D[T_TABLE]) : 0;
+	l->sz_proto = F[T_PROTO] ? lc_dwarf_type_size(&D[T_PROTO]) : 0;
+	l->sz_upval = F[T_UPVAL] ? lc_dwarf_type_size(&D[T_UPVAL]) : 0;
+	l->sz_global = F[T_GLOBAL] ? lc_dwarf_type_size(&D[T_GLOBAL]) : 0;
+	l->sz_tstring = F[T_TSTRING] ? lc_dwarf_type_size(&D[T_TSTRING]) : 0;
+	/* 5.2+ threads are an LX (lstate.c: the extra space, then the
+	 * lua_State); 5.1 allocates the lua_State with LUAI_EXTRASPACE,
+	 * which luaconf.h leaves 0. */
+	l->sz_lx = l->sz_lstate;
+	if (!c51 && lc_dwarf_private_struct(mod, lstate_files,
+					    LC_ARRAY_SIZE(lstate_files), "LX",
+					    &d))
+		l->sz_lx = lc_dwarf_type_size(&d);
+	else if (l->major >= 503 && l->sz_lstate)
+		l->sz_lx = ((8 + l->sz_lstate) + 7) & ~7u;
+	l->sz_udata0 = l->sz_uvalue = 0;
+	switch (l->major) {
+	case 501:
+	case 502:
+		l->sz_udata = F[T_UDATA] ? lc_dwarf_type_size(&D[T_UDATA]) : 0;
+		break;
+	case 503:
+		/* union UUdata pads Udata to L_Umaxalign (8 with the
+		 * default luaconf.h) where no DWARF has it. */
+		l->sz_udata = F[T_UUDATA] ? lc_dwarf_type_size(&D[T_UUDATA]) :
+			F[T_UDATA] ? (lc_dwarf_type_size(&D[T_UDATA]) + 7) & ~7u : 0;
+		break;
+	default:
+		/* lobject.h udatamemoffset: offsetof(Udata, uv) + n UValues,
+		 * or offsetof(Udata0, bindata), the header without gclist,
+		 * 8-aligned (LUAI_MAXALIGN's members are 8-byte types). */
+		l->sz_udata = LC_HAS(l->udx.uv) ? (uint32_t)l->udx.uv.off : 0;
+		l->sz_uvalue = F[T_UVALUE] ? lc_dwarf_type_size(&D[T_UVALUE]) :
+			l->sz_tvalue;
+		if (LC_HAS(l->ud.metatable))
+			l->sz_udata0 = ((uint32_t)l->ud.metatable.off + 8 + 7) & ~7u;
+		break;
 	}
 }
 
@@ -715,6 +798,7 @@ struct lc_error *lc_layout_open(struct lc_program *t, struct lc_layout **ret)
 	}
 
 	vm_layout(l, typemod, &ts);
+	heap_layout(l, typemod, &ts);
 	lc_log(LC_LOG_VERBOSE, "Lua %s in %s: layout from the DWARF of %s (%s)",
 	       l->version, l->module_path ? l->module_path : "?",
 	       aux ? t->types_path : "it",

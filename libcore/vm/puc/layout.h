@@ -157,6 +157,58 @@ struct lc_layout {
 		struct lc_field previous, status;
 	} lj;
 	uint32_t sz_lstate;	/* sizeof(lua_State) */
+
+	/* ---- the heap walk (vm/puc/objects.c): what each object's free
+	 * function frees ---- */
+	struct {
+		/* Closures: nupvalues; upvals (LClosure, 5.1 l.upvals) and
+		 * upvalue (CClosure) are where the upvalue arrays start, so
+		 * that sizeLclosure(n) = upvals.off + 8n and sizeCclosure(n)
+		 * = upvalue.off + sz_tvalue n in every release; env: 5.1's
+		 * environment table (the same offset in both kinds). */
+		struct lc_field nupvalues, upvals, upvalue, env;
+	} clx;
+	struct {
+		/* nuvalue, uv: 5.4+ user values (UValue each sz_uvalue);
+		 * env: 5.1/5.2's environment table; user/ttuv: 5.3's user
+		 * value and its tag. */
+		struct lc_field nuvalue, uv, env, user, ttuv;
+	} udx;
+	struct {
+		/* 5.3/5.4 Table.lastfree (a dummy node has none). */
+		struct lc_field lastfree;
+	} tabx;
+	struct {
+		/* A closed upvalue's own TValue (5.1-5.4 u.value, 5.5
+		 * u.value too). */
+		struct lc_field value;
+	} uvv;
+	struct {
+		/* 5.5: where a regular long string's bytes start. */
+		struct lc_field falloc;
+	} tsx;
+	struct {
+		/* The string table (5.1/5.2 chains its strings by 'next'),
+		 * the basic types' metatables, 5.1's userdata waiting for
+		 * __gc (a circular list), 5.3+'s threads with open
+		 * upvalues. */
+		struct lc_field strt_hash, strt_size, mt, tmudata, twups;
+	} Gh;
+	struct {
+		struct lc_field l_gt;	/* 5.1: the thread's globals */
+	} Lh;
+	uint32_t sz_table;	/* sizeof(Table) */
+	uint32_t sz_proto;	/* sizeof(Proto) */
+	uint32_t sz_upval;	/* sizeof(UpVal) */
+	uint32_t sz_global;	/* sizeof(global_State) */
+	/* What luaE_freethread frees besides the stack and CallInfos:
+	 * sizeof(LX) (5.2+), sizeof(lua_State) (5.1). */
+	uint32_t sz_lx;
+	/* A userdata's header: 5.1/5.2 sizeof(union Udata), 5.3
+	 * sizeof(union UUdata), 5.4+ offsetof(Udata, uv) (the header with
+	 * user values; offsetof(Udata0, bindata) without is sz_udata0). */
+	uint32_t sz_udata, sz_udata0, sz_uvalue;
+	uint32_t sz_tstring;	/* sizeof(TString) (5.5 external strings) */
 	/* g - g->mainthread for a VM made by lua_newstate (struct LG in
 	 * lstate.c: 5.1 { lua_State l; global_State g; }, 5.2-5.4 { LX l;
 	 * global_State g; } with LX = { extra; lua_State l; }; 5.5 embeds
