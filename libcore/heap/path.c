@@ -191,11 +191,13 @@ static void render(struct lc_strbuf *sb, const struct lc_href *r, bool pattern,
 		break;
 	case LC_HE_UPVALUE:
 		if (r->name && r->name[0])
-			lc_strbuf_appendf(sb, " -> upvalue '%s' of %s", r->name,
+			lc_strbuf_appendf(sb, " -> upvalue '%s'%s of %s", r->name,
+					  r->open ? " (open)" : "",
 					  r->where ? r->where : "?");
 		else
-			lc_strbuf_appendf(sb, " -> upvalue %" PRId64 " of %s",
-					  r->index, r->where ? r->where : "?");
+			lc_strbuf_appendf(sb, " -> upvalue %" PRId64 "%s of %s",
+					  r->index, r->open ? " (open)" : "",
+					  r->where ? r->where : "?");
 		break;
 	case LC_HE_ENV:
 		lc_strbuf_appendf(sb, " -> %s", r->name ? r->name : "environment");

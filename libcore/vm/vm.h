@@ -207,6 +207,7 @@ struct lc_href {
 	uint8_t kind;		/* its lc_hkind, from the reference's tag */
 	uint8_t edge;		/* enum lc_hedge */
 	bool weak;		/* a weak table's key or value */
+	bool open;		/* upvalues: open, the value on a stack */
 	int64_t index;
 	const char *name;
 	const char *where;

@@ -1191,10 +1191,24 @@ static int lfunc_refs(struct refs *r, const struct lc_hobj *o)
 		    tv_at(r, v, &val, &tag) < 0)
 			continue;
 		k = tv_kind(l->major, tag);
-		if (k >= 0)
-			ref(r, val, k, LC_HE_UPVALUE, false, (int64_t)i + 1,
-			    pv && (int)i < pv->nupvalnames ? pv->upvalnames[i] : NULL,
-			    where);
+		if (k >= 0) {
+			/* closed: v points at the UpVal's own value */
+			bool open = LC_HAS(l->uvv.value) &&
+				    v != uv + (uint64_t)l->uvv.value.off;
+			struct lc_href h = {
+				.to = val, .kind = (uint8_t)k,
+				.edge = LC_HE_UPVALUE, .open = open,
+				.index = (int64_t)i + 1,
+				.name = pv && (int)i < pv->nupvalnames ?
+					pv->upvalnames[i] : NULL,
+				.where = where,
+			};
+
+			if (r->fn(r->arg, &h) < 0) {
+				r->stop = true;
+				return 0;
+			}
+		}
 	}
 	if (ptr_ok(proto))
 		ref(r, proto, LC_HK_PROTO, LC_HE_PROTO, false, 0, NULL, where);
