@@ -811,6 +811,12 @@ static void vmres_free(struct lc_hvmres *v)
 		free(v->groups[i].example);
 	}
 	free(v->groups);
+	for (size_t i = 0; i < v->npgroups; i++) {
+		free(v->pgroups[i].name);
+		free(v->pgroups[i].pattern);
+		free(v->pgroups[i].example);
+	}
+	free(v->pgroups);
 	free(v->objs);
 	free(v->parent);
 	free(v->reach);
@@ -979,8 +985,8 @@ struct lc_error *lc_heap_create(struct lc_target *t,
 					v->diffed = false;
 			}
 			if (!err && opts->pprof_paths)
-				err = group(in, pass, v, NULL, &v->groups,
-					    &v->ngroups);
+				err = group(in, pass, v, NULL, &v->pgroups,
+					    &v->npgroups);
 		}
 		free(gs);
 		in->ops->end(pass);

@@ -109,7 +109,9 @@ struct lc_hvmres {
 	uint8_t *reach;		/* 1 strong, 2 weak */
 	char **roots;		/* root names, by number */
 	size_t nroots;
-	/* pprof by path: one line per (pattern, class) */
+	/* pprof by path: every object grouped by (pattern, class) */
+	struct lc_hgroup *pgroups;
+	size_t npgroups;
 };
 
 struct lc_heap {

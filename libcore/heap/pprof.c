@@ -266,8 +266,8 @@ struct lc_error *lc_heap_write_pprof(const struct lc_heap *h, bool by_path,
 
 		snprintf(vmname, sizeof(vmname), "VM 0x%" PRIx64, v->g);
 		if (by_path) {
-			for (size_t g = 0; g < v->ngroups; g++) {
-				const struct lc_hgroup *gr = &v->groups[g];
+			for (size_t g = 0; g < v->npgroups; g++) {
+				const struct lc_hgroup *gr = &v->pgroups[g];
 				char *copy = strdup(gr->pattern ? gr->pattern :
 						    "(unreachable)");
 				char *st[LC_HEAP_PATH_MAX + 2];
@@ -334,6 +334,12 @@ struct lc_error *lc_heap_write_pprof(const struct lc_heap *h, bool by_path,
 			}
 		}
 	}
+	/* one mapping, named, that every location is in (pprof then
+	 * needs no binary) */
+	fint(&m, 1, 1);
+	fint(&m, 5, sid(&t, "[lua heap]"));
+	fint(&m, 7, 1);		/* has_functions */
+	fmsg(&p, 3, &m);
 	/* locations and functions */
 	for (size_t id = 0; id < f.cap; id++) {
 		struct pb line = { 0 };
@@ -341,6 +347,7 @@ struct lc_error *lc_heap_write_pprof(const struct lc_heap *h, bool by_path,
 		if (!f.used[id])
 			continue;
 		fint(&m, 1, id + 1);
+		fint(&m, 2, 1);
 		fint(&line, 1, id + 1);
 		fmsg(&m, 4, &line);
 		free(line.b);
