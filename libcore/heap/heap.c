@@ -971,6 +971,8 @@ struct lc_error *lc_heap_create(struct lc_target *t,
 			}
 			if (paths) {
 				lc_heap_bfs(in, pass, v, opts->strong);
+				if (v->info.partial)
+					h->partial = true;
 				if (opts->paths)
 					paths_of_tops(in, pass, v);
 				if (opts->npath_to)

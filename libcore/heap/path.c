@@ -24,6 +24,9 @@ struct bfs {
 	size_t nroots;
 	char **roots;
 	bool nomem;
+	uint64_t dangling;	/* references to no object of the lists */
+	uint64_t dangle_to;
+	int32_t dangle_from;	/* -1: a root */
 };
 
 static int bfs_ref(void *arg, const struct lc_href *r)
@@ -40,7 +43,17 @@ static int bfs_ref(void *arg, const struct lc_href *r)
 	    v->reach[b->from] == 1)
 		return 0;	/* followed in the strong phase */
 	k = lc_heap_find(v, r->to);
-	if (k < 0 || v->parent[k] != -1)
+	if (k < 0) {
+		/* A reachable object refers to memory that holds no object
+		 * of the GC lists: a list lost it, or the reference is
+		 * damaged. */
+		if (!b->dangling++) {
+			b->dangle_to = r->to;
+			b->dangle_from = b->from;
+		}
+		return 0;
+	}
+	if (v->parent[k] != -1)
 		return 0;
 	if (b->from < 0) {
 		/* a root */
@@ -136,6 +149,19 @@ void lc_heap_bfs(struct lc_interp *in, struct lc_pass *pass,
 	}
 	v->roots = b.roots;
 	v->nroots = b.nroots;
+	if (b.dangling) {
+		size_t len = strlen(v->info.note);
+		char *from = b.dangle_from >= 0 ?
+			lc_heap_path_of(in, pass, v, (size_t)b.dangle_from, false,
+					&(bool){ false }) : NULL;
+
+		v->info.partial = true;
+		snprintf(v->info.note + len, sizeof(v->info.note) - len,
+			 "%s%" PRIu64 " references from reachable objects lead to no object of the GC lists (the first to 0x%" PRIx64 " from %s): a list lost objects, or references are damaged",
+			 len ? "; " : "", b.dangling, b.dangle_to,
+			 from ? from : "a root");
+		free(from);
+	}
 	free(b.queue);
 	free(b.weak_src);
 }

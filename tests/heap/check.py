@@ -62,6 +62,8 @@ def census(log, path, schema):
 
 def paths(log, path, strong):
     v = one_vm(json.load(open(path)))
+    check("paths: not partial (every reference leads to an object)",
+          not v["partial"], str(v["note"]))
     got = {p["address"]: p for p in v["paths"]}
     n = 0
     for line in open(log):

@@ -166,6 +166,81 @@ static int tv_kind(int major, unsigned tag)
 	return kind_of(major, tag, &lng);
 }
 
+/* ---- objects seen: one bit per 8 bytes, in 1 MiB chunks made as the
+ * walk reaches them (16 KiB each; open addressing by chunk number) ---- */
+
+#define SEEN_SHIFT	20
+#define SEEN_WORDS	((1u << SEEN_SHIFT) / 8 / 64)
+
+struct seen {
+	uint64_t *keys;		/* chunk number + 1, 0 free */
+	uint64_t **bits;
+	size_t cap, n;
+	uint64_t last_key;
+	uint64_t *last_bits;
+};
+
+static void seen_free(struct seen *s)
+{
+	for (size_t i = 0; i < s->cap; i++)
+		free(s->bits[i]);
+	free(s->keys);
+	free(s->bits);
+}
+
+/* Mark obj: 1 if it was marked already, 0 if not, -1 out of memory. */
+static int seen_mark(struct seen *s, uint64_t obj)
+{
+	uint64_t key = (obj >> SEEN_SHIFT) + 1, bit = (obj & ((1u << SEEN_SHIFT) - 1)) >> 3;
+	uint64_t *b = s->last_key == key ? s->last_bits : NULL;
+
+	if (!b) {
+		size_t i;
+
+		if ((s->n + 1) * 2 > s->cap) {
+			size_t nc = s->cap ? s->cap * 2 : 256;
+			uint64_t *nk = calloc(nc, sizeof(*nk));
+			uint64_t **nb = calloc(nc, sizeof(*nb));
+
+			if (!nk || !nb) {
+				free(nk);
+				free(nb);
+				return -1;
+			}
+			for (size_t k = 0; k < s->cap; k++) {
+				if (!s->keys[k])
+					continue;
+				for (i = (s->keys[k] * 0x9e3779b97f4a7c15ull >> 17) & (nc - 1);
+				     nk[i]; i = (i + 1) & (nc - 1))
+					;
+				nk[i] = s->keys[k];
+				nb[i] = s->bits[k];
+			}
+			free(s->keys);
+			free(s->bits);
+			s->keys = nk;
+			s->bits = nb;
+			s->cap = nc;
+		}
+		for (i = (key * 0x9e3779b97f4a7c15ull >> 17) & (s->cap - 1);
+		     s->keys[i] && s->keys[i] != key; i = (i + 1) & (s->cap - 1))
+			;
+		if (!s->keys[i]) {
+			s->bits[i] = calloc(SEEN_WORDS, sizeof(uint64_t));
+			if (!s->bits[i])
+				return -1;
+			s->keys[i] = key;
+			s->n++;
+		}
+		b = s->last_bits = s->bits[i];
+		s->last_key = key;
+	}
+	if (b[bit >> 6] & (1ull << (bit & 63)))
+		return 1;
+	b[bit >> 6] |= 1ull << (bit & 63);
+	return 0;
+}
+
 /* ---- sizes ---- */
 
 struct walk {
@@ -185,6 +260,7 @@ struct walk {
 	size_t nthreads, cthreads;
 	uint64_t *uvset;
 	size_t uvcap, uvn;
+	struct seen seen_map;	/* every object visited, once */
 	bool nomem;
 };
 
@@ -588,6 +664,18 @@ static void walk_from(struct walk *w, uint64_t first, uint64_t stop,
 			return;
 		}
 		memcpy(&next, p + l->Lx.next.off, 8);
+		switch (seen_mark(&w->seen_map, obj)) {
+		case 1:
+			/* Lists are disjoint: a link leads into another list
+			 * or back into this one. */
+			note(w->vm, "GC list '%s' reaches object 0x%" PRIx64 " (its %zuth) a second time: a link is damaged; the objects after it are not counted again",
+			     list, obj, here);
+			return;
+		case -1:
+			w->nomem = true;
+			w->stop = true;
+			return;
+		}
 		w->seen++;
 		if (visit(w, obj, p[l->L.tt.off], flags, list, here) < 0 &&
 		    (w->stop || w->nomem))
@@ -762,6 +850,7 @@ struct lc_error *lc_puc_heap_walk(struct lc_lua_ctx *ctx, uint64_t g,
 	}
 	free(w.threads);
 	free(w.uvset);
+	seen_free(&w.seen_map);
 	if (w.nomem)
 		return &lc_error_nomem;
 	return NULL;
