@@ -31,6 +31,7 @@ pass=0 fail=0 na=0
 
 for b in $builds; do
 	for sc in ci-cycle ci-next stack-outside stack-moved proto-sizes string-len gc-cycle gc-skip \
+		gc-shared table-sizes \
 		mainthread mainthread-other loaded-table longjmp smashed-stack savedpc-null savedpc-below \
 		savedpc-odd lineinfo line-later linedefined kind-bits k-self upval-desc \
 		startpc-order hook-bit ci-lost status-flip co-header ci-loops; do
@@ -57,6 +58,41 @@ for b in $builds; do
 			echo "FAIL $b $sc: corrupt: $(tail -1 "$tmp/what")"
 			continue
 		fi
+		# The heap walk (--heap --paths) on every damaged core: within
+		# 30 s, exit 0 or 1, valid JSON; the damage to the GC lists and
+		# to objects' sizes marked partial (exit 1), with a note.
+		hrc=0
+		t0=$(date +%s.%N)
+		timeout 30 "$inspect" --heap --paths --json "$tmp/core" "$d/exe" \
+			>"$tmp/heap.json" 2>"$tmp/heap.err" || hrc=$?
+		secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+		hwant="0 1"
+		case $sc in
+		gc-cycle|gc-skip|gc-shared|table-sizes|proto-sizes|string-len) hwant=1 ;;
+		# No global_State validates: no heap to show (exit 2, said).
+		mainthread|mainthread-other) hwant=2 ;;
+		esac
+		if [ "$hwant" = 2 ] && [ "$hrc" = 2 ] && grep -q "no Lua VM found" "$tmp/heap.err"; then
+			pass=$((pass + 1))
+			echo "PASS $b $sc --heap: exit 2 in $secs s: $(head -1 "$tmp/heap.err" | cut -c1-100)"
+		elif [[ " $hwant " == *" $hrc "* ]] && python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+want = sys.argv[2] == "1"
+bad = [v for v in d["vms"] if v["partial"] and not v["note"]]
+sys.exit(1 if bad or (want and not d["partial"]) else 0)' "$tmp/heap.json" "$hwant"; then
+			pass=$((pass + 1))
+			echo "PASS $b $sc --heap: exit $hrc in $secs s$( [ "$hrc" = 1 ] && python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+print("; " + next((v["note"] for v in d["vms"] if v["note"]), "")[:110])' "$tmp/heap.json")"
+		else
+			fail=$((fail + 1))
+			echo "FAIL $b $sc --heap: exit $hrc in $secs s, wanted $hwant, valid JSON, marked"
+			head -3 "$tmp/heap.err" | sed 's/^/    /'
+		fi
+		# Damage the backtraces never read: the heap's alone.
+		case $sc in gc-shared|table-sizes) continue ;; esac
 		# The GC lists are walked when memory is not scanned.
 		opt=
 		case $sc in gc-cycle|gc-skip) opt=--no-scan ;; esac

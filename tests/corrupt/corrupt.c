@@ -20,6 +20,12 @@
  *   proto-sizes    the innermost Lua function's Proto has absurd sizes
  *   string-len     its source string claims 2^40 bytes
  *   gc-cycle       the VM's list of all objects loops back on itself
+ *   gc-shared      the list of objects with finalizers (5.2+ finobj)
+ *                  starts inside the list of all objects: their tails
+ *                  are shared
+ *   table-sizes    a table of the VM (package.loaded's, where the
+ *                  walk starts) claims 2^63 hash nodes and 2^31 - 1
+ *                  array slots
  *   gc-skip        a link of that list steps over a coroutine: the list
  *                  still ends where it should, one thread short
  *   mainthread     the global_State's mainthread is not its main thread
@@ -424,6 +430,38 @@ int main(int argc, char **argv)
 		if (!second)
 			die("the VM has one object");
 		put(second, l->Lx.next, first);
+	} else if (strcmp(sc, "gc-shared") == 0) {
+		uint64_t obj;
+
+		if (!LC_HAS(l->Gx.finobj))
+			skip("5.1 has no list of objects with finalizers");
+		obj = rd(g, l->Gx.allgc);
+		for (int k = 0; k < 3 && obj; k++)
+			obj = rd(obj, l->Lx.next);
+		if (!obj)
+			die("the VM has fewer than four objects");
+		put(g, l->Gx.finobj, obj);
+	} else if (strcmp(sc, "table-sizes") == 0) {
+		struct lc_field head = LC_HAS(l->Gx.allgc) ? l->Gx.allgc :
+				       l->Gx.rootgc;
+		uint64_t obj = rd(g, head);
+		size_t n = 0;
+
+		/* The first table on the list of all objects. */
+		for (; obj && n < 1000000; n++) {
+			uint64_t tt = 0;
+
+			if (lc_read_uint(t->prog->mem, obj + (uint64_t)l->L.tt.off,
+					 1, &tt) < 0)
+				die("cannot read a field of the unmodified core");
+			if ((tt & 0x0f) == 5)
+				break;
+			obj = rd(obj, l->Lx.next);
+		}
+		if (!obj || n == 1000000)
+			skip("no table on the VM's list of all objects");
+		put(obj, l->tab.lsizenode, 63);
+		put(obj, l->tab.sizearray, 0x7fffffff);
 	} else if (strcmp(sc, "gc-skip") == 0) {
 		struct lc_field head = LC_HAS(l->Gx.allgc) ? l->Gx.allgc :
 				       l->Gx.rootgc;

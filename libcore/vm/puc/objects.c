@@ -668,7 +668,7 @@ static void walk_from(struct walk *w, uint64_t first, uint64_t stop,
 		case 1:
 			/* Lists are disjoint: a link leads into another list
 			 * or back into this one. */
-			note(w->vm, "GC list '%s' reaches object 0x%" PRIx64 " (its %zuth) a second time: a link is damaged; the objects after it are not counted again",
+			note(w->vm, "GC list '%s' reaches object 0x%" PRIx64 " a second time (at position %zu): a link is damaged; the objects after it are not counted again",
 			     list, obj, here);
 			return;
 		case -1:
