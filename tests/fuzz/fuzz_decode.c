@@ -4,7 +4,9 @@
  * its image made writable; a report is taken to learn which pages the
  * decoder reads (image.h).  An input patches those pages; a full report
  * is then taken (locals, data stacks, the scan for idle VMs) and printed
- * as text and JSON, and the image restored.  A crash, a sanitizer report
+ * as text and JSON, then the heap's census (every input) and its
+ * reference paths (one input in eight: a walk from the roots reads every
+ * reachable object), and the image restored.  A crash, a sanitizer report
  * or a hang (libFuzzer's -timeout) is a bug.
  *
  * Inputs are mutated by libFuzzer and, half the time, by typed edits of
@@ -37,6 +39,21 @@ static void report(bool scan, bool print)
 	}
 	lc_error_destroy(err);
 	lc_report_destroy(r);
+}
+
+/* The heap of the mutated image: a census, with paths when asked. */
+static void heap(bool paths)
+{
+	struct lc_heap_options o = { .paths = paths, .top = 5 };
+	struct lc_heap *h = NULL;
+	struct lc_error *err = lc_heap_create(target, &o, &h);
+
+	if (!err) {
+		lc_heap_print_text(h, devnull);
+		lc_heap_print_json(h, devnull);
+	}
+	lc_error_destroy(err);
+	lc_heap_destroy(h);
 }
 
 static void learn(void)
@@ -88,6 +105,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	fuzz_image_patch(data, size);
 	report(true, true);
+	heap(size && (data[size - 1] & 7) == 0);
 	fuzz_image_restore();
 	return 0;
 }
