@@ -930,8 +930,8 @@ struct lc_error *lc_heap_create(struct lc_target *t,
 
 		if (!in->ops->heap_walk) {
 			if (!h->note && asprintf(&h->note,
-				"%s %s: luacore reads no heap of this VM family yet",
-				in->ops->name, in->version ? in->version : "") < 0)
+				"%s: luacore does not read this VM's heap (its heap commands read PUC Lua 5.1 to 5.5)",
+				in->version ? in->version : in->ops->name) < 0)
 				h->note = NULL;
 			h->partial = true;
 			continue;
@@ -999,6 +999,11 @@ struct lc_error *lc_heap_create(struct lc_target *t,
 		return err;
 	}
 	if (!h->nvms) {
+		if (h->note) {
+			err = lc_error_create(LC_ERR_UNSUPPORTED, "%s", h->note);
+			lc_heap_destroy(h);
+			return err;
+		}
 		lc_heap_destroy(h);
 		if (opts->vm)
 			return lc_error_create(LC_ERR_NOT_FOUND,
