@@ -445,6 +445,17 @@ const void *lc_memory_map(struct lc_memory *m, uint64_t addr, size_t len)
 {
 	const struct range *s = m->last;
 
+	/* Overlays come first in reads, so in views too. */
+	for (size_t i = 0; i < m->nspaces &&
+	     (m->spaces[i].flags & LC_MEM_OVERLAY); i++) {
+		if (m->spaces[i].src->map) {
+			const void *p = m->spaces[i].src->map(m->spaces[i].arg,
+							     addr, len);
+
+			if (p)
+				return p;
+		}
+	}
 	if (!s || addr < s->start || addr >= s->end) {
 		s = find(&m->prim, addr);
 		if (!s)

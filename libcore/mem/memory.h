@@ -41,6 +41,10 @@ struct lc_mem_source {
 	 * (pages of a private mapping it never touched: zeros, or the
 	 * file's bytes); 0 when the page at addr may hold data. */
 	uint64_t (*untouched)(void *arg, uint64_t addr, uint64_t len);
+	/* Optional, whole-space overlays: [addr, addr + len) as bytes in
+	 * this process when the source holds them whole (a copy), else
+	 * NULL; borrowed, valid while the source is (lc_memory_map). */
+	const void *(*map)(void *arg, uint64_t addr, size_t len);
 };
 
 enum {
@@ -79,7 +83,8 @@ void lc_memory_clear(struct lc_memory *m, unsigned kind);
 int lc_memory_read(struct lc_memory *m, uint64_t addr, void *buf, size_t len,
 		   uint64_t *fault);
 /* [addr, addr + len) as bytes in this process when one primary range of
- * a file image holds it whole, else NULL.  Borrowed. */
+ * a file image holds it whole, or an overlay whose source maps (a copy
+ * of a live process), else NULL.  Borrowed. */
 const void *lc_memory_map(struct lc_memory *m, uint64_t addr, size_t len);
 /* True if [addr, addr + len) lies in writable memory: a writable primary
  * range, or with regions, a writable region.  A memory that has a

@@ -46,7 +46,33 @@ struct copy {
 	size_t nwritable;
 	uint64_t *outside;		/* reads of writable memory it could
 					   not serve */
+	size_t last;			/* the segment copy_map served last */
 };
+
+/* The copy's bytes of [addr, addr + len) when one segment holds them. */
+static const void *copy_view(void *arg, uint64_t addr, size_t len)
+{
+	struct copy *c = arg;
+	size_t lo = 0, hi = c->nsegs;
+
+	if (c->last < c->nsegs && c->segs[c->last].start <= addr &&
+	    len <= c->segs[c->last].end - addr && addr < c->segs[c->last].end)
+		return c->segs[c->last].buf + (addr - c->segs[c->last].start);
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (c->segs[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < c->nsegs && c->segs[lo].start <= addr &&
+	    len <= c->segs[lo].end - addr) {
+		c->last = lo;
+		return c->segs[lo].buf + (addr - c->segs[lo].start);
+	}
+	return NULL;
+}
 
 static int copy_read(void *arg, uint64_t addr, void *buf, size_t len)
 {
@@ -97,6 +123,7 @@ static const struct lc_mem_source copy_source = {
 	.name = "copy",
 	.read = copy_read,
 	.destroy = copy_destroy,
+	.map = copy_view,
 };
 
 /* A writable mapping to copy. */
