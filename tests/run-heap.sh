@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The heap from outside (luacore-inspect --heap), on real cores and live
-# processes of every release family, against what the scripts say:
+# processes of every release family (with DWARF, and stripped: the
+# built-in layouts), against what the scripts say:
 #  - census (heap_census.lua): per-type counts equal a walk the script
 #    makes with the debug library; bytes within 5% of the VM's own count,
 #    the remainder reported; the JSON matches doc/luacore-heap.schema.json;
@@ -14,7 +15,7 @@
 set -u
 . "${top_srcdir:-.}/tests/lib.sh"
 
-BUILDS="src-5.1.1-O2 src-5.1.5-O2 src-5.2.4-O2 src-5.3.6-O2 src-5.4.0-O2 src-5.4.7-O2 src-5.5.0-O2 deb-5.1 deb-5.3 deb-5.4"
+BUILDS="src-5.1.1-O2 src-5.1.5-O2 src-5.2.4-O2 src-5.3.6-O2 src-5.4.0-O2 src-5.4.7-O2 src-5.5.0-O2 deb-5.1 deb-5.3 deb-5.4 nodebug-5.2.4 nodebug-5.4.7"
 # shellcheck disable=SC2086
 fixtures $BUILDS
 schema=$src/doc/luacore-heap.schema.json
