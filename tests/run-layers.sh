@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # libcore's include rule (doc/architecture.md): the layers are, bottom up,
-#   base  mem  prog  native  vm  report  sample
+#   base  mem  prog  native  vm  report  heap  sample
 # one folder each under libcore/, and a file may include only its own
 # layer and those below it, plus luacore.h.  Inside vm/, a family's folder
 # (vm/puc/, ...) may include vm/*.h and its own files, never another
@@ -17,7 +17,7 @@ top_srcdir=${top_srcdir:-.}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-LAYERS="base mem prog native vm report sample"
+LAYERS="base mem prog native vm report heap sample"
 
 # Names that belong to PUC Lua's decoder only (its C functions, which the
 # native frames are matched against).

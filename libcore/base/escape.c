@@ -162,3 +162,30 @@ void lc_print_escaped(const char *s, FILE *out)
 		i += used;
 	}
 }
+
+/* JSON strings: the bytes, not code points (Lua strings are bytes). */
+void lc_json_str(FILE *out, const char *s)
+{
+	if (!s) {
+		fputs("null", out);
+		return;
+	}
+	fputc('"', out);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"': fputs("\\\"", out); break;
+		case '\\': fputs("\\\\", out); break;
+		case '\n': fputs("\\n", out); break;
+		case '\t': fputs("\\t", out); break;
+		case '\r': fputs("\\r", out); break;
+		default:
+			if (*p < 0x20 || *p >= 0x7f)
+				/* Bytes, not code points: Lua strings are
+				 * not UTF-8 in general. */
+				fprintf(out, "\\u%04x", *p);
+			else
+				fputc(*p, out);
+		}
+	}
+	fputc('"', out);
+}

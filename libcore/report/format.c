@@ -454,32 +454,6 @@ void lc_report_print_text(const struct lc_report *r, FILE *out)
 	lc_report_print_text_parts(r, &o, out);
 }
 
-void lc_json_str(FILE *out, const char *s)
-{
-	if (!s) {
-		fputs("null", out);
-		return;
-	}
-	fputc('"', out);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		switch (*p) {
-		case '"': fputs("\\\"", out); break;
-		case '\\': fputs("\\\\", out); break;
-		case '\n': fputs("\\n", out); break;
-		case '\t': fputs("\\t", out); break;
-		case '\r': fputs("\\r", out); break;
-		default:
-			if (*p < 0x20 || *p >= 0x7f)
-				/* Bytes, not code points: Lua strings are
-				 * not UTF-8 in general. */
-				fprintf(out, "\\u%04x", *p);
-			else
-				fputc(*p, out);
-		}
-	}
-	fputc('"', out);
-}
-
 static void json_addr(FILE *out, uint64_t a)
 {
 	fprintf(out, "\"0x%" PRIx64 "\"", a);
