@@ -262,7 +262,57 @@ struct walk {
 	size_t uvcap, uvn;
 	struct seen seen_map;	/* every object visited, once */
 	bool nomem;
+	/* RSS: the 2 MiB windows of a core's mapping touched since the
+	 * last release (open addressing, 0 free); released by 32, so that
+	 * a walk of a heap of any size keeps about 64 MiB of it */
+	uintptr_t last_window;
+	uintptr_t windows[64];
+	size_t nwindows;
 };
+
+#define WINDOW_SHIFT	21
+#define RELEASE_WINDOWS	32
+
+static void release_windows(struct walk *w)
+{
+	for (size_t i = 0; i < LC_ARRAY_SIZE(w->windows); i++) {
+		if (!w->windows[i])
+			continue;
+		lc_memory_release_host(w->m, w->windows[i] << WINDOW_SHIFT,
+				       (w->windows[i] + 1) << WINDOW_SHIFT);
+		w->windows[i] = 0;
+	}
+	w->nwindows = 0;
+	w->last_window = 0;
+}
+
+/* view() for the walk: the windows it touches are counted. */
+static const uint8_t *wview(struct walk *w, uint64_t addr, size_t len,
+			    uint8_t *buf)
+{
+	const uint8_t *p = lc_memory_map(w->m, addr, len);
+	uintptr_t win;
+	size_t i;
+
+	if (!p)
+		return lc_read(w->m, addr, buf, len) == 0 ? buf : NULL;
+	win = (uintptr_t)p >> WINDOW_SHIFT;
+	if (win == w->last_window)
+		return p;
+	w->last_window = win;
+	for (i = (size_t)((win * 0x9e3779b97f4a7c15ull) >> 32) %
+		 LC_ARRAY_SIZE(w->windows);;
+	     i = (i + 1) % LC_ARRAY_SIZE(w->windows)) {
+		if (w->windows[i] == win)
+			return p;
+		if (!w->windows[i])
+			break;
+	}
+	w->windows[i] = win;
+	if (++w->nwindows >= RELEASE_WINDOWS)
+		release_windows(w);
+	return p;
+}
 
 static void note(struct lc_hvm *vm, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -406,7 +456,7 @@ static int describe(struct walk *w, uint64_t obj, int kind, bool islong,
 	case LC_HK_STRING: {
 		uint64_t len;
 
-		if (!(p = view(w->m, obj, l->ts_contents, buf)))
+		if (!(p = wview(w, obj, l->ts_contents, buf)))
 			return -1;
 		if (l->major <= 502)
 			len = get(p, l->ts.len);
@@ -435,7 +485,7 @@ static int describe(struct walk *w, uint64_t obj, int kind, bool islong,
 		uint64_t a, bytes;
 		uint32_t h;
 
-		if (!(p = view(w->m, obj, l->sz_table, buf)) ||
+		if (!(p = wview(w, obj, l->sz_table, buf)) ||
 		    table_sizes(l, p, &a, &h, &bytes) < 0)
 			return -1;
 		o->len = a;
@@ -456,7 +506,7 @@ static int describe(struct walk *w, uint64_t obj, int kind, bool islong,
 			want = (size_t)l->cl.p.off + 8;
 		if (want < (size_t)l->cl.f.off + 8)
 			want = (size_t)l->cl.f.off + 8;
-		if (!(p = view(w->m, obj, want, buf)))
+		if (!(p = wview(w, obj, want, buf)))
 			return -1;
 		if (l->major == 501 && get(p, l->cl.isC))
 			kind = o->kind = LC_HK_CFUNC;
@@ -470,7 +520,7 @@ static int describe(struct walk *w, uint64_t obj, int kind, bool islong,
 			if (l->major == 503 && n) {
 				/* 5.3: the UpVals, each once */
 				uint8_t ub[MAX_UPVALS * 8];
-				const uint8_t *u = view(w->m, obj + (uint64_t)l->clx.upvals.off,
+				const uint8_t *u = wview(w, obj + (uint64_t)l->clx.upvals.off,
 							8 * n, ub);
 
 				for (uint64_t i = 0; u && i < n; i++) {
@@ -490,7 +540,7 @@ static int describe(struct walk *w, uint64_t obj, int kind, bool islong,
 	case LC_HK_USERDATA: {
 		uint64_t len, nuv = 0;
 
-		if (!(p = view(w->m, obj, l->sz_udata ? l->sz_udata : 48, buf)))
+		if (!(p = wview(w, obj, l->sz_udata ? l->sz_udata : 48, buf)))
 			return -1;
 		len = get(p, l->ud.len);
 		if (len >= (1ull << 44))
@@ -509,7 +559,7 @@ static int describe(struct walk *w, uint64_t obj, int kind, bool islong,
 	case LC_HK_THREAD: {
 		uint64_t stack, last, slots, nci;
 
-		if (!(p = view(w->m, obj, l->sz_lstate, buf)))
+		if (!(p = wview(w, obj, l->sz_lstate, buf)))
 			return -1;
 		stack = get(p, l->L.stack);
 		if (LC_HAS(l->L.stacksize)) {
@@ -559,7 +609,7 @@ static int describe(struct walk *w, uint64_t obj, int kind, bool islong,
 			l->major == 501 ? 8 : l->sz_upvaldesc,
 		};
 
-		if (!(p = view(w->m, obj, l->sz_proto, buf)))
+		if (!(p = wview(w, obj, l->sz_proto, buf)))
 			return -1;
 		sz = l->sz_proto;
 		for (int i = 0; i < 8; i++)
@@ -658,7 +708,7 @@ static void walk_from(struct walk *w, uint64_t first, uint64_t stop,
 			w->stop = true;
 			return;
 		}
-		if (!ptr_ok(obj) || !(p = view(w->m, obj, hdr, buf))) {
+		if (!ptr_ok(obj) || !(p = wview(w, obj, hdr, buf))) {
 			note(w->vm, "GC list '%s' broken at object %zu (0x%" PRIx64 " unreadable)",
 			     list, here, obj);
 			return;
@@ -851,6 +901,7 @@ struct lc_error *lc_puc_heap_walk(struct lc_lua_ctx *ctx, uint64_t g,
 	free(w.threads);
 	free(w.uvset);
 	seen_free(&w.seen_map);
+	release_windows(&w);
 	if (w.nomem)
 		return &lc_error_nomem;
 	return NULL;
