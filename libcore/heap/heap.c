@@ -214,15 +214,11 @@ static int class_add(struct census *c, const struct lc_hobj *o)
 static int dup_add(struct census *c, const struct lc_hobj *o)
 {
 	struct lc_hvmres *v = c->v;
-	size_t len = 0, j;
-	char *s = c->in->ops->heap_string(c->pass, o, LC_HEAP_DUP_READ, &len);
-	uint64_t key;
+	size_t j;
+	/* the family's hash of the bytes (lc_hobj.klass) */
+	uint64_t key = (o->klass ^ (o->len * 0x9e3779b97f4a7c15ull)) | 1;
 	bool found;
 
-	if (!s)
-		return 0;
-	key = fnv(s, len, 0xcbf29ce484222325ull ^ o->len) | 1;
-	free(s);
 	if (map_grow(&c->dm.keys, &c->dm.idx, &c->dm.cap, c->dm.n) < 0)
 		return -1;
 	j = map_slot(c->dm.keys, c->dm.cap, key, &found);

@@ -23,8 +23,6 @@
 #define LC_HEAP_PATH_MAX	256
 /* Bytes of a string shown. */
 #define LC_HEAP_PREVIEW		60
-/* Long strings whose content is hashed for duplicates (bytes read). */
-#define LC_HEAP_DUP_READ	4096
 
 struct lc_hclass {
 	uint8_t kind;

@@ -167,7 +167,8 @@ struct lc_hobj {
 	uint64_t size;		/* the bytes its free function frees */
 	/* What sorts it into a class: Lua functions their Proto, C
 	 * functions the C function, tables and userdata their metatable
-	 * (0: none); threads, strings, protos, upvalues 0. */
+	 * (0: none); strings a hash of their bytes (never 0: equal
+	 * strings have equal hashes); threads, protos, upvalues 0. */
 	uint64_t klass;
 	/* strings: length; tables: array slots; userdata: bytes;
 	 * threads: stack slots; protos: instructions; functions:

@@ -437,6 +437,46 @@ static uint64_t count_ci52(struct walk *w, uint64_t L)
 	return n;
 }
 
+/* A hash of a string's bytes, read in words where they are mapped (a
+ * core, a copy), so that a census hashes every string at memory speed;
+ * never 0.  Bytes that cannot be read hash as their address. */
+static uint64_t str_hash(struct walk *w, uint64_t ts, bool islong,
+			 uint64_t len)
+{
+	uint64_t at, h = 0x9e3779b97f4a7c15ull ^ len;
+	const uint8_t *p;
+	uint8_t buf[64];
+
+	if (lc_lua_string_bytes(w->ctx, ts, islong, &at) < 0)
+		return ts | 1;
+	for (uint64_t off = 0; off < len;) {
+		size_t n = len - off < 4096 ? (size_t)(len - off) : 4096;
+		uint64_t k;
+		size_t i = 0;
+
+		p = lc_memory_map(w->m, at + off, n);
+		if (!p) {
+			n = n < sizeof(buf) ? n : sizeof(buf);
+			if (lc_read(w->m, at + off, buf, n) < 0)
+				return ts | 1;
+			p = buf;
+		}
+		for (; i + 8 <= n; i += 8) {
+			memcpy(&k, p + i, 8);
+			h = (h ^ k) * 0xff51afd7ed558ccdull;
+			h ^= h >> 32;
+		}
+		if (i < n) {
+			k = 0;
+			memcpy(&k, p + i, n - i);
+			h = (h ^ k ^ ((uint64_t)(n - i) << 56)) * 0xc4ceb9fe1a85ec53ull;
+			h ^= h >> 29;
+		}
+		off += n;
+	}
+	return h | 1;
+}
+
 /* Fill o's size and class from its bytes; -1 when they are not an
  * object of that kind. */
 static int describe(struct walk *w, uint64_t obj, int kind, bool islong,
@@ -468,6 +508,7 @@ static int describe(struct walk *w, uint64_t obj, int kind, bool islong,
 			return -1;
 		o->len = len;
 		o->size = l->ts_contents + len + 1;
+		o->klass = str_hash(w, obj, islong, len);
 		if (l->major >= 505 && islong) {
 			/* lstring.c luaS_sizelngstr by shrlen's kind */
 			int64_t k = sget(p, l->ts.shrlen);
