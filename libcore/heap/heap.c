@@ -102,11 +102,12 @@ struct cmap {
 	size_t cap, n;
 };
 
-/* Duplicates of long strings: content hash -> dup index. */
-struct dmap {
-	uint64_t *keys;
-	uint32_t *idx;
-	size_t cap, n;
+/* A long string, for duplicates: found by sorting these by hash after
+ * the walk (a map with an entry per distinct string costs a cache miss
+ * per string). */
+struct lstr {
+	uint64_t hash, addr;
+	uint32_t size, len;	/* clamped to 2^32 - 1 */
 };
 
 static int map_grow(uint64_t **keys, uint32_t **idx, size_t *cap, size_t n)
@@ -168,8 +169,8 @@ struct census {
 	struct topn strings, tables, threads;
 	struct cmap cm;
 	size_t ccap;
-	struct dmap dm;
-	size_t dcap;
+	struct lstr *ls;
+	size_t nls, cls;
 	bool nomem;
 };
 
@@ -213,35 +214,95 @@ static int class_add(struct census *c, const struct lc_hobj *o)
 
 static int dup_add(struct census *c, const struct lc_hobj *o)
 {
-	struct lc_hvmres *v = c->v;
-	size_t j;
-	/* the family's hash of the bytes (lc_hobj.klass) */
-	uint64_t key = (o->klass ^ (o->len * 0x9e3779b97f4a7c15ull)) | 1;
-	bool found;
+	struct lstr *e;
 
-	if (map_grow(&c->dm.keys, &c->dm.idx, &c->dm.cap, c->dm.n) < 0)
+	if (c->nls == c->cls) {
+		size_t nc = c->cls ? 2 * c->cls : 1024;
+		struct lstr *n = realloc(c->ls, nc * sizeof(*n));
+
+		if (!n)
+			return -1;
+		c->ls = n;
+		c->cls = nc;
+	}
+	e = &c->ls[c->nls++];
+	/* the family's hash of the bytes (lc_hobj.klass), and the length */
+	e->hash = o->klass ^ (o->len * 0x9e3779b97f4a7c15ull);
+	e->addr = o->addr;
+	e->size = o->size > UINT32_MAX ? UINT32_MAX : (uint32_t)o->size;
+	e->len = o->len > UINT32_MAX ? UINT32_MAX : (uint32_t)o->len;
+	return 0;
+}
+
+/* Sort by hash: four passes of 16 bits (tmp as large as v). */
+static void lstr_sort(struct lstr *v, struct lstr *tmp, size_t n)
+{
+	static size_t count[1 << 16];
+
+	for (int pass = 0; pass < 4; pass++) {
+		int sh = 16 * pass;
+		size_t sum = 0;
+
+		memset(count, 0, sizeof(count));
+		for (size_t i = 0; i < n; i++)
+			count[(v[i].hash >> sh) & 0xffff]++;
+		for (size_t d = 0; d < LC_ARRAY_SIZE(count); d++) {
+			size_t k = count[d];
+
+			count[d] = sum;
+			sum += k;
+		}
+		for (size_t i = 0; i < n; i++)
+			tmp[count[(v[i].hash >> sh) & 0xffff]++] = v[i];
+		{
+			struct lstr *x = v;
+
+			v = tmp;
+			tmp = x;
+		}
+	}
+	/* four passes: the sorted array is v again */
+}
+
+/* The duplicated long strings: runs of one hash, two or more long. */
+static int dups_of(struct census *c)
+{
+	struct lc_hvmres *v = c->v;
+	struct lstr *tmp;
+	size_t cap = 0;
+
+	if (c->nls < 2)
+		return 0;
+	tmp = malloc(c->nls * sizeof(*tmp));
+	if (!tmp)
 		return -1;
-	j = map_slot(c->dm.keys, c->dm.cap, key, &found);
-	if (!found) {
-		if (v->ndups == c->dcap) {
-			size_t nc = c->dcap ? 2 * c->dcap : 64;
+	lstr_sort(c->ls, tmp, c->nls);
+	free(tmp);
+	for (size_t i = 0, j; i < c->nls; i = j) {
+		struct lc_hdup *d;
+
+		for (j = i + 1; j < c->nls && c->ls[j].hash == c->ls[i].hash; j++)
+			;
+		if (j - i < 2)
+			continue;
+		if (v->ndups == cap) {
+			size_t nc = cap ? 2 * cap : 64;
 			struct lc_hdup *n = realloc(v->dups, nc * sizeof(*n));
 
 			if (!n)
 				return -1;
 			v->dups = n;
-			c->dcap = nc;
+			cap = nc;
 		}
-		memset(&v->dups[v->ndups], 0, sizeof(*v->dups));
-		v->dups[v->ndups].hash = key;
-		v->dups[v->ndups].len = o->len;
-		v->dups[v->ndups].example = o->addr;
-		c->dm.keys[j] = key;
-		c->dm.idx[j] = (uint32_t)v->ndups++;
-		c->dm.n++;
+		d = &v->dups[v->ndups++];
+		memset(d, 0, sizeof(*d));
+		d->hash = c->ls[i].hash;
+		d->len = c->ls[i].len;
+		d->example = c->ls[i].addr;
+		d->copies = j - i;
+		for (size_t k = i; k < j; k++)
+			d->bytes += c->ls[k].size;
 	}
-	v->dups[c->dm.idx[j]].copies++;
-	v->dups[c->dm.idx[j]].bytes += o->size;
 	return 0;
 }
 
@@ -397,8 +458,9 @@ static struct lc_error *walk_vm(struct lc_heap *h, struct lc_interp *in,
 	err = in->ops->heap_walk(pass, v->g, census_fn, &c, &v->info);
 	free(c.cm.keys);
 	free(c.cm.idx);
-	free(c.dm.keys);
-	free(c.dm.idx);
+	if (!err && !c.nomem && dups_of(&c) < 0)
+		c.nomem = true;
+	free(c.ls);
 	v->strings = top_take(&c.strings, &v->nstrings);
 	v->tables = top_take(&c.tables, &v->ntables);
 	v->threads = top_take(&c.threads, &v->nthreads);
@@ -426,12 +488,6 @@ static struct lc_error *walk_vm(struct lc_heap *h, struct lc_interp *in,
 		v->strings[i].preview = preview(in, pass, &o);
 	}
 	{
-		size_t k = 0;
-
-		for (size_t i = 0; i < v->ndups; i++)
-			if (v->dups[i].copies > 1)
-				v->dups[k++] = v->dups[i];
-		v->ndups = k;
 		qsort(v->dups, v->ndups, sizeof(*v->dups), cmp_dup);
 		if (v->ndups > top)
 			v->ndups = top;

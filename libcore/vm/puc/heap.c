@@ -233,6 +233,35 @@ struct scan {
 	size_t nth, tcap, nhits, hcap, nvms, vcap;
 };
 
+/* What vm_validate checks first, on the chunk's bytes where they hold
+ * the field: a gcstate of the version, a registry tagged as a table.
+ * True when a field lies outside the chunk (vm_validate decides). */
+static bool hit_plausible(const struct lc_layout *l, uint64_t g,
+			  uint64_t addr, const uint8_t *buf, size_t avail)
+{
+	uint64_t v = 0;
+
+	if (g < addr)
+		return true;
+	if (LC_HAS(l->G.gcstate) && l->G.gcstate.size <= 8 &&
+	    g - addr + (uint64_t)l->G.gcstate.off + l->G.gcstate.size <= avail) {
+		memcpy(&v, buf + (g - addr) + (uint64_t)l->G.gcstate.off,
+		       l->G.gcstate.size);
+		if (v > (uint64_t)gcstate_max(l->major))
+			return false;
+	}
+	if (LC_HAS(l->G.l_registry) && LC_HAS(l->tv.tt) && l->tv.tt.size <= 8 &&
+	    g - addr + (uint64_t)l->G.l_registry.off + (uint64_t)l->tv.tt.off +
+	    l->tv.tt.size <= avail) {
+		v = 0;
+		memcpy(&v, buf + (g - addr) + (uint64_t)l->G.l_registry.off +
+		       (uint64_t)l->tv.tt.off, l->tv.tt.size);
+		if ((v & 0x0f) != TAG_TABLE)
+			return false;
+	}
+	return true;
+}
+
 static int scan_chunk(void *arg, uint64_t addr, const uint8_t *buf, size_t n,
 		      size_t avail, struct lc_error **err)
 {
@@ -253,6 +282,13 @@ static int scan_chunk(void *arg, uint64_t addr, const uint8_t *buf, size_t n,
 	for (size_t h = 0; h < sc->nhits; h++) {
 		uint64_t g = sc->hits[h] - sc->moff;
 
+		/* A heap whose objects lie side by side has many words
+		 * that point as far back as a global_State's mainthread
+		 * does (a GC link to the object allocated before): the
+		 * fields the chunk holds of the candidate are checked
+		 * first, without a read. */
+		if (!hit_plausible(l, g, addr, buf, avail))
+			continue;
 		if (vm_validate(sc->ctx, g, g - (uint64_t)l->lg_g_minus_l) &&
 		    push_u64(&sc->vms, &sc->nvms, &sc->vcap, g) < 0)
 			return -1;

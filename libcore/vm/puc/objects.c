@@ -263,15 +263,15 @@ struct walk {
 	struct seen seen_map;	/* every object visited, once */
 	bool nomem;
 	/* RSS: the 2 MiB windows of a core's mapping touched since the
-	 * last release (open addressing, 0 free); released by 32, so that
-	 * a walk of a heap of any size keeps about 64 MiB of it */
+	 * last release (open addressing, 0 free); released by 8, so that
+	 * a walk of a heap of any size keeps about 16 MiB of it */
 	uintptr_t last_window;
 	uintptr_t windows[64];
 	size_t nwindows;
 };
 
 #define WINDOW_SHIFT	21
-#define RELEASE_WINDOWS	32
+#define RELEASE_WINDOWS	8
 
 static void release_windows(struct walk *w)
 {
@@ -755,6 +755,20 @@ static void walk_from(struct walk *w, uint64_t first, uint64_t stop,
 			return;
 		}
 		memcpy(&next, p + l->Lx.next.off, 8);
+		if (p != buf) {
+			/* Objects made one after the other lie side by
+			 * side, and lists run newest first: ask for the
+			 * lines a little further in the list's direction
+			 * ahead of time (a prefetch never faults). */
+			int64_t d = (int64_t)(next - obj);
+
+			if (d < 0 && d > -4096)
+				for (int q = 0; q < 4; q++)
+					__builtin_prefetch(p - 2048 - 64 * q);
+			else if (d > 0 && d < 4096)
+				for (int q = 0; q < 4; q++)
+					__builtin_prefetch(p + 2048 + 64 * q);
+		}
 		switch (seen_mark(&w->seen_map, obj)) {
 		case 1:
 			/* Lists are disjoint: a link leads into another list
