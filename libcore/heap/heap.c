@@ -234,18 +234,21 @@ static int dup_add(struct census *c, const struct lc_hobj *o)
 	return 0;
 }
 
-/* Sort by hash: four passes of 16 bits (tmp as large as v). */
+/* Order by hash, as far as runs of equal hashes need: two passes of
+ * 16 bits on the low half (tmp as large as v), then each run of equal
+ * low halves (rarely longer than one) by the whole hash. */
 static void lstr_sort(struct lstr *v, struct lstr *tmp, size_t n)
 {
 	static size_t count[1 << 16];
+	struct lstr *a = v, *b = tmp;
 
-	for (int pass = 0; pass < 4; pass++) {
+	for (int pass = 0; pass < 2; pass++) {
 		int sh = 16 * pass;
 		size_t sum = 0;
 
 		memset(count, 0, sizeof(count));
 		for (size_t i = 0; i < n; i++)
-			count[(v[i].hash >> sh) & 0xffff]++;
+			count[(a[i].hash >> sh) & 0xffff]++;
 		for (size_t d = 0; d < LC_ARRAY_SIZE(count); d++) {
 			size_t k = count[d];
 
@@ -253,15 +256,27 @@ static void lstr_sort(struct lstr *v, struct lstr *tmp, size_t n)
 			sum += k;
 		}
 		for (size_t i = 0; i < n; i++)
-			tmp[count[(v[i].hash >> sh) & 0xffff]++] = v[i];
+			b[count[(a[i].hash >> sh) & 0xffff]++] = a[i];
 		{
-			struct lstr *x = v;
+			struct lstr *x = a;
 
-			v = tmp;
-			tmp = x;
+			a = b;
+			b = x;
 		}
 	}
-	/* four passes: the sorted array is v again */
+	/* two passes: the sorted array is v again */
+	for (size_t i = 0, j; i < n; i = j) {
+		for (j = i + 1; j < n && (uint32_t)v[j].hash == (uint32_t)v[i].hash; j++)
+			;
+		for (size_t k = i + 1; k < j; k++) {
+			struct lstr x = v[k];
+			size_t m = k;
+
+			for (; m > i && v[m - 1].hash > x.hash; m--)
+				v[m] = v[m - 1];
+			v[m] = x;
+		}
+	}
 }
 
 /* The duplicated long strings: runs of one hash, two or more long. */
