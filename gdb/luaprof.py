@@ -7,6 +7,9 @@
 #   lua-vm [L]                        one lua_State's and its VM's internals
 #   lua-stack [L] [-residue N]        a lua_State's data stack
 #   lua-value [-tvalue|-gc] EXPR      one Lua value
+#   lua-heap [--top N] [--vm ADDR]    census of the Lua heaps
+#   lua-path ADDR [--strong]          shortest path from the GC roots to ADDR
+#   lua-layout [FILE|X.Y.Z|default]   where the Lua layout comes from
 #
 # This file holds no Lua decoder.  gdb unwinds the native frames and
 # serves memory; libluacore, the library luacore-inspect uses, reads the
@@ -129,6 +132,22 @@ class _Report(ctypes.Structure):
     ]
 
 
+# struct lc_heap_options (luacore.h), member for member.
+class _HeapOptions(ctypes.Structure):
+    _fields_ = [
+        ("vm", ctypes.c_uint64),
+        ("top", ctypes.c_size_t),
+        ("paths", ctypes.c_bool),
+        ("strong", ctypes.c_bool),
+        ("path_to", ctypes.POINTER(ctypes.c_uint64)),
+        ("npath_to", ctypes.c_size_t),
+        ("baseline", ctypes.c_char_p),
+        ("baseline_exe", ctypes.c_char_p),
+        ("snapshot", ctypes.c_bool),
+        ("pprof_paths", ctypes.c_bool),
+    ]
+
+
 LC_TEXT_HEADER, LC_TEXT_WARNINGS, LC_TEXT_THREADS, LC_TEXT_VMS = 1, 2, 4, 8
 LC_OBJECT_TVALUE, LC_OBJECT_GC = 0, 1
 
@@ -183,6 +202,10 @@ def _declare(lib):
         "lc_object_destroy": (None, [vp]),
         "lc_object_print_text": (None, [vp, vp]),
         "lc_print_escaped": (None, [cp, vp]),
+        "lc_heap_create": (vp, [vp, ctypes.POINTER(_HeapOptions),
+                                ctypes.POINTER(vp)]),
+        "lc_heap_destroy": (None, [vp]),
+        "lc_heap_print_text": (None, [vp, vp]),
     }
     for name, (res, args) in sigs.items():
         fn = getattr(lib, name)
@@ -913,12 +936,141 @@ object, its header tells the type)."""
                                  int(text.split()[1], 16)))
 
 
+def _address(expr, what):
+    """The address a gdb expression gives: a pointer's or an integer's
+    value, an object's own address."""
+    try:
+        value = gdb.parse_and_eval(expr)
+    except gdb.error as e:
+        raise gdb.GdbError("luacore: cannot evaluate '%s': %s" % (expr, e))
+    code = value.type.strip_typedefs().code
+    try:
+        if code in (gdb.TYPE_CODE_PTR, gdb.TYPE_CODE_INT,
+                    gdb.TYPE_CODE_ENUM, gdb.TYPE_CODE_CHAR,
+                    gdb.TYPE_CODE_BOOL):
+            return _u64(value)
+        if value.address is not None:
+            return _u64(value.address)
+    except gdb.error as e:
+        raise gdb.GdbError("luacore: cannot evaluate '%s': %s" % (expr, e))
+    raise gdb.GdbError("luacore: '%s' is of type %s, not %s"
+                       % (expr, value.type, what))
+
+
+def _heap_text(**kw):
+    """lc_heap_create with these options (the rest zeroed) on a target
+    over gdb's memory, and lc_heap_print_text's text."""
+    opts = _HeapOptions()
+    path_to = kw.pop("path_to", None)
+    for k, v in kw.items():
+        setattr(opts, k, v)
+    if path_to:
+        arr = (ctypes.c_uint64 * len(path_to))(*path_to)
+        opts.path_to = arr
+        opts.npath_to = len(path_to)
+    # The heap's VMs are found by scanning memory, as lua-states finds
+    # the idle ones: no thread's frames are needed.
+    with _Session([]) as s:
+        h = ctypes.c_void_p()
+        _check(_lib.lc_heap_create(s.t, ctypes.byref(opts),
+                                   ctypes.byref(h)))
+        try:
+            return _capture(lambda f: _lib.lc_heap_print_text(h, f))
+        finally:
+            _lib.lc_heap_destroy(h)
+
+
+class LuaHeap(gdb.Command):
+    """Census of the Lua heaps.
+
+Usage: lua-heap [--top N] [--vm ADDR]
+
+For each Lua VM of the process (found as lua-states finds them), as
+luacore-inspect --heap prints it: the objects by type with the bytes the
+VM's own free functions would free, against the VM's own count; strings
+(the biggest, duplicated long strings), the biggest tables, functions by
+definition, userdata by metatable, threads, prototypes.
+  --top N     entries per list (default 20, at most 1000)
+  --vm ADDR   only the VM whose global_State is at ADDR (an expression)"""
+
+    def __init__(self):
+        super().__init__("lua-heap", gdb.COMMAND_DATA, gdb.COMPLETE_NONE)
+
+    def invoke(self, arg, from_tty):
+        _need_target()
+        argv = _split(arg)
+        kw = {}
+        while argv:
+            a = argv.pop(0)
+            if a == "--top" and argv:
+                n = argv.pop(0)
+                if not n.isdigit() or not 1 <= int(n) <= 1000:
+                    raise gdb.GdbError("luacore: --top takes a number "
+                                       "from 1 to 1000")
+                kw["top"] = int(n)
+            elif a == "--vm" and argv:
+                kw["vm"] = _address(argv.pop(0), "a global_State")
+            else:
+                raise gdb.GdbError("luacore: usage: lua-heap [--top N] "
+                                   "[--vm ADDR]")
+        _write(_heap_text(**kw))
+
+
+class LuaPath(gdb.Command):
+    """Shortest path from the GC roots to one Lua object.
+
+Usage: lua-path ADDR [--strong]
+
+ADDR is an expression giving the address of a GC object (a table,
+string, function, userdata, thread...).  Prints its VM's line, then
+"path to ADDR (TYPE, BYTES): PATH" as luacore-inspect --heap --path ADDR
+does: the steps as Lua reads them from a root (_G.x, _LOADED["m"].t[1],
+-> upvalue 'u' of SOURCE:LINE, -> local 'v' in ..., -> metatable.__index),
+marked when only a weak reference holds it, or "unreachable: garbage not
+yet collected".  With --strong, weak references are not followed: an
+object held by weak tables alone is unreachable.  An address where no
+object of any VM starts says so."""
+
+    def __init__(self):
+        super().__init__("lua-path", gdb.COMMAND_DATA,
+                         gdb.COMPLETE_EXPRESSION)
+
+    def invoke(self, arg, from_tty):
+        _need_target()
+        argv = _split(arg)
+        strong = "--strong" in argv
+        argv = [a for a in argv if a != "--strong"]
+        for a in argv:
+            if a.startswith("--"):
+                raise gdb.GdbError("luacore: unknown option %s" % a)
+        expr = " ".join(argv)
+        if not expr:
+            raise gdb.GdbError("luacore: usage: lua-path ADDR [--strong]")
+        addr = _address(expr, "an address")
+        text = _heap_text(path_to=[addr], strong=strong)
+        # Of the census, only the path: the header line of the VM that
+        # holds it (or says why it is partial), that, then the library's
+        # notes and "no object of any VM starts there".
+        out = []
+        for block in re.split(r"\n(?=VM 0x)", text.rstrip("\n")):
+            lines = block.split("\n")
+            kept = [l for l in lines if l.startswith("  path to 0x") or
+                    l.startswith("  partial: ")]
+            if lines[0].startswith("VM 0x") and kept:
+                out += [lines[0]] + kept
+            out += [l for l in lines if l.startswith("note: ") or
+                    l.endswith(": no object of any VM starts there")]
+        _write("\n".join(out) + "\n" if out else text)
+
+
 def _register():
     LuaBt()
     LuaStates()
     LuaVm()
     LuaStack()
     LuaValue()
+    LuaHeap()
+    LuaPath()
     LuaLayout()
 
 

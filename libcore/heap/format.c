@@ -113,10 +113,11 @@ static void print_vm(const struct lc_heap *h, const struct lc_hvmres *v,
 
 			fprintf(out, "    %10" PRIu64 " B  0x%" PRIx64 "  len %" PRIu64 "  ",
 				t->bytes, t->addr, t->len);
-			es(out, t->preview ? t->preview : "?");
+			/* previews and paths are escaped already */
+			fputs(t->preview ? t->preview : "?", out);
 			if (t->path) {
 				fputs("  <- ", out);
-				es(out, t->path);
+				fputs(t->path, out);
 			}
 			fputc('\n', out);
 		}
@@ -128,7 +129,7 @@ static void print_vm(const struct lc_heap *h, const struct lc_hvmres *v,
 
 			fprintf(out, "    %6" PRIu64 " copies %10" PRIu64 " B  len %" PRIu64 "  ",
 				d->copies, d->bytes, d->len);
-			es(out, d->preview ? d->preview : "?");
+			fputs(d->preview ? d->preview : "?", out);
 			fputc('\n', out);
 		}
 	}
@@ -146,7 +147,7 @@ static void print_vm(const struct lc_heap *h, const struct lc_hvmres *v,
 				fputs(t->klass ? "(no __name)" : "-", out);
 			if (t->path) {
 				fputs("  <- ", out);
-				es(out, t->path);
+				fputs(t->path, out);
 			}
 			fputc('\n', out);
 		}
@@ -175,7 +176,7 @@ static void print_vm(const struct lc_heap *h, const struct lc_hvmres *v,
 		fprintf(out, "  path to 0x%" PRIx64 " (%s, %" PRIu64 " bytes): ",
 			p->addr, lc_hkind_name(p->kind), p->size);
 		if (p->path) {
-			es(out, p->path);
+			fputs(p->path, out);
 			if (p->weak)
 				fputs("  [held only through a weak reference]", out);
 		} else {
@@ -201,10 +202,10 @@ static void print_vm(const struct lc_heap *h, const struct lc_hvmres *v,
 				es(out, g->name);
 			}
 			fputs("  at ", out);
-			es(out, g->pattern ? g->pattern : "(unreachable)");
+			fputs(g->pattern ? g->pattern : "(unreachable)", out);
 			if (g->example) {
 				fputs("  e.g. ", out);
-				es(out, g->example);
+				fputs(g->example, out);
 			}
 			fputc('\n', out);
 		}

@@ -183,10 +183,24 @@ static bool table_edge(int e)
 	return e == LC_HE_FIELD || e == LC_HE_INDEX || e == LC_HE_KEY;
 }
 
-static void render(struct lc_strbuf *sb, const struct lc_href *r, bool pattern,
+static void render(struct lc_strbuf *sb, const struct lc_href *r0, bool pattern,
 		   bool after_table)
 {
 	const char *sep = after_table ? "" : " -> ";
+	/* Names and sources are the target's: escaped here, so that a path
+	 * is text to print as it is (a key is escaped already, as a Lua
+	 * literal, by the family). */
+	char name[256], where[512];
+	struct lc_href rr = *r0, *r = &rr;
+
+	if (r->name && r->edge != LC_HE_KEY && r->edge != LC_HE_ASKEY) {
+		lc_esc_copy(name, sizeof(name), r->name);
+		r->name = name;
+	}
+	if (r->where) {
+		lc_esc_copy(where, sizeof(where), r->where);
+		r->where = where;
+	}
 
 	switch (r->edge) {
 	case LC_HE_FIELD:
