@@ -11,7 +11,7 @@
 #include "heap/heap.h"
 #include "report/session.h"
 
-#define SNAP_MAGIC	"LCHEAP01"
+#define SNAP_MAGIC	"LCHEAP02"
 
 /* ---- small helpers ---- */
 
@@ -680,6 +680,16 @@ static int cmp_group(const void *a, const void *b)
 	return strcmp(x->pattern ? x->pattern : "", y->pattern ? y->pattern : "");
 }
 
+static void groups_free(struct lc_hgroup *g, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(g[i].name);
+		free(g[i].pattern);
+		free(g[i].example);
+	}
+	free(g);
+}
+
 /* Group objects (those flagged in pick, or all) by class and path
  * pattern. */
 static struct lc_error *group(struct lc_interp *in, struct lc_pass *pass,
@@ -781,20 +791,30 @@ nomem:
 	free(ckey);
 	free(m.keys);
 	free(m.idx);
-	for (size_t k = 0; k < n; k++) {
-		free(g[k].name);
-		free(g[k].pattern);
-		free(g[k].example);
-	}
-	free(g);
+	groups_free(g, n);
 	return &lc_error_nomem;
+}
+
+/* The class of o among v's, by the map cm of (kind, klass); NULL when
+ * its kind has none or v has no such class. */
+static struct lc_hclass *class_of(const struct cmap *cm, struct lc_hvmres *v,
+				  const struct lc_hobj *o)
+{
+	bool found;
+	size_t j;
+
+	if (!classed(o->kind) || !cm->cap)
+		return NULL;
+	j = map_slot(cm->keys, cm->cap, o->klass * 8 + o->kind + 1, &found);
+	return found ? &v->classes[cm->idx[j]] : NULL;
 }
 
 static struct lc_error *diff_vm(struct lc_interp *in, struct lc_pass *pass,
 				struct lc_hvmres *v, const struct base_vm *a)
 {
 	uint8_t *pick = calloc(v->nobjs ? v->nobjs : 1, 1);
-	struct lc_error *err;
+	struct lc_error *err = NULL;
+	struct cmap cm = { 0 };
 
 	if (!pick)
 		return &lc_error_nomem;
@@ -802,36 +822,44 @@ static struct lc_error *diff_vm(struct lc_interp *in, struct lc_pass *pass,
 	v->a_objects = a->n;
 	for (size_t i = 0; i < a->n; i++)
 		v->a_bytes += a->objs[i].size;
+	/* the classes by (kind, klass) */
+	for (size_t k = 0; k < v->nclasses; k++) {
+		uint64_t key = v->classes[k].klass * 8 + v->classes[k].kind + 1;
+		bool found;
+		size_t j;
+
+		if (map_grow(&cm.keys, &cm.idx, &cm.cap, cm.n) < 0) {
+			err = &lc_error_nomem;
+			goto out;
+		}
+		j = map_slot(cm.keys, cm.cap, key, &found);
+		cm.keys[j] = key;
+		cm.idx[j] = (uint32_t)k;
+		cm.n++;
+	}
 	/* per class in the baseline */
 	for (size_t i = 0; i < a->n; i++) {
 		const struct lc_hobj *o = &a->objs[i];
+		struct lc_hclass *c = class_of(&cm, v, o);
 
-		if (!classed(o->kind))
-			continue;
-		for (size_t k = 0; k < v->nclasses; k++)
-			if (v->classes[k].kind == o->kind &&
-			    v->classes[k].klass == o->klass) {
-				v->classes[k].a_count++;
-				v->classes[k].a_bytes += o->size;
-				break;
-			}
+		if (c) {
+			c->a_count++;
+			c->a_bytes += o->size;
+		}
 	}
 	for (size_t i = 0; i < v->nobjs; i++) {
 		const struct lc_hobj *o = &v->objs[i];
+		struct lc_hclass *c;
 
 		if (survives(a, o))
 			continue;
 		pick[i] = 1;
 		v->new_objects++;
 		v->new_bytes += o->size;
-		if (classed(o->kind))
-			for (size_t k = 0; k < v->nclasses; k++)
-				if (v->classes[k].kind == o->kind &&
-				    v->classes[k].klass == o->klass) {
-					v->classes[k].new_count++;
-					v->classes[k].new_bytes += o->size;
-					break;
-				}
+		if ((c = class_of(&cm, v, o))) {
+			c->new_count++;
+			c->new_bytes += o->size;
+		}
 	}
 	/* freed: in the baseline, not here as the same object */
 	for (size_t i = 0; i < a->n; i++) {
@@ -844,6 +872,9 @@ static struct lc_error *diff_vm(struct lc_interp *in, struct lc_pass *pass,
 		}
 	}
 	err = group(in, pass, v, pick, &v->groups, &v->ngroups);
+out:
+	free(cm.keys);
+	free(cm.idx);
 	free(pick);
 	return err;
 }
@@ -872,18 +903,8 @@ static void vmres_free(struct lc_hvmres *v)
 	for (size_t i = 0; i < v->npaths; i++)
 		free(v->paths[i].path);
 	free(v->paths);
-	for (size_t i = 0; i < v->ngroups; i++) {
-		free(v->groups[i].name);
-		free(v->groups[i].pattern);
-		free(v->groups[i].example);
-	}
-	free(v->groups);
-	for (size_t i = 0; i < v->npgroups; i++) {
-		free(v->pgroups[i].name);
-		free(v->pgroups[i].pattern);
-		free(v->pgroups[i].example);
-	}
-	free(v->pgroups);
+	groups_free(v->groups, v->ngroups);
+	groups_free(v->pgroups, v->npgroups);
 	free(v->objs);
 	free(v->parent);
 	free(v->reach);

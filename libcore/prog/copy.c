@@ -77,19 +77,11 @@ static const void *copy_view(void *arg, uint64_t addr, size_t len)
 static int copy_read(void *arg, uint64_t addr, void *buf, size_t len)
 {
 	struct copy *c = arg;
-	size_t lo = 0, hi = c->nsegs;
+	const void *p = copy_view(arg, addr, len);
+	size_t lo, hi;
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (c->segs[mid].end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < c->nsegs && c->segs[lo].start <= addr &&
-	    len <= c->segs[lo].end - addr) {
-		memcpy(buf, c->segs[lo].buf + (addr - c->segs[lo].start), len);
+	if (p) {
+		memcpy(buf, p, len);
 		return 0;
 	}
 	/* Writable memory the limit or the budget left out: read from the
