@@ -608,6 +608,12 @@ static struct lc_error *load_baseline(const struct lc_heap_options *opts,
 		fclose(f);
 		return err;
 	}
+	if (memcmp(magic, SNAP_MAGIC, 6) == 0) {
+		fclose(f);
+		return lc_error_create(LC_ERR_FORMAT,
+			"%s is a heap snapshot of another version of luacore (format %.2s, this one reads %.2s): take it again",
+			opts->baseline, magic + 6, SNAP_MAGIC + 6);
+	}
 	fclose(f);
 	err = lc_target_open_core(opts->baseline, opts->baseline_exe, &t);
 	if (err)
