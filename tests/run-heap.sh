@@ -11,7 +11,10 @@
 #    (--heap-save, --diff) and a core against the live snapshot: exactly
 #    100*K new tables of class Leak at _G.leaks[*], no growth of the
 #    churned class; the stop time said; the process left running;
-#  - pprof: go tool pprof -top reads the profiles without flags.
+#  - pprof: go tool pprof -top reads the profiles without flags;
+#  - LuaJIT (upstream, OpenResty's, Debian's): the census; counts of
+#    what Lua reaches exact, of tables, C functions and threads at least
+#    the script's (LuaJIT keeps its own), classes exact.
 set -u
 . "${top_srcdir:-.}/tests/lib.sh"
 
@@ -20,6 +23,27 @@ BUILDS="src-5.1.1-O2 src-5.1.5-O2 src-5.2.4-O2 src-5.3.6-O2 src-5.4.0-O2 src-5.4
 fixtures $BUILDS
 schema=$src/doc/luacore-heap.schema.json
 check_py=$src/tests/heap/check.py
+# LuaJIT: the census (no reference paths yet), on the three builds of
+# fixtures/build-luajit.sh's trees the other tests use.
+LJ_BUILDS="lj-upstream lj-openresty lj-deb"
+# shellcheck disable=SC2086
+"$src/fixtures/build-luajit.sh" "$out" $LJ_BUILDS >"$tmp/lj-build.log" 2>&1 ||
+	{ echo "FAIL fixtures/build-luajit.sh: $(tail -3 "$tmp/lj-build.log")"; status=1; }
+for b in $LJ_BUILDS; do
+	d=$tmp/$b-census
+	if ! LC_BUILDS=$out "$src/fixtures/make-core.sh" "$b" heap_census "$d" >"$tmp/mk.log" 2>&1 &&
+	   [ ! -e "$d/core" ]; then
+		echo "FAIL $b: no heap_census core: $(tail -3 "$tmp/mk.log")"; status=1; continue
+	fi
+	"$inspect" --heap --json "$d/core" >"$d/heap.json" 2>"$d/heap.err"
+	check "$b census exit status 0" [ $? = 0 ]
+	"$py" "$check_py" census "$d/log" "$d/heap.json" "$schema" | sed "s/^\(PASS\|FAIL\) /\1 $b /" |
+		tee "$d/check.out"
+	grep -q "^FAIL" "$d/check.out" && status=1
+	"$inspect" --heap --path 0x10 "$d/core" >"$d/paths.txt" 2>&1
+	check "$b: paths refused, said so (exit 1)" \
+		grep -q "no reference paths: luacore reads the references of PUC Lua's objects only" "$d/paths.txt"
+done
 
 for b in $BUILDS; do
 	d=$tmp/$b-census

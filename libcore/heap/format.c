@@ -202,7 +202,8 @@ static void print_vm(const struct lc_heap *h, const struct lc_hvmres *v,
 				es(out, g->name);
 			}
 			fputs("  at ", out);
-			fputs(g->pattern ? g->pattern : "(unreachable)", out);
+			fputs(g->pattern ? g->pattern : v->no_paths ?
+			      "(no paths for this VM)" : "(unreachable)", out);
 			if (g->example) {
 				fputs("  e.g. ", out);
 				fputs(g->example, out);

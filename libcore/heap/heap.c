@@ -958,6 +958,8 @@ static struct lc_error *asked_paths(struct lc_interp *in, struct lc_pass *pass,
 	v->paths = calloc(o->npath_to ? o->npath_to : 1, sizeof(*v->paths));
 	if (!v->paths)
 		return &lc_error_nomem;
+	if (!v->parent)
+		return NULL;
 	for (size_t i = 0; i < o->npath_to; i++) {
 		struct lc_hpath *p = &v->paths[v->npaths];
 		long k = lc_heap_find(v, o->path_to[i]);
@@ -1063,7 +1065,15 @@ struct lc_error *lc_heap_create(struct lc_target *t,
 				}
 				continue;
 			}
-			if (paths) {
+			if (paths && !in->ops->heap_refs) {
+				size_t len = strlen(v->info.note);
+
+				v->no_paths = true;
+				v->info.partial = h->partial = true;
+				snprintf(v->info.note + len, sizeof(v->info.note) - len,
+					 "%sno reference paths: luacore reads the references of PUC Lua's objects only",
+					 len ? "; " : "");
+			} else if (paths) {
 				lc_heap_bfs(in, pass, v, opts->strong);
 				if (v->info.partial)
 					h->partial = true;

@@ -90,8 +90,9 @@ struct lc_hvmres {
 	struct lc_hpath *paths;		/* asked for */
 	size_t npaths;
 	/* with paths: objects reached from the roots, strongly, and
-	 * only through a weak reference */
-	bool walked_paths;
+	 * only through a weak reference; no_paths: the family reads no
+	 * references (LuaJIT) */
+	bool walked_paths, no_paths;
 	uint64_t reached, reached_weak, unreached, unreached_bytes;
 	/* diff */
 	bool diffed;

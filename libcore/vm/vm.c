@@ -226,6 +226,7 @@ const char *lc_hkind_name(int kind)
 		[LC_HK_LFUNC] = "Lua function", [LC_HK_CFUNC] = "C function",
 		[LC_HK_USERDATA] = "userdata", [LC_HK_THREAD] = "thread",
 		[LC_HK_PROTO] = "proto", [LC_HK_UPVAL] = "upvalue",
+		[LC_HK_TRACE] = "trace", [LC_HK_CDATA] = "cdata",
 	};
 
 	return kind >= 0 && kind < LC_HK_NKINDS ? names[kind] : "?";

@@ -148,7 +148,9 @@ struct lc_pass;
 
 enum lc_hkind {
 	LC_HK_STRING, LC_HK_TABLE, LC_HK_LFUNC, LC_HK_CFUNC, LC_HK_USERDATA,
-	LC_HK_THREAD, LC_HK_PROTO, LC_HK_UPVAL, LC_HK_NKINDS
+	LC_HK_THREAD, LC_HK_PROTO, LC_HK_UPVAL,
+	LC_HK_TRACE, LC_HK_CDATA,	/* LuaJIT's compiled traces, FFI cdata */
+	LC_HK_NKINDS
 };
 
 enum {
@@ -385,7 +387,8 @@ struct lc_vm_ops {
 				      lc_hobj_fn *fn, void *arg,
 				      struct lc_hvm *ret);
 	/* The references out of o (NULL: the VM's roots, in the order
-	 * paths prefer them), each to a collectable object.  Returns -1
+	 * paths prefer them), each to a collectable object; optional (a
+	 * family without it has no paths).  Returns -1
 	 * when o could not be read whole (what was read was visited). */
 	int (*heap_refs)(struct lc_pass *pass, uint64_t vm,
 			 const struct lc_hobj *o, lc_href_fn *fn, void *arg);

@@ -20,6 +20,7 @@
 #include "vm/vm.h"
 #include "vm/luajit/frames.h"
 #include "vm/luajit/layout.h"
+#include "vm/luajit/objects.h"
 #include "vm/luajit/lj.h"
 #include "vm/luajit/threads.h"
 
@@ -1609,6 +1610,26 @@ static size_t lj_hot(struct lc_pass *pass, const uint64_t *states,
 	return n;
 }
 
+static struct lc_error *lj_heap_walk(struct lc_pass *pass, uint64_t vm,
+				     lc_hobj_fn *fn, void *arg,
+				     struct lc_hvm *ret)
+{
+	return lc_lj_heap_walk(pass->in->prog, pass->l, vm, 50000000, fn, arg,
+			       ret);
+}
+
+static char *lj_heap_class(struct lc_pass *pass, uint64_t vm,
+			   enum lc_hkind kind, uint64_t klass)
+{
+	return lc_lj_heap_class(pass->in->prog, pass->l, vm, kind, klass);
+}
+
+static char *lj_heap_string(struct lc_pass *pass, const struct lc_hobj *o,
+			    size_t max, size_t *len)
+{
+	return lc_lj_heap_string(pass->in->prog, pass->l, o, max, len);
+}
+
 const struct lc_vm_ops lc_luajit_ops = {
 	.name = "LuaJIT",
 	.open = lj_open,
@@ -1642,5 +1663,8 @@ const struct lc_vm_ops lc_luajit_ops = {
 	.vm_names = lj_vm_names,
 	.decode_state = lj_decode_state,
 	.object = lj_object,
+	.heap_walk = lj_heap_walk,
+	.heap_class = lj_heap_class,
+	.heap_string = lj_heap_string,
 	.hot = lj_hot,
 };

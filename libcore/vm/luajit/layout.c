@@ -19,7 +19,8 @@
 
 enum {
 	T_STATE, T_GLOBAL, T_GG, T_PROTO, T_FUNCL, T_FUNCC, T_STR, T_JIT,
-	T_TRACE, T_SNAP, T_TVALUE, T_UPVAL, T_TAB, T_NODE, T_COUNT
+	T_TRACE, T_SNAP, T_TVALUE, T_UPVAL, T_TAB, T_NODE, T_UDATA, T_CDATA,
+	T_COUNT
 };
 
 static const char *const type_names[T_COUNT] = {
@@ -28,6 +29,7 @@ static const char *const type_names[T_COUNT] = {
 	[T_FUNCC] = "GCfuncC", [T_STR] = "GCstr", [T_JIT] = "jit_State",
 	[T_TRACE] = "GCtrace", [T_SNAP] = "SnapShot", [T_TVALUE] = "TValue",
 	[T_UPVAL] = "GCupval", [T_TAB] = "GCtab", [T_NODE] = "Node",
+	[T_UDATA] = "GCudata", [T_CDATA] = "GCcdata",
 };
 
 /* LuaJIT's own units: lj_state.c first.  The amalgamated build
@@ -316,6 +318,10 @@ static void read_fields(struct lc_lj_layout *l, Dwarf_Die *D,
 	X(tab, T_TAB, asize, "asize");
 	X(tab, T_TAB, node, "node");
 	X(tab, T_TAB, hmask, "hmask");
+	X(tab, T_TAB, colo, "colo");
+	X(tab, T_TAB, metatable, "metatable");
+	X(ud, T_UDATA, len, "len");
+	X(ud, T_UDATA, metatable, "metatable");
 	X(tab, T_NODE, val, "val");
 	X(tab, T_NODE, key, "key");
 
@@ -361,6 +367,15 @@ static void read_fields(struct lc_lj_layout *l, Dwarf_Die *D,
 	l->sz_tvalue = F[T_TVALUE] ? lc_dwarf_type_size(&D[T_TVALUE]) : 0;
 	l->snap.size = F[T_SNAP] ? lc_dwarf_type_size(&D[T_SNAP]) : 0;
 	l->sz_node = F[T_NODE] ? lc_dwarf_type_size(&D[T_NODE]) : 0;
+	/* the heap walk's sizes (vm/luajit/objects.c) */
+	l->sz_tab = F[T_TAB] ? lc_dwarf_type_size(&D[T_TAB]) : 0;
+	l->sz_funcl = F[T_FUNCL] ? lc_dwarf_type_size(&D[T_FUNCL]) : 0;
+	l->sz_funcc = F[T_FUNCC] ? lc_dwarf_type_size(&D[T_FUNCC]) : 0;
+	l->sz_upval = F[T_UPVAL] ? lc_dwarf_type_size(&D[T_UPVAL]) : 0;
+	l->sz_udata = F[T_UDATA] ? lc_dwarf_type_size(&D[T_UDATA]) : 0;
+	l->sz_cdata = F[T_CDATA] ? lc_dwarf_type_size(&D[T_CDATA]) : 0;
+	l->sz_trace = F[T_TRACE] ? lc_dwarf_type_size(&D[T_TRACE]) : 0;
+	l->sz_gg = F[T_GG] ? lc_dwarf_type_size(&D[T_GG]) : 0;
 }
 
 static void read_enums(struct lc_lj_layout *l, Dwfl_Module *mod)

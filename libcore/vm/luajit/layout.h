@@ -75,9 +75,19 @@ struct lc_lj_layout {
 	} uv;
 	struct {
 		/* GCtab: the array part (asize slots) and the hash part
-		 * (hmask + 1 Nodes); a Node's value and key. */
-		struct lc_lj_field array, asize, node, hmask, val, key;
+		 * (hmask + 1 Nodes); a Node's value and key; colo: the
+		 * array slots allocated with the table (lj_tab.c), and the
+		 * metatable. */
+		struct lc_lj_field array, asize, node, hmask, val, key, colo,
+			metatable;
 	} tab;
+	struct {
+		struct lc_lj_field len, metatable;	/* GCudata */
+	} ud;
+	/* The heap walk's sizes (vm/luajit/objects.c): GCtab, GCfuncL,
+	 * GCfuncC, GCupval, GCudata, GCcdata, GCtrace, GG_State. */
+	uint32_t sz_tab, sz_funcl, sz_funcc, sz_upval, sz_udata, sz_cdata,
+		sz_trace, sz_gg;
 	struct {
 		struct lc_lj_field trace, sizetrace, state, freetrace, flags;
 	} J;

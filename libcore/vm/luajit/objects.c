@@ -1,0 +1,500 @@
+/* The heap of a LuaJIT 2.1 VM: every object with the size its free
+ * function frees (vm/vm.h heap_walk, heap_class, heap_string; no
+ * references yet: paths are PUC Lua's only).
+ *
+ * Where objects live (lj_gc.c, lj_str.c, lj_udata.c): g->gc.root holds
+ * every object but strings and open upvalues (userdata after the main
+ * thread, which ends it); the string table's chains (g->str.tab, whose
+ * slots keep a flag in bit 0: lj_str.c); g->gc.mmudata, a circular
+ * list of userdata and cdata whose finalizers are due; each thread's
+ * open upvalues (L->openupval).  Sizes as gc_freefunc[] frees them:
+ * lj_str_free (lj_str_size), lj_func_freeuv, lj_state_free (the stack
+ * and the lua_State; the main thread is part of GG_State),
+ * lj_func_freeproto (sizept), lj_func_free (sizeLfunc, sizeCfunc),
+ * lj_trace_free, lj_cdata_free (the header: the payload's size is in
+ * the FFI's ctype table, not read), lj_tab_free (colocated array or
+ * not), lj_udata_free (sizeudata). */
+#include <config.h>
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vm/vm.h"
+#include "vm/luajit/lj.h"
+#include "vm/luajit/layout.h"
+#include "vm/luajit/objects.h"
+
+#define MAX_STRTAB	(1u << 28)
+
+struct ljwalk {
+	struct lc_program *p;
+	struct lc_memory *m;
+	const struct lc_lj_layout *l;
+	lc_hobj_fn *fn;
+	void *arg;
+	struct lc_hvm *vm;
+	size_t max, seen;
+	bool stop;
+	uint64_t mainthread;
+	uint64_t *threads;
+	size_t nthreads, cthreads;
+	bool nomem;
+};
+
+static void note(struct lc_hvm *vm, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void note(struct lc_hvm *vm, const char *fmt, ...)
+{
+	size_t n = strlen(vm->note);
+	va_list ap;
+
+	vm->partial = true;
+	if (n + 4 >= sizeof(vm->note))
+		return;
+	if (n) {
+		memcpy(vm->note + n, "; ", 3);
+		n += 2;
+	}
+	va_start(ap, fmt);
+	vsnprintf(vm->note + n, sizeof(vm->note) - n, fmt, ap);
+	va_end(ap);
+}
+
+static int rd(struct ljwalk *w, uint64_t obj, struct lc_lj_field f,
+	      uint64_t *ret)
+{
+	return lc_lj_field_u(w->m, obj, f, ret);
+}
+
+/* A hash of a string's bytes (the class of a string: equal strings
+ * hash equal), never 0. */
+static uint64_t str_hash(struct lc_memory *m, uint64_t at, uint64_t len,
+			 uint64_t s)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ len;
+
+	for (uint64_t off = 0; off < len;) {
+		size_t n = len - off < 4096 ? (size_t)(len - off) : 4096;
+		const uint8_t *p = lc_memory_map(m, at + off, n);
+		uint8_t buf[64];
+		uint64_t k;
+		size_t i = 0;
+
+		if (!p) {
+			n = n < sizeof(buf) ? n : sizeof(buf);
+			if (lc_read(m, at + off, buf, n) < 0)
+				return s | 1;
+			p = buf;
+		}
+		for (; i + 8 <= n; i += 8) {
+			memcpy(&k, p + i, 8);
+			h = (h ^ k) * 0xff51afd7ed558ccdull;
+			h ^= h >> 32;
+		}
+		if (i < n) {
+			k = 0;
+			memcpy(&k, p + i, n - i);
+			h = (h ^ k ^ ((uint64_t)(n - i) << 56)) * 0xc4ceb9fe1a85ec53ull;
+			h ^= h >> 29;
+		}
+		off += n;
+	}
+	return h | 1;
+}
+
+/* o's size and class from the object at obj of tag gct; -1 when it
+ * does not read as one. */
+static int describe(struct ljwalk *w, uint64_t obj, unsigned gct,
+		    struct lc_hobj *o)
+{
+	const struct lc_lj_layout *l = w->l;
+	uint64_t a = 0, b = 0, c = 0, d = 0;
+
+	memset(o, 0, sizeof(*o));
+	o->addr = obj;
+	switch (gct) {
+	case LC_LJ_TSTR:
+		if (rd(w, obj, l->str.len, &a) < 0 || a >= (1ull << 31))
+			return -1;
+		o->kind = LC_HK_STRING;
+		o->len = a;
+		/* lj_str.h lj_str_size */
+		o->size = l->sz_str + ((a + 4) & ~3ull);
+		o->klass = str_hash(w->m, obj + l->sz_str, a, obj);
+		if (a > 40)
+			o->flags = LC_HF_LONG;
+		return 0;
+	case LC_LJ_TUPVAL:
+		o->kind = LC_HK_UPVAL;
+		o->size = l->sz_upval;
+		return 0;
+	case LC_LJ_TTHREAD:
+		if (rd(w, obj, l->L.stacksize, &a) < 0 || a > (1u << 28))
+			return -1;
+		o->kind = LC_HK_THREAD;
+		o->len = a;
+		o->size = a * 8;
+		if (obj == w->mainthread)
+			o->flags = LC_HF_MAIN;	/* its lua_State: GG_State's */
+		else
+			o->size += l->sz_lstate;
+		return 0;
+	case LC_LJ_TPROTO:
+		if (rd(w, obj, l->pt.sizept, &a) < 0 || a > (1u << 30))
+			return -1;
+		o->kind = LC_HK_PROTO;
+		o->size = a;
+		if (rd(w, obj, l->pt.sizebc, &b) == 0)
+			o->len = b;
+		return 0;
+	case LC_LJ_TFUNC:
+		if (rd(w, obj, l->fn.ffid, &a) < 0 ||
+		    rd(w, obj, l->fn.nupvalues, &b) < 0 || b > 255)
+			return -1;
+		o->len = b;
+		if (a == LC_LJ_FF_LUA) {
+			o->kind = LC_HK_LFUNC;
+			/* lj_obj.h sizeLfunc; funcproto: pc - sizeof(GCproto) */
+			o->size = l->sz_funcl - 8 + 8 * b;
+			if (rd(w, obj, l->fn.pc, &c) == 0 && c > l->sz_proto)
+				o->klass = c - l->sz_proto;
+		} else {
+			o->kind = LC_HK_CFUNC;
+			o->size = l->sz_funcc - 8 + 8 * b;	/* sizeCfunc */
+			if (rd(w, obj, l->fn.f, &c) == 0)
+				o->klass = c;
+		}
+		return 0;
+	case LC_LJ_TTRACE:
+		if (rd(w, obj, l->tr.nins, &a) < 0 || rd(w, obj, l->tr.nk, &b) < 0 ||
+		    rd(w, obj, l->tr.nsnap, &c) < 0 ||
+		    rd(w, obj, l->tr.nsnapmap, &d) < 0 || a < b ||
+		    a - b > (1u << 24) || c > (1u << 20) || d > (1u << 24))
+			return -1;
+		/* lj_trace.c lj_trace_free */
+		o->kind = LC_HK_TRACE;
+		o->size = ((l->sz_trace + 7) & ~7u) + (a - b) * LC_LJ_IRINS_SIZE +
+			  c * l->snap.size + d * 4;
+		return 0;
+	case LC_LJ_TCDATA:
+		o->kind = LC_HK_CDATA;
+		o->size = l->sz_cdata;
+		return 0;
+	case LC_LJ_TTAB: {
+		uint64_t asize, hmask, colo = 0;
+
+		if (rd(w, obj, l->tab.asize, &asize) < 0 ||
+		    rd(w, obj, l->tab.hmask, &hmask) < 0 ||
+		    asize > (1u << 28) || hmask >= (1u << 28) ||
+		    (LC_LJ_HAS(l->tab.colo) && rd(w, obj, l->tab.colo, &colo) < 0))
+			return -1;
+		o->kind = LC_HK_TABLE;
+		o->len = asize;
+		o->hsize = hmask ? (uint32_t)hmask + 1 : 0;
+		/* lj_tab.c lj_tab_free: the colocated array with the table */
+		if ((int8_t)colo)
+			o->size = ((uint64_t)colo & 0x7f) * 8 + l->sz_tab;
+		else
+			o->size = l->sz_tab;
+		if (asize && (int8_t)colo <= 0)
+			o->size += asize * 8;
+		if (hmask)
+			o->size += (hmask + 1) * l->sz_node;
+		if (rd(w, obj, l->tab.metatable, &c) == 0)
+			o->klass = c;
+		return 0;
+	}
+	case LC_LJ_TUDATA:
+		if (rd(w, obj, l->ud.len, &a) < 0 || a >= (1ull << 40))
+			return -1;
+		o->kind = LC_HK_USERDATA;
+		o->len = a;
+		o->size = l->sz_udata + a;	/* sizeudata */
+		if (rd(w, obj, l->ud.metatable, &c) == 0)
+			o->klass = c;
+		return 0;
+	}
+	return -1;
+}
+
+static int push_thread(struct ljwalk *w, uint64_t L)
+{
+	if (w->nthreads == w->cthreads) {
+		size_t nc = w->cthreads ? 2 * w->cthreads : 64;
+		uint64_t *n = realloc(w->threads, nc * sizeof(*n));
+
+		if (!n) {
+			w->nomem = true;
+			return -1;
+		}
+		w->threads = n;
+		w->cthreads = nc;
+	}
+	w->threads[w->nthreads++] = L;
+	return 0;
+}
+
+/* Walk a list by nextgc from first to stop (a circular list's end),
+ * bounded, with Brent's cycle check. */
+static void walk_from(struct ljwalk *w, uint64_t first, uint64_t stop,
+		      unsigned flags, const char *list)
+{
+	const struct lc_lj_layout *l = w->l;
+	uint64_t obj = first & ~7ull, saved = obj;
+	size_t power = 1, lam = 0, here = 0;
+
+	while (obj && obj != stop && !w->stop) {
+		uint64_t next, gct;
+		struct lc_hobj o;
+
+		if (w->seen >= w->max) {
+			note(w->vm, "stopped after %zu objects (in '%s')", w->seen,
+			     list);
+			w->stop = true;
+			return;
+		}
+		if (rd(w, obj, l->L.nextgc, &next) < 0 ||
+		    rd(w, obj, l->L.gct, &gct) < 0) {
+			note(w->vm, "GC list '%s' broken at object %zu (0x%" PRIx64 " unreadable)",
+			     list, here, obj);
+			return;
+		}
+		w->seen++;
+		if (describe(w, obj, (unsigned)gct, &o) < 0) {
+			note(w->vm, "object 0x%" PRIx64 " on '%s' (tag %u) does not read as one",
+			     obj, list, (unsigned)gct);
+			return;
+		}
+		o.flags |= (uint8_t)flags;
+		if (o.kind == LC_HK_THREAD && push_thread(w, obj) < 0)
+			return;
+		w->vm->objects++;
+		if (w->fn(w->arg, &o) < 0) {
+			w->stop = true;
+			return;
+		}
+		here++;
+		obj = next;
+		if (obj && obj == saved) {
+			note(w->vm, "GC list '%s' is cyclic (back at 0x%" PRIx64 " after %zu objects)",
+			     list, obj, here);
+			return;
+		}
+		if (++lam == power) {
+			saved = obj;
+			power *= 2;
+			lam = 0;
+		}
+	}
+}
+
+struct lc_error *lc_lj_heap_walk(struct lc_program *p,
+				 const struct lc_lj_layout *l, uint64_t g,
+				 size_t max, lc_hobj_fn *fn, void *arg,
+				 struct lc_hvm *ret)
+{
+	struct ljwalk w = { .p = p, .m = p->mem, .l = l, .fn = fn, .arg = arg,
+			    .vm = ret, .max = max };
+	uint64_t root, tab, mask = 0, mm;
+
+	memset(ret, 0, sizeof(*ret));
+	if (!l->sz_tab || !l->sz_funcl || !l->sz_funcc || !l->sz_udata ||
+	    !l->sz_upval || !LC_LJ_HAS(l->L.nextgc) || !LC_LJ_HAS(l->G.gc_root))
+		return lc_error_create(LC_ERR_UNSUPPORTED,
+			"the LuaJIT layout lacks what a heap walk reads (GCtab, GCfunc, GCudata, GCupval)");
+	if (rd(&w, g, l->G.mainthref, &w.mainthread) < 0)
+		return lc_error_create(LC_ERR_CORRUPT,
+			"0x%" PRIx64 " is no global_State: its main thread is unreadable",
+			g);
+	w.mainthread &= LC_LJ_GCVMASK;
+	{
+		uint64_t total = 0;
+
+		rd(&w, g, l->G.gc_total, &total);
+		ret->memory = total;
+	}
+	if (rd(&w, g, l->G.gc_root, &root) < 0) {
+		note(ret, "the head of the GC root list is unreadable");
+		root = 0;
+	}
+	walk_from(&w, root, 0, 0, "gc.root");
+	/* the string table's chains */
+	if (rd(&w, g, l->G.str_tab, &tab) < 0 || rd(&w, g, l->G.str_mask, &mask) < 0 ||
+	    mask >= MAX_STRTAB) {
+		note(ret, "the string table is unreadable");
+	} else {
+		for (uint64_t i = 0; i <= mask && !w.stop; i++) {
+			uint64_t first;
+
+			if (lc_read_u64(w.m, tab + 8 * i, &first) < 0) {
+				note(ret, "the string table's slot %" PRIu64 " is unreadable", i);
+				break;
+			}
+			if (first & ~1ull)
+				walk_from(&w, first & ~1ull, 0, 0, "str.tab");
+		}
+		ret->own = l->sz_gg + 8 * (mask + 1);
+	}
+	/* userdata and cdata whose finalizers are due: mmudata is the last
+	 * of a circular list */
+	if (LC_LJ_HAS(l->G.gc_mmudata) && rd(&w, g, l->G.gc_mmudata, &mm) == 0 &&
+	    mm && !w.stop) {
+		uint64_t first;
+
+		if (rd(&w, mm, l->L.nextgc, &first) == 0) {
+			walk_from(&w, first, mm, LC_HF_TOBEFNZ, "gc.mmudata");
+			if (!w.stop && first != mm)
+				walk_from(&w, mm, first, LC_HF_TOBEFNZ, "gc.mmudata");
+			else if (!w.stop)
+				walk_from(&w, mm, 0xffffffffffffffffull,
+					  LC_HF_TOBEFNZ, "gc.mmudata");
+		}
+	}
+	/* each thread's open upvalues */
+	for (size_t i = 0; i < w.nthreads && !w.stop; i++) {
+		uint64_t uv;
+
+		if (rd(&w, w.threads[i], l->L.openupval, &uv) == 0)
+			walk_from(&w, uv, 0, LC_HF_OPEN, "openupval");
+	}
+	free(w.threads);
+	if (w.nomem)
+		return &lc_error_nomem;
+	return NULL;
+}
+
+/* The string at s: its bytes (at most max) malloc'd, *len how many. */
+static char *str_read(struct lc_memory *m, const struct lc_lj_layout *l,
+		      uint64_t s, size_t max, size_t *len)
+{
+	uint64_t n;
+	char *buf;
+
+	*len = 0;
+	if (lc_lj_field_u(m, s, l->str.len, &n) < 0 || n >= (1ull << 31))
+		return NULL;
+	if (n > max)
+		n = max;
+	buf = malloc(n + 1);
+	if (!buf || (n && lc_read(m, s + l->sz_str, buf, n) < 0)) {
+		free(buf);
+		return NULL;
+	}
+	buf[n] = 0;
+	*len = n;
+	return buf;
+}
+
+char *lc_lj_heap_string(struct lc_program *p, const struct lc_lj_layout *l,
+			const struct lc_hobj *o, size_t max, size_t *len)
+{
+	*len = 0;
+	if (o->kind != LC_HK_STRING)
+		return NULL;
+	return str_read(p->mem, l, o->addr, max, len);
+}
+
+/* A table's hash part: the value of string key name, 0 when found. */
+static int field_of(struct lc_memory *m, const struct lc_lj_layout *l,
+		    uint64_t t, const char *name, uint64_t *ret)
+{
+	uint64_t node, hmask;
+	size_t want = strlen(name);
+
+	if (lc_lj_field_u(m, t, l->tab.node, &node) < 0 ||
+	    lc_lj_field_u(m, t, l->tab.hmask, &hmask) < 0 || hmask >= (1u << 20))
+		return -1;
+	for (uint64_t i = 0; node && i <= hmask; i++) {
+		uint64_t n = node + i * l->sz_node, k, v;
+		size_t len;
+		char *s;
+
+		if (lc_read_u64(m, n + (uint64_t)l->tab.key.off, &k) < 0 ||
+		    lc_read_u64(m, n + (uint64_t)l->tab.val.off, &v) < 0)
+			return -1;
+		/* GC64: a string key's itype (~LJ_TSTR) in the top 17 bits */
+		if ((k >> 47) != (0x1ffffu & ~LC_LJ_TSTR))
+			continue;
+		s = str_read(m, l, k & LC_LJ_GCVMASK, 256, &len);
+		if (s && len == want && memcmp(s, name, len) == 0) {
+			free(s);
+			*ret = v;
+			return 0;
+		}
+		free(s);
+	}
+	return -1;
+}
+
+char *lc_lj_heap_class(struct lc_program *p, const struct lc_lj_layout *l,
+		       uint64_t g, enum lc_hkind kind, uint64_t klass)
+{
+	struct lc_memory *m = p->mem;
+	char buf[400];
+
+	if (!klass)
+		return NULL;
+	if (kind == LC_HK_LFUNC || kind == LC_HK_PROTO) {
+		uint64_t cn = 0, line = 0;
+		size_t len = 0;
+		char *s = NULL;
+
+		if (lc_lj_field_u(m, klass, l->pt.chunkname, &cn) == 0)
+			s = str_read(m, l, cn & LC_LJ_GCVMASK, 256, &len);
+		lc_lj_field_u(m, klass, l->pt.firstline, &line);
+		snprintf(buf, sizeof(buf), "%s:%u",
+			 !s ? "?" : (s[0] == '@' || s[0] == '=') ? s + 1 : "[string]",
+			 (unsigned)line);
+		free(s);
+		return strdup(buf);
+	}
+	if (kind == LC_HK_CFUNC) {
+		const char *name = lc_program_symbol(p, klass);
+
+		if (name)
+			return strdup(name);
+		snprintf(buf, sizeof(buf), "0x%" PRIx64, klass);
+		return strdup(buf);
+	}
+	if (kind == LC_HK_TABLE || kind == LC_HK_USERDATA) {
+		uint64_t v, reg;
+
+		if (field_of(m, l, klass, "__name", &v) == 0 &&
+		    (v >> 47) == (0x1ffffu & ~LC_LJ_TSTR)) {
+			size_t len;
+			char *s = str_read(m, l, v & LC_LJ_GCVMASK, 256, &len);
+
+			if (s)
+				return s;
+		}
+		/* luaL_newmetatable: registry[name] = the metatable */
+		if (lc_read_u64(m, g + (uint64_t)l->G.registrytv.off, &reg) == 0) {
+			uint64_t t = reg & LC_LJ_GCVMASK, node, hmask;
+
+			if (lc_lj_field_u(m, t, l->tab.node, &node) == 0 &&
+			    lc_lj_field_u(m, t, l->tab.hmask, &hmask) == 0 &&
+			    hmask < (1u << 20)) {
+				for (uint64_t i = 0; node && i <= hmask; i++) {
+					uint64_t n = node + i * l->sz_node, k, val;
+					size_t len;
+					char *s;
+
+					if (lc_read_u64(m, n + (uint64_t)l->tab.key.off, &k) < 0 ||
+					    lc_read_u64(m, n + (uint64_t)l->tab.val.off, &val) < 0)
+						break;
+					if ((val & LC_LJ_GCVMASK) != klass ||
+					    (k >> 47) != (0x1ffffu & ~LC_LJ_TSTR))
+						continue;
+					s = str_read(m, l, k & LC_LJ_GCVMASK, 256, &len);
+					if (s)
+						return s;
+				}
+			}
+		}
+	}
+	return NULL;
+}
