@@ -12,9 +12,10 @@
 #    100*K new tables of class Leak at _G.leaks[*], no growth of the
 #    churned class; the stop time said; the process left running;
 #  - pprof: go tool pprof -top reads the profiles without flags;
-#  - LuaJIT (upstream, OpenResty's, Debian's): the census; counts of
-#    what Lua reaches exact, of tables, C functions and threads at least
-#    the script's (LuaJIT keeps its own), classes exact.
+#  - LuaJIT (upstream, OpenResty's, Debian's): the census (counts of
+#    what Lua reaches exact; of tables, C functions and threads at least
+#    the script's: LuaJIT keeps its own; classes exact), the planted
+#    paths, a live diff.
 set -u
 . "${top_srcdir:-.}/tests/lib.sh"
 
@@ -23,7 +24,7 @@ BUILDS="src-5.1.1-O2 src-5.1.5-O2 src-5.2.4-O2 src-5.3.6-O2 src-5.4.0-O2 src-5.4
 fixtures $BUILDS
 schema=$src/doc/luacore-heap.schema.json
 check_py=$src/tests/heap/check.py
-# LuaJIT: the census (no reference paths yet), on the three builds of
+# LuaJIT: the census, on the three builds of
 # fixtures/build-luajit.sh's trees the other tests use.
 LJ_BUILDS="lj-upstream lj-openresty lj-deb"
 # shellcheck disable=SC2086
@@ -40,9 +41,6 @@ for b in $LJ_BUILDS; do
 	"$py" "$check_py" census "$d/log" "$d/heap.json" "$schema" | sed "s/^\(PASS\|FAIL\) /\1 $b /" |
 		tee "$d/check.out"
 	grep -q "^FAIL" "$d/check.out" && status=1
-	"$inspect" --heap --path 0x10 "$d/core" >"$d/paths.txt" 2>&1
-	check "$b: paths refused, said so (exit 1)" \
-		grep -q "no reference paths: luacore reads the references of PUC Lua's objects only" "$d/paths.txt"
 done
 
 for b in $BUILDS; do
@@ -76,9 +74,28 @@ for b in $BUILDS; do
 	grep -q "^FAIL" "$d/check.out" && status=1
 done
 
+# LuaJIT's paths: the same six planted objects.
+for b in $LJ_BUILDS; do
+	d=$tmp/$b-paths
+	if ! LC_BUILDS=$out "$src/fixtures/make-core.sh" "$b" heap_paths "$d" >"$tmp/mk.log" 2>&1 &&
+	   [ ! -e "$d/core" ]; then
+		echo "FAIL $b: no heap_paths core: $(tail -3 "$tmp/mk.log")"; status=1; continue
+	fi
+	args=()
+	while IFS=$'\t' read -r kind _ addr _; do
+		[ "$kind" = expect ] && args+=(--path "$addr")
+	done <"$d/log"
+	"$inspect" --heap --json "${args[@]}" "$d/core" >"$d/paths.json" 2>"$d/paths.err"
+	"$inspect" --heap --json --strong "${args[@]}" "$d/core" >"$d/strong.json" 2>>"$d/paths.err"
+	{ "$py" "$check_py" paths "$d/log" "$d/paths.json"
+	  "$py" "$check_py" paths "$d/log" "$d/strong.json" strong; } |
+		sed "s/^\(PASS\|FAIL\) /\1 $b /" | tee "$d/check.out"
+	grep -q "^FAIL" "$d/check.out" && status=1
+done
+
 # Diffs: live snapshots and a core of the same process.
 K=3
-for b in deb-5.1 src-5.3.6-O2 src-5.4.7-O2 src-5.5.0-O2; do
+for b in deb-5.1 src-5.3.6-O2 src-5.4.7-O2 src-5.5.0-O2 lj-upstream; do
 	d=$tmp/$b-diff
 	mkdir -p "$d"
 	(cd "$d" && LC_TRUTH_LUA=$src/fixtures/lua/truth.lua LC_TRUTH=$d/truth.tsv \

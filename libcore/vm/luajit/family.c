@@ -1618,6 +1618,70 @@ static struct lc_error *lj_heap_walk(struct lc_pass *pass, uint64_t vm,
 			       ret);
 }
 
+/* A thread's stack slots, named as its frames' locals name them: the
+ * first local of the innermost frame that holds the same object. */
+struct lj_named {
+	const struct lc_frame *frames;
+	size_t nframes;
+	lc_href_fn *fn;
+	void *arg;
+	char where[300];
+};
+
+static int lj_name_slot(void *arg, const struct lc_href *r)
+{
+	struct lj_named *n = arg;
+	struct lc_href h = *r;
+
+	if (r->edge != LC_HE_LOCAL)
+		return n->fn(n->arg, r);
+	h.where = NULL;
+	for (size_t f = 0; f < n->nframes && !h.name; f++) {
+		const struct lc_frame *fr = &n->frames[f];
+
+		for (size_t v = 0; v < fr->nvars; v++) {
+			if (strcmp(fr->vars[v].kind, "local") != 0 ||
+			    fr->vars[v].value.addr != r->to)
+				continue;
+			h.name = fr->vars[v].name;
+			if (fr->linedefined > 0)
+				snprintf(n->where, sizeof(n->where), "%s:%d",
+					 fr->short_src ? fr->short_src : "?",
+					 fr->linedefined);
+			else
+				snprintf(n->where, sizeof(n->where), "main chunk of %s",
+					 fr->short_src ? fr->short_src : "?");
+			h.where = n->where;
+			break;
+		}
+	}
+	if (!h.where)
+		h.where = "its stack";
+	return n->fn(n->arg, &h);
+}
+
+static int lj_heap_refs(struct lc_pass *pass, uint64_t vm,
+			const struct lc_hobj *o, lc_href_fn *fn, void *arg)
+{
+	struct lc_vstate vs;
+	struct lc_luathread lt;
+	struct lj_named n = { .fn = fn, .arg = arg };
+	int rc;
+
+	if (!o || o->kind != LC_HK_THREAD || !lj_state(pass, o->addr, &vs))
+		return lc_lj_heap_refs(pass->in->prog, pass->l, vm, o, fn, arg);
+	memset(&lt, 0, sizeof(lt));
+	lj_state_frames(pass, &vs, 200, true, false, 0, &lt);
+	n.frames = lt.frames;
+	n.nframes = lt.nframes;
+	rc = lc_lj_heap_refs(pass->in->prog, pass->l, vm, o, lj_name_slot, &n);
+	for (size_t i = 0; i < lt.nframes; i++)
+		lc_frame_free(&lt.frames[i]);
+	free(lt.frames);
+	lc_luathread_clear(&lt);
+	return rc;
+}
+
 static char *lj_heap_class(struct lc_pass *pass, uint64_t vm,
 			   enum lc_hkind kind, uint64_t klass)
 {
@@ -1664,6 +1728,7 @@ const struct lc_vm_ops lc_luajit_ops = {
 	.decode_state = lj_decode_state,
 	.object = lj_object,
 	.heap_walk = lj_heap_walk,
+	.heap_refs = lj_heap_refs,
 	.heap_class = lj_heap_class,
 	.heap_string = lj_heap_string,
 	.hot = lj_hot,

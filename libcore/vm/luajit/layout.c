@@ -322,11 +322,13 @@ static void read_fields(struct lc_lj_layout *l, Dwarf_Die *D,
 	X(tab, T_TAB, metatable, "metatable");
 	X(ud, T_UDATA, len, "len");
 	X(ud, T_UDATA, metatable, "metatable");
+	X(ud, T_UDATA, env, "env");
 	X(tab, T_NODE, val, "val");
 	X(tab, T_NODE, key, "key");
 
 	X(uv, T_UPVAL, gct, "gct");
 	X(uv, T_UPVAL, v, "v");
+	X(uv, T_UPVAL, closed, "closed");
 
 	X(J, T_JIT, trace, "trace");
 	X(J, T_JIT, sizetrace, "sizetrace");

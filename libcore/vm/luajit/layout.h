@@ -70,7 +70,7 @@ struct lc_lj_layout {
 		struct lc_lj_field gct, len, hash;
 	} str;
 	struct {
-		struct lc_lj_field gct, v;	/* GCupval: v points to
+		struct lc_lj_field gct, v, closed;	/* GCupval: v points to
 						   its value */
 	} uv;
 	struct {
@@ -82,7 +82,7 @@ struct lc_lj_layout {
 			metatable;
 	} tab;
 	struct {
-		struct lc_lj_field len, metatable;	/* GCudata */
+		struct lc_lj_field len, metatable, env;	/* GCudata */
 	} ud;
 	/* The heap walk's sizes (vm/luajit/objects.c): GCtab, GCfuncL,
 	 * GCfuncC, GCupval, GCudata, GCcdata, GCtrace, GG_State. */

@@ -1,6 +1,7 @@
 /* The heap of a LuaJIT 2.1 VM: every object with the size its free
- * function frees (vm/vm.h heap_walk, heap_class, heap_string; no
- * references yet: paths are PUC Lua's only).
+ * function frees, and the references out of each (vm/vm.h heap_walk,
+ * heap_refs, heap_class, heap_string; family.c names stack slots by
+ * the frames' locals).
  *
  * Where objects live (lj_gc.c, lj_str.c, lj_udata.c): g->gc.root holds
  * every object but strings and open upvalues (userdata after the main
@@ -354,6 +355,18 @@ struct lc_error *lc_lj_heap_walk(struct lc_program *p,
 					  LC_HF_TOBEFNZ, "gc.mmudata");
 		}
 	}
+	/* the empty string: in global_State (its bytes are GG_State's) */
+	if (LC_LJ_HAS(l->G.strempty) && !w.stop) {
+		struct lc_hobj o;
+
+		if (describe(&w, g + (uint64_t)l->G.strempty.off, LC_LJ_TSTR, &o) == 0) {
+			o.size = 0;
+			o.flags |= LC_HF_FIXED;
+			w.vm->objects++;
+			if (w.fn(w.arg, &o) < 0)
+				w.stop = true;
+		}
+	}
 	/* each thread's open upvalues */
 	for (size_t i = 0; i < w.nthreads && !w.stop; i++) {
 		uint64_t uv;
@@ -497,4 +510,411 @@ char *lc_lj_heap_class(struct lc_program *p, const struct lc_lj_layout *l,
 		}
 	}
 	return NULL;
+}
+
+/* ---- references ---- */
+
+struct ljrefs {
+	struct lc_program *p;
+	struct lc_memory *m;
+	const struct lc_lj_layout *l;
+	uint64_t g;
+	lc_href_fn *fn;
+	void *arg;
+	bool stop;
+};
+
+/* The GC object a TValue (GC64) holds: its kind, or -1. */
+static int tv_kind(uint64_t tv, uint64_t *obj)
+{
+	uint32_t it = (uint32_t)(tv >> 47);
+
+	*obj = tv & LC_LJ_GCVMASK;
+	switch (0x1ffffu & ~it) {
+	case LC_LJ_TSTR: return LC_HK_STRING;
+	case LC_LJ_TUPVAL: return LC_HK_UPVAL;
+	case LC_LJ_TTHREAD: return LC_HK_THREAD;
+	case LC_LJ_TPROTO: return LC_HK_PROTO;
+	case LC_LJ_TFUNC: return LC_HK_LFUNC;	/* Lua or C: the index says */
+	case LC_LJ_TTRACE: return LC_HK_TRACE;
+	case LC_LJ_TCDATA: return LC_HK_CDATA;
+	case LC_LJ_TTAB: return LC_HK_TABLE;
+	case LC_LJ_TUDATA: return LC_HK_USERDATA;
+	default: return -1;
+	}
+}
+
+static int lref(struct ljrefs *r, uint64_t to, int kind, enum lc_hedge edge,
+		bool weak, bool open, int64_t index, const char *name,
+		const char *where)
+{
+	struct lc_href h = { .to = to, .kind = (uint8_t)kind,
+			     .edge = (uint8_t)edge, .weak = weak, .open = open,
+			     .index = index, .name = name, .where = where };
+
+	if (r->stop || !to)
+		return -1;
+	if (r->fn(r->arg, &h) < 0) {
+		r->stop = true;
+		return -1;
+	}
+	return 0;
+}
+
+static bool is_ident(const char *s, size_t n)
+{
+	static const char *const reserved[] = {
+		"and", "break", "do", "else", "elseif", "end", "false", "for",
+		"function", "goto", "if", "in", "local", "nil", "not", "or",
+		"repeat", "return", "then", "true", "until", "while",
+	};
+
+	if (!n || !((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z') ||
+		    s[0] == '_'))
+		return false;
+	for (size_t i = 1; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+		      (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+			return false;
+	for (size_t i = 0; i < LC_ARRAY_SIZE(reserved); i++)
+		if (strcmp(s, reserved[i]) == 0)
+			return false;
+	return true;
+}
+
+/* A key (GC64 TValue) as a label. */
+static void key_label(struct ljrefs *r, uint64_t k, enum lc_hedge *edge,
+		      int64_t *index, char *buf, size_t size)
+{
+	uint64_t obj;
+	int kind = tv_kind(k, &obj);
+	uint32_t it = (uint32_t)(k >> 47);
+
+	*index = 0;
+	*edge = LC_HE_KEY;
+	if (kind == LC_HK_STRING) {
+		size_t len;
+		char *s = str_read(r->m, r->l, obj, 120, &len);
+
+		if (s && is_ident(s, len)) {
+			*edge = LC_HE_FIELD;
+			snprintf(buf, size, "%s", s);
+		} else if (s) {
+			struct lc_strbuf sb = { 0 };
+			char *t;
+
+			lc_strbuf_append(&sb, "\"", 1);
+			lc_esc_append(&sb, s, len, LC_ESC_LUA | LC_ESC_QUOTE, SIZE_MAX);
+			lc_strbuf_append(&sb, "\"", 1);
+			t = lc_strbuf_steal(&sb);
+			snprintf(buf, size, "%s", t ? t : "?");
+			free(t);
+		} else {
+			snprintf(buf, size, "string: 0x%" PRIx64, obj);
+		}
+		free(s);
+		return;
+	}
+	if (it < 0x1fff2u) {		/* a number (LJ_TISNUM: doubles) */
+		double d;
+
+		memcpy(&d, &k, 8);
+		if (d == (double)(int64_t)d && d > -9e15 && d < 9e15) {
+			*edge = LC_HE_INDEX;
+			*index = (int64_t)d;
+		}
+		snprintf(buf, size, "%.14g", d);
+		return;
+	}
+	if (0x1ffffu - it == 1 || 0x1ffffu - it == 2)	/* ~LJ_TFALSE, ~LJ_TTRUE */
+		snprintf(buf, size, "%s", 0x1ffffu - it == 2 ? "true" : "false");
+	else if (kind >= 0)
+		snprintf(buf, size, "%s: 0x%" PRIx64, lc_hkind_name(kind), obj);
+	else
+		snprintf(buf, size, "0x%" PRIx64, k);
+}
+
+static void table_refs(struct ljrefs *r, uint64_t t)
+{
+	const struct lc_lj_layout *l = r->l;
+	uint64_t mt = 0, array = 0, asize = 0, node = 0, hmask = 0, marked = 0;
+	bool wk, wv;
+
+	lc_lj_field_u(r->m, t, l->L.marked, &marked);
+	wk = marked & 0x08;	/* lj_gc.h LJ_GC_WEAKKEY */
+	wv = marked & 0x10;	/* LJ_GC_WEAKVAL */
+	if (lc_lj_field_u(r->m, t, l->tab.metatable, &mt) == 0 && mt) {
+		uint64_t mode, obj;
+
+		/* the marks say it once a collection traversed the table;
+		 * before, its metatable's __mode does */
+		if (field_of(r->m, l, mt, "__mode", &mode) == 0 &&
+		    tv_kind(mode, &obj) == LC_HK_STRING) {
+			size_t len;
+			char *s = str_read(r->m, l, obj, 8, &len);
+
+			if (s) {
+				wk = wk || strchr(s, 'k');
+				wv = wv || strchr(s, 'v');
+				free(s);
+			}
+		}
+		lref(r, mt, LC_HK_TABLE, LC_HE_METATABLE, false, false, 0, NULL, NULL);
+	}
+	if (lc_lj_field_u(r->m, t, l->tab.array, &array) < 0 ||
+	    lc_lj_field_u(r->m, t, l->tab.asize, &asize) < 0 ||
+	    lc_lj_field_u(r->m, t, l->tab.node, &node) < 0 ||
+	    lc_lj_field_u(r->m, t, l->tab.hmask, &hmask) < 0 ||
+	    asize > (1u << 28) || hmask >= (1u << 28))
+		return;
+	for (uint64_t i = 0; i < asize && !r->stop; i++) {
+		uint64_t v, obj;
+		int k;
+		char label[24];
+
+		if (lc_read_u64(r->m, array + 8 * i, &v) < 0)
+			return;
+		if ((k = tv_kind(v, &obj)) < 0)
+			continue;
+		snprintf(label, sizeof(label), "%" PRIu64, i);
+		lref(r, obj, k, LC_HE_INDEX, wv || wk, false, (int64_t)i, label, NULL);
+	}
+	for (uint64_t i = 0; node && i <= hmask && !r->stop; i++) {
+		uint64_t n = node + i * l->sz_node, kv, vv, ko, vo;
+		int kk, vk;
+		char label[160];
+		enum lc_hedge edge;
+		int64_t index;
+
+		if (lc_read_u64(r->m, n + (uint64_t)l->tab.key.off, &kv) < 0 ||
+		    lc_read_u64(r->m, n + (uint64_t)l->tab.val.off, &vv) < 0)
+			return;
+		vk = tv_kind(vv, &vo);
+		kk = tv_kind(kv, &ko);
+		if ((uint32_t)(vv >> 47) == 0x1ffffu)	/* a nil value: no entry */
+			continue;
+		if (vk < 0 && kk < 0)
+			continue;
+		key_label(r, kv, &edge, &index, label, sizeof(label));
+		if (vk >= 0)
+			lref(r, vo, vk, edge, wv || wk, false, index, label, NULL);
+		if (kk >= 0)
+			lref(r, ko, kk, LC_HE_ASKEY, wk, false, 0, label, NULL);
+	}
+}
+
+/* "chunk:firstline" of a proto. */
+static void proto_where(struct ljrefs *r, uint64_t pt, char *buf, size_t size)
+{
+	char *s = lc_lj_heap_class(r->p, r->l, r->g, LC_HK_PROTO, pt);
+
+	snprintf(buf, size, "%s", s ? s : "?");
+	free(s);
+}
+
+static void func_refs(struct ljrefs *r, const struct lc_hobj *o)
+{
+	const struct lc_lj_layout *l = r->l;
+	uint64_t env = 0;
+	char where[300];
+
+	if (o->kind == LC_HK_LFUNC) {
+		uint64_t pt = o->klass, uvinfo = 0;
+		char names[2048];
+		size_t nn = 0;
+
+		proto_where(r, pt, where, sizeof(where));
+		/* lj_obj.h proto_uvinfo: the names, one after the other */
+		if (pt && lc_lj_field_u(r->m, pt, l->pt.uvinfo, &uvinfo) == 0 &&
+		    uvinfo && lc_read(r->m, uvinfo, names, sizeof(names)) == 0)
+			nn = sizeof(names);
+		for (uint64_t i = 0, at = 0; i < o->len && !r->stop; i++) {
+			uint64_t uv, vp, v, obj, closed = 1;
+			const char *name = NULL;
+			int k;
+
+			if (at < nn && memchr(names + at, 0, nn - at)) {
+				name = names + at;
+				at += strlen(name) + 1;
+			}
+			if (lc_read_u64(r->m, o->addr + (uint64_t)l->fn.uvptr.off + 8 * i,
+					&uv) < 0)
+				return;
+			uv &= LC_LJ_GCVMASK;
+			if (!uv || lc_lj_field_u(r->m, uv, l->uv.v, &vp) < 0 ||
+			    lc_read_u64(r->m, vp, &v) < 0)
+				continue;
+			lc_lj_field_u(r->m, uv, l->uv.closed, &closed);
+			if ((k = tv_kind(v, &obj)) >= 0)
+				lref(r, obj, k, LC_HE_UPVALUE, false, !closed,
+				     (int64_t)i + 1, name, where);
+		}
+		if (pt)
+			lref(r, pt, LC_HK_PROTO, LC_HE_PROTO, false, false, 0, NULL,
+			     where);
+	} else {
+		const char *sym = lc_program_symbol(r->p, o->klass);
+
+		snprintf(where, sizeof(where), "C function %s", sym ? sym : "?");
+		for (uint64_t i = 0; i < o->len && !r->stop; i++) {
+			uint64_t v, obj;
+			int k;
+
+			if (lc_read_u64(r->m, o->addr + (uint64_t)l->fn.upvalue.off + 8 * i,
+					&v) < 0)
+				return;
+			if ((k = tv_kind(v, &obj)) >= 0)
+				lref(r, obj, k, LC_HE_UPVALUE, false, false,
+				     (int64_t)i + 1, NULL, where);
+		}
+	}
+	if (lc_lj_field_u(r->m, o->addr, l->fn.env, &env) == 0 && env)
+		lref(r, env & LC_LJ_GCVMASK, LC_HK_TABLE, LC_HE_ENV, false, false, 0,
+		     NULL, where);
+}
+
+static void thread_refs(struct ljrefs *r, uint64_t L)
+{
+	const struct lc_lj_layout *l = r->l;
+	uint64_t stack = 0, top = 0, env = 0;
+
+	if (lc_lj_field_u(r->m, L, l->L.env, &env) == 0 && env)
+		lref(r, env & LC_LJ_GCVMASK, LC_HK_TABLE, LC_HE_ENV, false, false, 0,
+		     "globals", NULL);
+	if (lc_lj_field_u(r->m, L, l->L.stack, &stack) < 0 ||
+	    lc_lj_field_u(r->m, L, l->L.top, &top) < 0 || top < stack ||
+	    top - stack > (8ull << 24))
+		return;
+	/* every slot up to top: frames are not told apart (yet) */
+	for (uint64_t s = stack; s < top && !r->stop; s += 8) {
+		uint64_t v, obj;
+		int k;
+
+		if (lc_read_u64(r->m, s, &v) < 0)
+			return;
+		if ((k = tv_kind(v, &obj)) >= 0)
+			lref(r, obj, k, LC_HE_LOCAL, false, false,
+			     (int64_t)((s - stack) / 8), NULL, "its stack");
+	}
+}
+
+static void proto_refs(struct ljrefs *r, uint64_t pt)
+{
+	const struct lc_lj_layout *l = r->l;
+	uint64_t k = 0, n = 0, cn = 0;
+
+	if (lc_lj_field_u(r->m, pt, l->pt.chunkname, &cn) == 0 && cn)
+		lref(r, cn & LC_LJ_GCVMASK, LC_HK_STRING, LC_HE_CONST, false, false, 0,
+		     "source", NULL);
+	if (lc_lj_field_u(r->m, pt, l->pt.k, &k) < 0 ||
+	    lc_lj_field_u(r->m, pt, l->pt.sizekgc, &n) < 0 || n > (1u << 20))
+		return;
+	/* lj_obj.h proto_kgc: GC constants below k, downwards */
+	for (uint64_t i = 0; i < n && !r->stop; i++) {
+		uint64_t c;
+		uint8_t gct;
+
+		if (lc_read_u64(r->m, k - 8 * (i + 1), &c) < 0)
+			return;
+		c &= LC_LJ_GCVMASK;
+		if (!c || lc_read_u8(r->m, c + (uint64_t)l->L.gct.off, &gct) < 0)
+			continue;
+		lref(r, c, gct == LC_LJ_TPROTO ? LC_HK_PROTO :
+			   gct == LC_LJ_TTAB ? LC_HK_TABLE : LC_HK_STRING,
+		     LC_HE_CONST, false, false, (int64_t)i + 1,
+		     gct == LC_LJ_TPROTO ? "nested function" : "constant", NULL);
+	}
+}
+
+int lc_lj_heap_refs(struct lc_program *p, const struct lc_lj_layout *l,
+		    uint64_t g, const struct lc_hobj *o, lc_href_fn *fn,
+		    void *arg)
+{
+	struct ljrefs r = { .p = p, .m = p->mem, .l = l, .g = g, .fn = fn,
+			    .arg = arg };
+
+	if (!o) {
+		uint64_t reg = 0, main = 0, env = 0, loaded, obj;
+		char name[48];
+
+		if (lc_read_u64(r.m, g + (uint64_t)l->G.registrytv.off, &reg) == 0 &&
+		    tv_kind(reg, &obj) == LC_HK_TABLE) {
+			reg = obj;
+			if (field_of(r.m, l, reg, "_LOADED", &loaded) == 0 &&
+			    tv_kind(loaded, &obj) == LC_HK_TABLE)
+				lref(&r, obj, LC_HK_TABLE, LC_HE_ROOT, false, false, 0,
+				     "_LOADED", NULL);
+		} else {
+			reg = 0;
+		}
+		if (lc_lj_field_u(r.m, g, l->G.mainthref, &main) == 0) {
+			main &= LC_LJ_GCVMASK;
+			if (lc_lj_field_u(r.m, main, l->L.env, &env) == 0 && env)
+				lref(&r, env & LC_LJ_GCVMASK, LC_HK_TABLE, LC_HE_ROOT,
+				     false, false, 0, "_G", NULL);
+		}
+		if (reg)
+			lref(&r, reg, LC_HK_TABLE, LC_HE_ROOT, false, false, 0,
+			     "registry", NULL);
+		if (main)
+			lref(&r, main, LC_HK_THREAD, LC_HE_ROOT, false, false, 0,
+			     "main thread", NULL);
+		/* g->gcroot[]: metamethod names, the basic types'
+		 * metatables, the default files, the FFI's finalizers */
+		for (int64_t i = 0; l->gcroot_max > 0 && i < l->gcroot_max &&
+		     i < 256 && !r.stop; i++) {
+			uint64_t c;
+			uint8_t gct;
+
+			if (lc_read_u64(r.m, g + (uint64_t)l->G.gcroot.off + 8 * (uint64_t)i,
+					&c) < 0)
+				break;
+			c &= LC_LJ_GCVMASK;
+			if (!c || lc_read_u8(r.m, c + (uint64_t)l->L.gct.off, &gct) < 0)
+				continue;
+			snprintf(name, sizeof(name), "the VM's root %" PRId64, i);
+			lref(&r, c, gct == LC_LJ_TTAB ? LC_HK_TABLE :
+				    gct == LC_LJ_TUDATA ? LC_HK_USERDATA : LC_HK_STRING,
+			     LC_HE_ROOT, false, false, 0, name, NULL);
+		}
+		return 0;
+	}
+	switch (o->kind) {
+	case LC_HK_TABLE:
+		table_refs(&r, o->addr);
+		break;
+	case LC_HK_LFUNC:
+	case LC_HK_CFUNC:
+		func_refs(&r, o);
+		break;
+	case LC_HK_USERDATA: {
+		uint64_t env = 0;
+
+		if (o->klass)
+			lref(&r, o->klass, LC_HK_TABLE, LC_HE_METATABLE, false, false,
+			     0, NULL, NULL);
+		if (lc_lj_field_u(r.m, o->addr, l->ud.env, &env) == 0 && env)
+			lref(&r, env & LC_LJ_GCVMASK, LC_HK_TABLE, LC_HE_ENV, false,
+			     false, 0, NULL, NULL);
+		break;
+	}
+	case LC_HK_THREAD:
+		thread_refs(&r, o->addr);
+		break;
+	case LC_HK_PROTO:
+		proto_refs(&r, o->addr);
+		break;
+	case LC_HK_UPVAL: {
+		uint64_t vp, v, obj;
+		int k;
+
+		if (lc_lj_field_u(r.m, o->addr, l->uv.v, &vp) == 0 &&
+		    lc_read_u64(r.m, vp, &v) == 0 && (k = tv_kind(v, &obj)) >= 0)
+			lref(&r, obj, k, LC_HE_OTHER, false, false, 0, "value", NULL);
+		break;
+	}
+	default:
+		break;
+	}
+	return 0;
 }
