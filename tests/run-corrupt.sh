@@ -16,6 +16,11 @@
 # thread, VM and report, no thread's Lua frames differ from the
 # unmodified core's unmarked, and the damaged frame, state or coroutine
 # itself is marked.
+# The heap walk (--heap --paths) runs on every damaged core as well, and on
+# two more kinds of damage (finobj starting inside allgc, so that the two
+# lists share a tail; a table claiming 2^63 nodes and 2^31 - 1 slots): within
+# 30 s, valid JSON, and exit 1 with a note where the lists, the objects'
+# sizes or a reference to no listed object show the damage.
 set -uo pipefail
 top_builddir=${top_builddir:-.}
 top_srcdir=${top_srcdir:-.}
