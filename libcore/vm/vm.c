@@ -231,3 +231,58 @@ const char *lc_hkind_name(int kind)
 
 	return kind >= 0 && kind < LC_HK_NKINDS ? names[kind] : "?";
 }
+
+bool lc_lua_ident(const char *s, size_t n)
+{
+	static const char *const reserved[] = {
+		"and", "break", "do", "else", "elseif", "end", "false", "for",
+		"function", "goto", "if", "in", "local", "nil", "not", "or",
+		"repeat", "return", "then", "true", "until", "while",
+	};
+
+	if (!n || !((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z') ||
+		    s[0] == '_'))
+		return false;
+	for (size_t i = 1; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+		      (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+			return false;
+	for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
+		if (strlen(reserved[i]) == n && memcmp(s, reserved[i], n) == 0)
+			return false;
+	return true;
+}
+
+uint64_t lc_hash_bytes(struct lc_memory *m, uint64_t at, uint64_t len,
+		       uint64_t fallback)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ len;
+
+	for (uint64_t off = 0; off < len;) {
+		size_t n = len - off < 4096 ? (size_t)(len - off) : 4096;
+		const uint8_t *p = lc_memory_map(m, at + off, n);
+		uint8_t buf[64];
+		uint64_t k;
+		size_t i = 0;
+
+		if (!p) {
+			n = n < sizeof(buf) ? n : sizeof(buf);
+			if (lc_read(m, at + off, buf, n) < 0)
+				return fallback | 1;
+			p = buf;
+		}
+		for (; i + 8 <= n; i += 8) {
+			memcpy(&k, p + i, 8);
+			h = (h ^ k) * 0xff51afd7ed558ccdull;
+			h ^= h >> 32;
+		}
+		if (i < n) {
+			k = 0;
+			memcpy(&k, p + i, n - i);
+			h = (h ^ k ^ ((uint64_t)(n - i) << 56)) * 0xc4ceb9fe1a85ec53ull;
+			h ^= h >> 29;
+		}
+		off += n;
+	}
+	return h | 1;
+}

@@ -229,6 +229,13 @@ struct lc_hvm {
 
 /* "string", "table", "Lua function", ...; "?" out of range.  Static. */
 const char *lc_hkind_name(int kind);
+/* s[0..n) is a Lua name, no reserved word: a key read as t.name. */
+bool lc_lua_ident(const char *s, size_t n);
+/* A hash of the target's bytes [at, at + len), read through views where
+ * the memory maps them (a core, a copy): a string's class; never 0;
+ * fallback | 1 when a byte is unreadable. */
+uint64_t lc_hash_bytes(struct lc_memory *m, uint64_t at, uint64_t len,
+		       uint64_t fallback);
 
 /* 0 to go on, -1 to stop (the walk then returns). */
 typedef int lc_hobj_fn(void *arg, const struct lc_hobj *o);

@@ -71,42 +71,6 @@ static int rd(struct ljwalk *w, uint64_t obj, struct lc_lj_field f,
 	return lc_lj_field_u(w->m, obj, f, ret);
 }
 
-/* A hash of a string's bytes (the class of a string: equal strings
- * hash equal), never 0. */
-static uint64_t str_hash(struct lc_memory *m, uint64_t at, uint64_t len,
-			 uint64_t s)
-{
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ len;
-
-	for (uint64_t off = 0; off < len;) {
-		size_t n = len - off < 4096 ? (size_t)(len - off) : 4096;
-		const uint8_t *p = lc_memory_map(m, at + off, n);
-		uint8_t buf[64];
-		uint64_t k;
-		size_t i = 0;
-
-		if (!p) {
-			n = n < sizeof(buf) ? n : sizeof(buf);
-			if (lc_read(m, at + off, buf, n) < 0)
-				return s | 1;
-			p = buf;
-		}
-		for (; i + 8 <= n; i += 8) {
-			memcpy(&k, p + i, 8);
-			h = (h ^ k) * 0xff51afd7ed558ccdull;
-			h ^= h >> 32;
-		}
-		if (i < n) {
-			k = 0;
-			memcpy(&k, p + i, n - i);
-			h = (h ^ k ^ ((uint64_t)(n - i) << 56)) * 0xc4ceb9fe1a85ec53ull;
-			h ^= h >> 29;
-		}
-		off += n;
-	}
-	return h | 1;
-}
-
 /* o's size and class from the object at obj of tag gct; -1 when it
  * does not read as one. */
 static int describe(struct ljwalk *w, uint64_t obj, unsigned gct,
@@ -125,7 +89,7 @@ static int describe(struct ljwalk *w, uint64_t obj, unsigned gct,
 		o->len = a;
 		/* lj_str.h lj_str_size */
 		o->size = l->sz_str + ((a + 4) & ~3ull);
-		o->klass = str_hash(w->m, obj + l->sz_str, a, obj);
+		o->klass = lc_hash_bytes(w->m, obj + l->sz_str, a, obj);
 		if (a > 40)
 			o->flags = LC_HF_LONG;
 		return 0;
@@ -561,27 +525,6 @@ static int lref(struct ljrefs *r, uint64_t to, int kind, enum lc_hedge edge,
 	return 0;
 }
 
-static bool is_ident(const char *s, size_t n)
-{
-	static const char *const reserved[] = {
-		"and", "break", "do", "else", "elseif", "end", "false", "for",
-		"function", "goto", "if", "in", "local", "nil", "not", "or",
-		"repeat", "return", "then", "true", "until", "while",
-	};
-
-	if (!n || !((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z') ||
-		    s[0] == '_'))
-		return false;
-	for (size_t i = 1; i < n; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
-		      (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
-			return false;
-	for (size_t i = 0; i < LC_ARRAY_SIZE(reserved); i++)
-		if (strcmp(s, reserved[i]) == 0)
-			return false;
-	return true;
-}
-
 /* A key (GC64 TValue) as a label. */
 static void key_label(struct ljrefs *r, uint64_t k, enum lc_hedge *edge,
 		      int64_t *index, char *buf, size_t size)
@@ -596,7 +539,7 @@ static void key_label(struct ljrefs *r, uint64_t k, enum lc_hedge *edge,
 		size_t len;
 		char *s = str_read(r->m, r->l, obj, 120, &len);
 
-		if (s && is_ident(s, len)) {
+		if (s && lc_lua_ident(s, len)) {
 			*edge = LC_HE_FIELD;
 			snprintf(buf, size, "%s", s);
 		} else if (s) {

@@ -437,46 +437,6 @@ static uint64_t count_ci52(struct walk *w, uint64_t L)
 	return n;
 }
 
-/* A hash of a string's bytes, read in words where they are mapped (a
- * core, a copy), so that a census hashes every string at memory speed;
- * never 0.  Bytes that cannot be read hash as their address. */
-static uint64_t str_hash(struct walk *w, uint64_t ts, bool islong,
-			 uint64_t len)
-{
-	uint64_t at, h = 0x9e3779b97f4a7c15ull ^ len;
-	const uint8_t *p;
-	uint8_t buf[64];
-
-	if (lc_lua_string_bytes(w->ctx, ts, islong, &at) < 0)
-		return ts | 1;
-	for (uint64_t off = 0; off < len;) {
-		size_t n = len - off < 4096 ? (size_t)(len - off) : 4096;
-		uint64_t k;
-		size_t i = 0;
-
-		p = lc_memory_map(w->m, at + off, n);
-		if (!p) {
-			n = n < sizeof(buf) ? n : sizeof(buf);
-			if (lc_read(w->m, at + off, buf, n) < 0)
-				return ts | 1;
-			p = buf;
-		}
-		for (; i + 8 <= n; i += 8) {
-			memcpy(&k, p + i, 8);
-			h = (h ^ k) * 0xff51afd7ed558ccdull;
-			h ^= h >> 32;
-		}
-		if (i < n) {
-			k = 0;
-			memcpy(&k, p + i, n - i);
-			h = (h ^ k ^ ((uint64_t)(n - i) << 56)) * 0xc4ceb9fe1a85ec53ull;
-			h ^= h >> 29;
-		}
-		off += n;
-	}
-	return h | 1;
-}
-
 /* Fill o's size and class from its bytes; -1 when they are not an
  * object of that kind. */
 static int describe(struct walk *w, uint64_t obj, int kind, bool islong,
@@ -508,7 +468,12 @@ static int describe(struct walk *w, uint64_t obj, int kind, bool islong,
 			return -1;
 		o->len = len;
 		o->size = l->ts_contents + len + 1;
-		o->klass = str_hash(w, obj, islong, len);
+		{
+			uint64_t at;
+
+			o->klass = lc_lua_string_bytes(w->ctx, obj, islong, &at) < 0 ?
+				(obj | 1) : lc_hash_bytes(w->m, at, len, obj);
+		}
 		if (l->major >= 505 && islong) {
 			/* lstring.c luaS_sizelngstr by shrlen's kind */
 			int64_t k = sget(p, l->ts.shrlen);
@@ -1037,27 +1002,6 @@ static int64_t str_bytes(struct refs *r, uint64_t ts, char *buf, size_t size)
 	return (int64_t)len;
 }
 
-static bool is_ident(const char *s, size_t n)
-{
-	static const char *const reserved[] = {
-		"and", "break", "do", "else", "elseif", "end", "false", "for",
-		"function", "goto", "if", "in", "local", "nil", "not", "or",
-		"repeat", "return", "then", "true", "until", "while",
-	};
-
-	if (!n || !((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z') ||
-		    s[0] == '_'))
-		return false;
-	for (size_t i = 1; i < n; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
-		      (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
-			return false;
-	for (size_t i = 0; i < LC_ARRAY_SIZE(reserved); i++)
-		if (strcmp(s, reserved[i]) == 0)
-			return false;
-	return true;
-}
-
 /* Is the value (val, tag) a string equal to s? */
 static bool str_is(struct refs *r, uint64_t val, unsigned tag, const char *s)
 {
@@ -1182,7 +1126,7 @@ static void key_label(struct refs *r, uint64_t kv, unsigned ktag,
 		char s[128];
 		int64_t n = str_bytes(r, kv, s, sizeof(s));
 
-		if (n >= 0 && (size_t)n < sizeof(s) && is_ident(s, (size_t)n)) {
+		if (n >= 0 && (size_t)n < sizeof(s) && lc_lua_ident(s, (size_t)n)) {
 			*edge = LC_HE_FIELD;
 			snprintf(buf, size, "%s", s);
 			return;
