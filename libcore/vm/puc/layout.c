@@ -383,6 +383,11 @@ static void heap_layout(struct lc_layout *l, Dwfl_Module *mod,
 	l->Gh.tmudata = field(&D[T_GLOBAL], F[T_GLOBAL] && c51, "tmudata");
 	l->Gh.twups = field(&D[T_GLOBAL], F[T_GLOBAL], "twups");
 	l->Lh.l_gt = field(&D[T_STATE], F[T_STATE] && c51, "l_gt");
+	/* Arrays whose offsets alone are used: what DWARF gives as their
+	 * size varies by compiler (0 for a flexible or [1] member in some
+	 * builds), so none is kept. */
+	l->clx.upvals.size = l->clx.upvalue.size = l->udx.uv.size = 0;
+	l->Gh.mt.size = 0;
 	l->sz_table = F[T_TABLE] ? lc_dwarf_type_size(&D[T_TABLE]) : 0;
 	l->sz_proto = F[T_PROTO] ? lc_dwarf_type_size(&D[T_PROTO]) : 0;
 	l->sz_upval = F[T_UPVAL] ? lc_dwarf_type_size(&D[T_UPVAL]) : 0;
