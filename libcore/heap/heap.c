@@ -444,7 +444,8 @@ static char *preview(struct lc_interp *in, struct lc_pass *pass,
 
 static struct lc_htop *top_take(struct topn *t, size_t *n)
 {
-	qsort(t->v, t->n, sizeof(*t->v), cmp_top);
+	if (t->n)
+		qsort(t->v, t->n, sizeof(*t->v), cmp_top);
 	*n = t->n;
 	return t->v;
 }
@@ -487,7 +488,8 @@ static struct lc_error *walk_vm(struct lc_heap *h, struct lc_interp *in,
 	for (size_t i = 0; i < v->nclasses; i++)
 		v->classes[i].name = in->ops->heap_class(pass, v->g,
 			v->classes[i].kind, v->classes[i].klass);
-	qsort(v->classes, v->nclasses, sizeof(*v->classes), cmp_class);
+	if (v->nclasses)
+		qsort(v->classes, v->nclasses, sizeof(*v->classes), cmp_class);
 	for (size_t i = 0; i < v->ntables; i++)
 		v->tables[i].name = in->ops->heap_class(pass, v->g, LC_HK_TABLE,
 							v->tables[i].klass);
@@ -503,7 +505,8 @@ static struct lc_error *walk_vm(struct lc_heap *h, struct lc_interp *in,
 		v->strings[i].preview = preview(in, pass, &o);
 	}
 	{
-		qsort(v->dups, v->ndups, sizeof(*v->dups), cmp_dup);
+		if (v->ndups)
+			qsort(v->dups, v->ndups, sizeof(*v->dups), cmp_dup);
 		if (v->ndups > top)
 			v->ndups = top;
 		for (size_t i = 0; i < v->ndups; i++) {
@@ -515,7 +518,7 @@ static struct lc_error *walk_vm(struct lc_heap *h, struct lc_interp *in,
 			v->dups[i].preview = preview(in, pass, &o);
 		}
 	}
-	if (keep)
+	if (keep && v->nobjs)
 		qsort(v->objs, v->nobjs, sizeof(*v->objs), cmp_obj);
 	if (v->info.partial)
 		h->partial = true;
@@ -583,7 +586,8 @@ static struct lc_error *load_snapshot(FILE *f, const char *path,
 			v->objs[k].flags = (uint8_t)(rec[3] >> 8);
 		}
 		v->n = hdr[1];
-		qsort(v->objs, v->n, sizeof(*v->objs), cmp_obj);
+		if (v->n)
+			qsort(v->objs, v->n, sizeof(*v->objs), cmp_obj);
 	}
 	return NULL;
 }

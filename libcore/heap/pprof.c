@@ -22,7 +22,7 @@ struct pb {
 
 static void put(struct pb *p, const void *d, size_t n)
 {
-	if (p->nomem)
+	if (p->nomem || !n)
 		return;
 	if (p->n + n > p->cap) {
 		size_t nc = p->cap ? p->cap * 2 : 4096;
