@@ -1070,13 +1070,9 @@ struct lc_error *lc_heap_create(struct lc_target *t,
 				continue;
 			}
 			if (paths && !in->ops->heap_refs) {
-				size_t len = strlen(v->info.note);
-
 				v->no_paths = true;
-				v->info.partial = h->partial = true;
-				snprintf(v->info.note + len, sizeof(v->info.note) - len,
-					 "%sno reference paths: luacore reads the references of PUC Lua's objects only",
-					 len ? "; " : "");
+				h->partial = true;
+				lc_hvm_note(&v->info, "no reference paths: this VM family's references are not read");
 			} else if (paths) {
 				lc_heap_bfs(in, pass, v, opts->strong);
 				if (v->info.partial)

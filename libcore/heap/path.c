@@ -150,16 +150,12 @@ void lc_heap_bfs(struct lc_interp *in, struct lc_pass *pass,
 	v->roots = b.roots;
 	v->nroots = b.nroots;
 	if (b.dangling) {
-		size_t len = strlen(v->info.note);
 		char *from = b.dangle_from >= 0 ?
 			lc_heap_path_of(in, pass, v, (size_t)b.dangle_from, false,
 					&(bool){ false }) : NULL;
 
-		v->info.partial = true;
-		snprintf(v->info.note + len, sizeof(v->info.note) - len,
-			 "%s%" PRIu64 " references from reachable objects lead to no object of the GC lists (the first to 0x%" PRIx64 " from %s): a list lost objects, or references are damaged",
-			 len ? "; " : "", b.dangling, b.dangle_to,
-			 from ? from : "a root");
+		lc_hvm_note(&v->info, "%" PRIu64 " references from reachable objects lead to no object of the GC lists (the first to 0x%" PRIx64 " from %s): a list lost objects, or references are damaged",
+			    b.dangling, b.dangle_to, from ? from : "a root");
 		free(from);
 	}
 	free(b.queue);

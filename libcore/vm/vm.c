@@ -2,6 +2,8 @@
  * interpreter, and freeing the report data every family fills. */
 #include <config.h>
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -285,4 +287,21 @@ uint64_t lc_hash_bytes(struct lc_memory *m, uint64_t at, uint64_t len,
 		off += n;
 	}
 	return h | 1;
+}
+
+void lc_hvm_note(struct lc_hvm *vm, const char *fmt, ...)
+{
+	size_t n = strlen(vm->note);
+	va_list ap;
+
+	vm->partial = true;
+	if (n + 4 >= sizeof(vm->note))
+		return;
+	if (n) {
+		memcpy(vm->note + n, "; ", 3);
+		n += 2;
+	}
+	va_start(ap, fmt);
+	vsnprintf(vm->note + n, sizeof(vm->note) - n, fmt, ap);
+	va_end(ap);
 }

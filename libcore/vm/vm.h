@@ -237,6 +237,11 @@ bool lc_lua_ident(const char *s, size_t n);
 uint64_t lc_hash_bytes(struct lc_memory *m, uint64_t at, uint64_t len,
 		       uint64_t fallback);
 
+/* Mark vm partial and append a reason to its note ("; " between
+ * reasons; what does not fit is dropped). */
+void lc_hvm_note(struct lc_hvm *vm, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 /* 0 to go on, -1 to stop (the walk then returns). */
 typedef int lc_hobj_fn(void *arg, const struct lc_hobj *o);
 typedef int lc_href_fn(void *arg, const struct lc_href *r);

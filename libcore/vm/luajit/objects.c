@@ -45,26 +45,6 @@ struct ljwalk {
 	bool nomem;
 };
 
-static void note(struct lc_hvm *vm, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void note(struct lc_hvm *vm, const char *fmt, ...)
-{
-	size_t n = strlen(vm->note);
-	va_list ap;
-
-	vm->partial = true;
-	if (n + 4 >= sizeof(vm->note))
-		return;
-	if (n) {
-		memcpy(vm->note + n, "; ", 3);
-		n += 2;
-	}
-	va_start(ap, fmt);
-	vsnprintf(vm->note + n, sizeof(vm->note) - n, fmt, ap);
-	va_end(ap);
-}
-
 static int rd(struct ljwalk *w, uint64_t obj, struct lc_lj_field f,
 	      uint64_t *ret)
 {
@@ -217,20 +197,20 @@ static void walk_from(struct ljwalk *w, uint64_t first, uint64_t stop,
 		struct lc_hobj o;
 
 		if (w->seen >= w->max) {
-			note(w->vm, "stopped after %zu objects (in '%s')", w->seen,
+			lc_hvm_note(w->vm, "stopped after %zu objects (in '%s')", w->seen,
 			     list);
 			w->stop = true;
 			return;
 		}
 		if (rd(w, obj, l->L.nextgc, &next) < 0 ||
 		    rd(w, obj, l->L.gct, &gct) < 0) {
-			note(w->vm, "GC list '%s' broken at object %zu (0x%" PRIx64 " unreadable)",
+			lc_hvm_note(w->vm, "GC list '%s' broken at object %zu (0x%" PRIx64 " unreadable)",
 			     list, here, obj);
 			return;
 		}
 		w->seen++;
 		if (describe(w, obj, (unsigned)gct, &o) < 0) {
-			note(w->vm, "object 0x%" PRIx64 " on '%s' (tag %u) does not read as one",
+			lc_hvm_note(w->vm, "object 0x%" PRIx64 " on '%s' (tag %u) does not read as one",
 			     obj, list, (unsigned)gct);
 			return;
 		}
@@ -245,7 +225,7 @@ static void walk_from(struct ljwalk *w, uint64_t first, uint64_t stop,
 		here++;
 		obj = next;
 		if (obj && obj == saved) {
-			note(w->vm, "GC list '%s' is cyclic (back at 0x%" PRIx64 " after %zu objects)",
+			lc_hvm_note(w->vm, "GC list '%s' is cyclic (back at 0x%" PRIx64 " after %zu objects)",
 			     list, obj, here);
 			return;
 		}
@@ -283,20 +263,20 @@ struct lc_error *lc_lj_heap_walk(struct lc_program *p,
 		ret->memory = total;
 	}
 	if (rd(&w, g, l->G.gc_root, &root) < 0) {
-		note(ret, "the head of the GC root list is unreadable");
+		lc_hvm_note(ret, "the head of the GC root list is unreadable");
 		root = 0;
 	}
 	walk_from(&w, root, 0, 0, "gc.root");
 	/* the string table's chains */
 	if (rd(&w, g, l->G.str_tab, &tab) < 0 || rd(&w, g, l->G.str_mask, &mask) < 0 ||
 	    mask >= MAX_STRTAB) {
-		note(ret, "the string table is unreadable");
+		lc_hvm_note(ret, "the string table is unreadable");
 	} else {
 		for (uint64_t i = 0; i <= mask && !w.stop; i++) {
 			uint64_t first;
 
 			if (lc_read_u64(w.m, tab + 8 * i, &first) < 0) {
-				note(ret, "the string table's slot %" PRIu64 " is unreadable", i);
+				lc_hvm_note(ret, "the string table's slot %" PRIu64 " is unreadable", i);
 				break;
 			}
 			if (first & ~1ull)

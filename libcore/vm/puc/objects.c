@@ -314,26 +314,6 @@ static const uint8_t *wview(struct walk *w, uint64_t addr, size_t len,
 	return p;
 }
 
-static void note(struct lc_hvm *vm, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void note(struct lc_hvm *vm, const char *fmt, ...)
-{
-	size_t n = strlen(vm->note);
-	va_list ap;
-
-	vm->partial = true;
-	if (n + 4 >= sizeof(vm->note))
-		return;
-	if (n) {
-		memcpy(vm->note + n, "; ", 3);
-		n += 2;
-	}
-	va_start(ap, fmt);
-	vsnprintf(vm->note + n, sizeof(vm->note) - n, fmt, ap);
-	va_end(ap);
-}
-
 /* 5.4 ltable.c luaH_realasize: alimit is the size unless BITRAS (bit 7
  * of flags) is set and it is no power of 2: then the next power of 2. */
 static uint64_t real_asize(const struct lc_layout *l, uint64_t asz,
@@ -675,12 +655,12 @@ static int visit(struct walk *w, uint64_t obj, uint8_t tt, unsigned flags,
 	int kind = kind_of(w->major, tt, &islong);
 
 	if (kind == K_BAD) {
-		note(w->vm, "GC list '%s' broken at object %zu (0x%" PRIx64 ": tag 0x%x is no object type)",
+		lc_hvm_note(w->vm, "GC list '%s' broken at object %zu (0x%" PRIx64 ": tag 0x%x is no object type)",
 		     list, here, obj, tt);
 		return -1;
 	}
 	if (describe(w, obj, kind, islong, &o) < 0) {
-		note(w->vm, "object 0x%" PRIx64 " on '%s' (a %s) does not read as one",
+		lc_hvm_note(w->vm, "object 0x%" PRIx64 " on '%s' (a %s) does not read as one",
 		     obj, list, lc_hkind_name(kind));
 		return -1;
 	}
@@ -709,13 +689,13 @@ static void walk_from(struct walk *w, uint64_t first, uint64_t stop,
 		uint64_t next;
 
 		if (w->seen >= w->max) {
-			note(w->vm, "stopped after %zu objects (in '%s')", w->seen,
+			lc_hvm_note(w->vm, "stopped after %zu objects (in '%s')", w->seen,
 			     list);
 			w->stop = true;
 			return;
 		}
 		if (!ptr_ok(obj) || !(p = wview(w, obj, hdr, buf))) {
-			note(w->vm, "GC list '%s' broken at object %zu (0x%" PRIx64 " unreadable)",
+			lc_hvm_note(w->vm, "GC list '%s' broken at object %zu (0x%" PRIx64 " unreadable)",
 			     list, here, obj);
 			return;
 		}
@@ -738,7 +718,7 @@ static void walk_from(struct walk *w, uint64_t first, uint64_t stop,
 		case 1:
 			/* Lists are disjoint: a link leads into another list
 			 * or back into this one. */
-			note(w->vm, "GC list '%s' reaches object 0x%" PRIx64 " a second time (at position %zu): a link is damaged; the objects after it are not counted again",
+			lc_hvm_note(w->vm, "GC list '%s' reaches object 0x%" PRIx64 " a second time (at position %zu): a link is damaged; the objects after it are not counted again",
 			     list, obj, here);
 			return;
 		case -1:
@@ -753,7 +733,7 @@ static void walk_from(struct walk *w, uint64_t first, uint64_t stop,
 		here++;
 		obj = next;
 		if (obj && obj == saved) {
-			note(w->vm, "GC list '%s' is cyclic (back at 0x%" PRIx64 " after %zu objects)",
+			lc_hvm_note(w->vm, "GC list '%s' is cyclic (back at 0x%" PRIx64 " after %zu objects)",
 			     list, obj, here);
 			return;
 		}
@@ -773,7 +753,7 @@ static void walk_head(struct walk *w, uint64_t g, struct lc_field head,
 	if (!LC_HAS(head))
 		return;
 	if (lc_read_u64(w->m, g + (uint64_t)head.off, &first) < 0) {
-		note(w->vm, "the head of GC list '%s' is unreadable", list);
+		lc_hvm_note(w->vm, "the head of GC list '%s' is unreadable", list);
 		return;
 	}
 	walk_from(w, first, 0, flags, list);
@@ -789,19 +769,19 @@ static void walk_strt(struct walk *w, uint64_t g)
 	    lc_read_u64(w->m, g + (uint64_t)l->Gh.strt_hash.off, &hash) < 0 ||
 	    lc_read_uint(w->m, g + (uint64_t)l->Gh.strt_size.off,
 			 l->Gh.strt_size.size, &size) < 0) {
-		note(w->vm, "the string table is unreadable");
+		lc_hvm_note(w->vm, "the string table is unreadable");
 		return;
 	}
 	size &= 0xffffffffu;
 	if (size > MAX_STRT) {
-		note(w->vm, "the string table claims %" PRIu64 " slots", size);
+		lc_hvm_note(w->vm, "the string table claims %" PRIu64 " slots", size);
 		return;
 	}
 	for (uint64_t i = 0; i < size && !w->stop; i++) {
 		uint64_t first;
 
 		if (lc_read_u64(w->m, hash + 8 * i, &first) < 0) {
-			note(w->vm, "the string table's slot %" PRIu64 " is unreadable", i);
+			lc_hvm_note(w->vm, "the string table's slot %" PRIu64 " is unreadable", i);
 			return;
 		}
 		if (first)
