@@ -86,6 +86,16 @@ char *lc_strdup_or_null(const char *s);
 const char *lc_base_name(const char *path);
 /* CLOCK_MONOTONIC in seconds. */
 double lc_now_s(void);
+/* Big arrays (a heap walk's: millions of entries) as anonymous
+ * mappings with huge pages asked for where the kernel gives them on
+ * request: one page fault per 2 MiB instead of 512 (a fault costs
+ * microseconds in a VM), and growth by mremap, which moves no bytes.
+ * lc_huge_alloc: n zeroed bytes, or NULL.  lc_huge_grow: p of old
+ * bytes (NULL, 0: none yet) as n bytes, the new ones zeroed, or NULL
+ * with p unchanged.  lc_huge_free: p of n bytes (NULL: nothing). */
+void *lc_huge_alloc(size_t n);
+void *lc_huge_grow(void *p, size_t old, size_t n);
+void lc_huge_free(void *p, size_t n);
 
 /* s as a JSON string ("null" for NULL): bytes outside printable ASCII
  * as \u00XX, since Lua strings are bytes (report/format.c). */

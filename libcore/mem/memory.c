@@ -9,6 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -58,9 +61,192 @@ struct lc_memory {
 	struct page *cache;	/* LC_CACHE_PAGES, direct-mapped */
 	struct owned *owned;
 	size_t nowned;
+	struct blocks *blocks;	/* lc_memory_set_blocks, or NULL */
 };
 
 void (*lc_read_hook)(uint64_t addr, size_t len);
+
+/* The blocks of lc_memory_set_blocks: direct-mapped by block number;
+ * each slot holds [lo, hi) of its block and up to BLOCK_OVER bytes
+ * after it, read from one range's file.
+ *
+ * Read-ahead: a walk goes through a heap mostly block after block (the
+ * GC lists run newest first, and objects made one after the other lie
+ * side by side).  After two steps of one block in one direction, a
+ * thread of ours reads the next AHEAD blocks in that direction while the
+ * walk works on this one, so that the copy out of the page cache, a
+ * third of a census's time, runs on another core.  A slot the thread
+ * fills is busy: the walk neither reads nor writes it until the thread
+ * is done with it (waiting, if it needs that very slot). */
+#define BLOCK_SIZE	(64u << 10)
+#define BLOCK_OVER	LC_PAGE_SIZE
+#define AHEAD		8
+
+struct block {
+	uint64_t lo, hi;	/* target addresses held, hi == 0: empty */
+	atomic_int busy;	/* the read-ahead thread owns it */
+};
+
+struct ahead {
+	size_t slot;
+	uint64_t lo, hi;	/* what to read, into the slot's data */
+	int fd;
+	uint64_t off;		/* the file offset of lo */
+};
+
+struct blocks {
+	struct block *v;
+	uint8_t *data;		/* n * (BLOCK_SIZE + BLOCK_OVER) */
+	size_t n;		/* a power of 2 */
+	/* the walk's last block and its step (+-BLOCK_SIZE, or 0) */
+	uint64_t cur;
+	int64_t step;
+	/* the read-ahead thread; under mu: the queue, running, quit */
+	bool started, failed;
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t more, done;
+	struct ahead q[AHEAD];
+	size_t qn;
+	bool running, quit;
+};
+
+static uint8_t *slot_data(const struct blocks *b, size_t i)
+{
+	return b->data + i * (size_t)(BLOCK_SIZE + BLOCK_OVER);
+}
+
+static int fd_pread(int fd, uint64_t off, void *buf, size_t len)
+{
+	uint8_t *out = buf;
+
+	while (len) {
+		ssize_t n = pread(fd, out, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		out += n;
+		off += (uint64_t)n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static void *ahead_main(void *arg)
+{
+	struct blocks *b = arg;
+
+	pthread_mutex_lock(&b->mu);
+	for (;;) {
+		struct ahead r;
+		struct block *k;
+		bool ok;
+
+		while (!b->qn && !b->quit)
+			pthread_cond_wait(&b->more, &b->mu);
+		if (b->quit)
+			break;
+		r = b->q[0];
+		memmove(b->q, b->q + 1, --b->qn * sizeof(b->q[0]));
+		b->running = true;
+		pthread_mutex_unlock(&b->mu);
+		ok = fd_pread(r.fd, r.off, slot_data(b, r.slot) +
+			      (r.lo & (BLOCK_SIZE - 1)), (size_t)(r.hi - r.lo)) == 0;
+		pthread_mutex_lock(&b->mu);
+		k = &b->v[r.slot];
+		k->lo = ok ? r.lo : 0;
+		k->hi = ok ? r.hi : 0;
+		atomic_store_explicit(&k->busy, 0, memory_order_release);
+		b->running = false;
+		pthread_cond_broadcast(&b->done);
+	}
+	/* what is still queued stays empty */
+	for (size_t i = 0; i < b->qn; i++) {
+		b->v[b->q[i].slot].hi = 0;
+		atomic_store_explicit(&b->v[b->q[i].slot].busy, 0,
+				      memory_order_release);
+	}
+	b->qn = 0;
+	pthread_cond_broadcast(&b->done);
+	pthread_mutex_unlock(&b->mu);
+	return NULL;
+}
+
+/* The thread, with every signal blocked in it (the tools' handlers run
+ * on the main thread); none when it cannot be made. */
+static void ahead_start(struct blocks *b)
+{
+	sigset_t all, old;
+
+	if (pthread_mutex_init(&b->mu, NULL) != 0)
+		return;
+	if (pthread_cond_init(&b->more, NULL) != 0) {
+		pthread_mutex_destroy(&b->mu);
+		return;
+	}
+	if (pthread_cond_init(&b->done, NULL) != 0) {
+		pthread_cond_destroy(&b->more);
+		pthread_mutex_destroy(&b->mu);
+		return;
+	}
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	b->started = pthread_create(&b->th, NULL, ahead_main, b) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!b->started) {
+		pthread_cond_destroy(&b->done);
+		pthread_cond_destroy(&b->more);
+		pthread_mutex_destroy(&b->mu);
+	}
+}
+
+/* Until the thread has nothing queued and reads nothing: what is
+ * queued is dropped (its slots empty). */
+static void ahead_quiesce(struct blocks *b)
+{
+	if (!b || !b->started)
+		return;
+	pthread_mutex_lock(&b->mu);
+	for (size_t i = 0; i < b->qn; i++) {
+		b->v[b->q[i].slot].hi = 0;
+		atomic_store_explicit(&b->v[b->q[i].slot].busy, 0,
+				      memory_order_release);
+	}
+	b->qn = 0;
+	while (b->running)
+		pthread_cond_wait(&b->done, &b->mu);
+	pthread_mutex_unlock(&b->mu);
+}
+
+/* Until slot k is no longer the thread's. */
+static void ahead_wait(struct blocks *b, struct block *k)
+{
+	pthread_mutex_lock(&b->mu);
+	while (atomic_load_explicit(&k->busy, memory_order_acquire))
+		pthread_cond_wait(&b->done, &b->mu);
+	pthread_mutex_unlock(&b->mu);
+}
+
+static void blocks_free(struct blocks *b)
+{
+	if (!b)
+		return;
+	if (b->started) {
+		pthread_mutex_lock(&b->mu);
+		b->quit = true;
+		pthread_cond_signal(&b->more);
+		pthread_mutex_unlock(&b->mu);
+		pthread_join(b->th, NULL);
+		pthread_cond_destroy(&b->done);
+		pthread_cond_destroy(&b->more);
+		pthread_mutex_destroy(&b->mu);
+	}
+	free(b->v);
+	lc_huge_free(b->data, b->n * (size_t)(BLOCK_SIZE + BLOCK_OVER));
+	free(b);
+}
 
 struct lc_error *lc_memory_create(struct lc_memory **ret)
 {
@@ -83,6 +269,7 @@ void lc_memory_destroy(struct lc_memory *m)
 	free(m->fall.v);
 	free(m->regions.v);
 	free(m->cache);
+	blocks_free(m->blocks);
 	free(m);
 }
 
@@ -216,6 +403,12 @@ void lc_memory_clear(struct lc_memory *m, unsigned kind)
 
 	r->n = 0;
 	m->last = m->hot = NULL;
+	if (m->blocks) {
+		ahead_quiesce(m->blocks);
+		for (size_t i = 0; i < m->blocks->n; i++)
+			m->blocks->v[i].hi = 0;
+		m->blocks->step = 0;
+	}
 }
 
 static inline const struct range *find(struct ranges *r, uint64_t addr)
@@ -342,10 +535,22 @@ static int range_read(const struct range *s, uint64_t addr, uint8_t *out,
 	return s->src->read(s->arg, addr, out, n);
 }
 
+static const uint8_t *block_view(struct lc_memory *m, uint64_t addr,
+				 size_t len);
+
 static int read_once(struct lc_memory *m, uint64_t addr, void *buf, size_t len)
 {
 	uint8_t *out = buf;
 	const struct range *h = m->hot;
+
+	if (m->blocks && !m->nspaces && len <= BLOCK_OVER) {
+		const uint8_t *p = block_view(m, addr, len);
+
+		if (p) {
+			memcpy(buf, p, len);
+			return 0;
+		}
+	}
 
 	/* Reads come in runs in one range (a stack, a Proto, a table): the
 	 * range the last one was served from first. */
@@ -467,6 +672,194 @@ const void *lc_memory_map(struct lc_memory *m, uint64_t addr, size_t len)
 	return s->data + (addr - s->start);
 }
 
+static const struct lc_mem_source mapped_source;
+
+/* Bytes of a file mapped in this process (lc_memory_add_file). */
+struct lc_mem_file {
+	const uint8_t *image;
+	size_t size;
+	int fd;			/* for pread, or -1 */
+	char *path;		/* for messages, or NULL */
+	int releasable;		/* -1 unknown, 0 no, 1 a file mapping */
+	bool check_release;	/* release may madvise the image */
+};
+
+static int file_pread(const struct lc_mem_file *f, uint64_t off, void *buf,
+		      size_t len)
+{
+	return fd_pread(f->fd, off, buf, len);
+}
+
+/* The walk is now in block base (s: its range, NULL: not looked up):
+ * after two steps of one block in one direction, the next AHEAD blocks
+ * that way are queued for the thread when the one half-way there is
+ * neither held nor queued (so that the thread is woken once for several
+ * blocks). */
+static void read_ahead(struct lc_memory *m, const struct range *s,
+		       uint64_t base)
+{
+	struct blocks *b = m->blocks;
+	int64_t d = (int64_t)(base - b->cur);
+	const struct lc_mem_file *f;
+	uint64_t mid;
+	struct block *km;
+	bool added = false;
+
+	b->cur = base;
+	if (d != (int64_t)BLOCK_SIZE && d != -(int64_t)BLOCK_SIZE) {
+		b->step = 0;
+		return;
+	}
+	if (d != b->step) {
+		b->step = d;
+		return;
+	}
+	mid = base + (uint64_t)(d * (AHEAD / 2));
+	km = &b->v[(size_t)(mid / BLOCK_SIZE) & (b->n - 1)];
+	if (atomic_load_explicit(&km->busy, memory_order_acquire) ||
+	    (km->hi && km->lo <= mid && mid < km->hi))
+		return;
+	if (!s) {
+		s = m->last;
+		if (!s || base < s->start || base >= s->end)
+			s = find(&m->prim, base);
+	}
+	if (!s || s->src != &mapped_source || !s->data)
+		return;
+	f = s->arg;
+	if (f->fd < 0)
+		return;
+	/* made when first wanted: never for memory with no file behind */
+	if (!b->started && (ahead_start(b), !b->started)) {
+		b->failed = true;
+		return;
+	}
+	pthread_mutex_lock(&b->mu);
+	for (int j = 1; j <= AHEAD && b->qn < AHEAD; j++) {
+		uint64_t nb = base + (uint64_t)(d * j), lo, hi;
+		size_t i = (size_t)(nb / BLOCK_SIZE) & (b->n - 1);
+		struct block *k = &b->v[i];
+
+		if (nb + BLOCK_SIZE <= s->start || nb >= s->end ||
+		    (d < 0 && nb > base) || (d > 0 && nb < base))
+			break;
+		if (atomic_load_explicit(&k->busy, memory_order_relaxed) ||
+		    (k->hi && k->lo <= (nb < s->start ? s->start : nb) &&
+		     k->hi >= nb + BLOCK_SIZE))
+			continue;
+		lo = nb < s->start ? s->start : nb;
+		hi = nb + BLOCK_SIZE + BLOCK_OVER;
+		if (hi > s->end)
+			hi = s->end;
+		k->hi = 0;
+		atomic_store_explicit(&k->busy, 1, memory_order_relaxed);
+		b->q[b->qn++] = (struct ahead){ i, lo, hi, f->fd,
+						s->off + (lo - s->start) };
+		added = true;
+	}
+	if (added)
+		pthread_cond_signal(&b->more);
+	pthread_mutex_unlock(&b->mu);
+}
+
+/* [addr, addr + len) from a block, read on a miss with pread from the
+ * file behind the primary range that holds addr; NULL where no file
+ * with a descriptor is behind it, or where the range or the file ends
+ * before addr + len. */
+static const uint8_t *block_view(struct lc_memory *m, uint64_t addr,
+				 size_t len)
+{
+	struct blocks *b = m->blocks;
+	uint64_t base = addr & ~(uint64_t)(BLOCK_SIZE - 1);
+	size_t i = (size_t)(base / BLOCK_SIZE) & (b->n - 1);
+	struct block *k = &b->v[i];
+	uint8_t *data = slot_data(b, i);
+	const struct range *s = NULL;
+
+	if (atomic_load_explicit(&k->busy, memory_order_acquire))
+		ahead_wait(b, k);
+	if (k->hi == 0 || addr < k->lo || addr + len > k->hi ||
+	    addr + len < addr) {
+		const struct lc_mem_file *f;
+		uint64_t lo, hi;
+
+		s = m->last;
+		if (!s || addr < s->start || addr >= s->end) {
+			s = find(&m->prim, addr);
+			if (!s)
+				return NULL;
+			m->last = s;
+		}
+		if (s->src != &mapped_source || !s->data)
+			return NULL;
+		f = s->arg;
+		if (f->fd < 0)
+			return NULL;
+		lo = base < s->start ? s->start : base;
+		hi = base + BLOCK_SIZE + BLOCK_OVER;
+		if (hi > s->end || hi < base)
+			hi = s->end;
+		if (addr + len > hi || addr + len < addr)
+			return NULL;
+		k->hi = 0;
+		if (file_pread(f, s->off + (lo - s->start), data + (lo - base),
+			       (size_t)(hi - lo)) < 0)
+			return NULL;
+		k->lo = lo;
+		k->hi = hi;
+	}
+	if (base != b->cur && !b->failed)
+		read_ahead(m, s, base);
+	return data + (addr - base);
+}
+
+const void *lc_memory_view(struct lc_memory *m, uint64_t addr, size_t len)
+{
+	if (m->blocks && !m->nspaces && len <= BLOCK_OVER) {
+		const uint8_t *p = block_view(m, addr, len);
+
+		if (p)
+			return p;
+	}
+	return lc_memory_map(m, addr, len);
+}
+
+bool lc_memory_blocks_on(const struct lc_memory *m)
+{
+	return m->blocks != NULL;
+}
+
+bool lc_memory_set_blocks(struct lc_memory *m, size_t bytes)
+{
+	struct blocks *b;
+	size_t n = 1;
+
+	/* a power of 2, for the slot's mask */
+	while (2 * n * (BLOCK_SIZE + BLOCK_OVER) <= bytes)
+		n *= 2;
+	if (bytes < BLOCK_SIZE + BLOCK_OVER)
+		n = 0;
+	if (n && m->blocks && m->blocks->n == n)
+		return true;	/* on already */
+
+	blocks_free(m->blocks);
+	m->blocks = NULL;
+	if (!n)
+		return false;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return false;
+	b->n = n;
+	b->v = calloc(n, sizeof(*b->v));
+	b->data = lc_huge_alloc(n * (size_t)(BLOCK_SIZE + BLOCK_OVER));
+	if (!b->v || !b->data) {
+		blocks_free(b);
+		return false;
+	}
+	m->blocks = b;
+	return true;
+}
+
 bool lc_memory_is_data(struct lc_memory *m, uint64_t addr, size_t len)
 {
 	const struct range *s;
@@ -514,37 +907,6 @@ bool lc_memory_data_span(struct lc_memory *m, uint64_t *lo, uint64_t *hi)
 				*hi = r->v[i].end;
 		}
 	return *hi > 0;
-}
-
-static const struct lc_mem_source mapped_source;
-
-/* Bytes of a file mapped in this process (lc_memory_add_file). */
-struct lc_mem_file {
-	const uint8_t *image;
-	size_t size;
-	int fd;			/* for pread, or -1 */
-	char *path;		/* for messages, or NULL */
-	int releasable;		/* -1 unknown, 0 no, 1 a file mapping */
-	bool check_release;	/* release may madvise the image */
-};
-
-static int file_pread(const struct lc_mem_file *f, uint64_t off, void *buf,
-		      size_t len)
-{
-	uint8_t *out = buf;
-
-	while (len) {
-		ssize_t n = pread(f->fd, out, len, (off_t)off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		out += n;
-		off += (uint64_t)n;
-		len -= (size_t)n;
-	}
-	return 0;
 }
 
 struct lc_error *lc_memory_scan(struct lc_memory *m, size_t chunk,
