@@ -280,10 +280,10 @@ static void json_vm(const struct lc_heap *h, const struct lc_hvmres *v,
 	lc_json_str(out, v->version);
 	fprintf(out, ",\"objects\":%" PRIu64 ",\"bytes\":%" PRIu64
 		",\"vm_memory\":%" PRIu64 ",\"vm_own\":%" PRIu64
-		",\"unexplained\":%" PRId64 ",\"partial\":%s,\"note\":",
+		",\"unexplained\":%" PRId64 ",\"walk_seconds\":%.6f,\"partial\":%s,\"note\":",
 		v->info.objects, v->total, v->info.memory, v->info.own,
 		(int64_t)(v->info.memory - v->total - v->info.own),
-		v->info.partial ? "true" : "false");
+		v->walk_seconds, v->info.partial ? "true" : "false");
 	lc_json_str(out, v->info.partial ? v->info.note : NULL);
 	fputs(",\"types\":{", out);
 	for (int k = 0; k < LC_HK_NKINDS; k++)

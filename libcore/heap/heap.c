@@ -11,7 +11,9 @@
 #include "heap/heap.h"
 #include "report/session.h"
 
-#define SNAP_MAGIC	"LCHEAP02"
+#define SNAP_MAGIC	"LCHEAP03"	/* 03: strings hashed by lanes (vm.c) */
+/* Bytes of a core kept read while the heap is walked. */
+#define HEAP_BLOCKS	((size_t)17 << 20)
 
 /* ---- small helpers ---- */
 
@@ -217,8 +219,9 @@ static int dup_add(struct census *c, const struct lc_hobj *o)
 	struct lstr *e;
 
 	if (c->nls == c->cls) {
-		size_t nc = c->cls ? 2 * c->cls : 1024;
-		struct lstr *n = realloc(c->ls, nc * sizeof(*n));
+		size_t nc = c->cls ? 2 * c->cls : 65536;
+		struct lstr *n = lc_huge_grow(c->ls, c->cls * sizeof(*n),
+					      nc * sizeof(*n));
 
 		if (!n)
 			return -1;
@@ -234,79 +237,106 @@ static int dup_add(struct census *c, const struct lc_hobj *o)
 	return 0;
 }
 
-/* Order by hash, as far as runs of equal hashes need: two passes of
- * 16 bits on the low half (tmp as large as v), then each run of equal
- * low halves (rarely longer than one) by the whole hash. */
-static void lstr_sort(struct lstr *v, struct lstr *tmp, size_t n)
+static int cmp_lstr(const void *a, const void *b)
 {
-	static size_t count[1 << 16];
-	struct lstr *a = v, *b = tmp;
+	const struct lstr *x = a, *y = b;
 
-	for (int pass = 0; pass < 2; pass++) {
-		int sh = 16 * pass;
-		size_t sum = 0;
-
-		memset(count, 0, sizeof(count));
-		for (size_t i = 0; i < n; i++)
-			count[(a[i].hash >> sh) & 0xffff]++;
-		for (size_t d = 0; d < LC_ARRAY_SIZE(count); d++) {
-			size_t k = count[d];
-
-			count[d] = sum;
-			sum += k;
-		}
-		for (size_t i = 0; i < n; i++)
-			b[count[(a[i].hash >> sh) & 0xffff]++] = a[i];
-		{
-			struct lstr *x = a;
-
-			a = b;
-			b = x;
-		}
-	}
-	/* two passes: the sorted array is v again */
-	for (size_t i = 0, j; i < n; i = j) {
-		for (j = i + 1; j < n && (uint32_t)v[j].hash == (uint32_t)v[i].hash; j++)
-			;
-		for (size_t k = i + 1; k < j; k++) {
-			struct lstr x = v[k];
-			size_t m = k;
-
-			for (; m > i && v[m - 1].hash > x.hash; m--)
-				v[m] = v[m - 1];
-			v[m] = x;
-		}
-	}
+	if (x->hash != y->hash)
+		return x->hash < y->hash ? -1 : 1;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-/* The duplicated long strings: runs of one hash, two or more long. */
+/* Without LC_HW_EXACT, a long string's hash covers its ends only: the
+ * strings of each run of one such hash (sorted) get the hash of all
+ * their bytes, read now, so that only equal strings stay together.
+ * True when a hash changed. */
+static bool sketched(struct census *c, size_t n)
+{
+	bool changed = false;
+
+	for (size_t i = 0, j; i < n; i = j) {
+		for (j = i + 1; j < n && c->ls[j].hash == c->ls[i].hash; j++)
+			;
+		if (j - i < 2 || c->ls[i].len <= LC_SKETCH_MIN)
+			continue;
+		for (size_t k = i; k < j; k++) {
+			struct lstr *e = &c->ls[k];
+			struct lc_hobj o = { .addr = e->addr, .len = e->len,
+					     .kind = LC_HK_STRING,
+					     .flags = LC_HF_LONG };
+			size_t got = 0;
+			char *b = e->len < UINT32_MAX ?
+				  c->in->ops->heap_string(c->pass, &o, e->len, &got) :
+				  NULL;
+
+			/* unreadable: its address stands for it (no copy) */
+			e->hash = b && got == e->len ?
+				  lc_hash_buf(b, got) ^ (e->len * 0x9e3779b97f4a7c15ull) :
+				  e->addr | 1;
+			free(b);
+			changed = true;
+		}
+	}
+	return changed;
+}
+
+/* The duplicated long strings: hashes that two or more have.  Two
+ * bitmaps indexed by bits of the hash, seen once and seen twice, leave
+ * only the strings that may share their hash with another (a few
+ * percent more than those that do); those alone are sorted, in place,
+ * so that no second array as large as the first is needed. */
 static int dups_of(struct census *c)
 {
 	struct lc_hvmres *v = c->v;
-	struct lstr *tmp;
-	size_t cap = 0;
+	uint64_t *once, *twice;
+	size_t bits = 1024, cap = 0, n = 0;
+	int sh;
 
 	if (c->nls < 2)
 		return 0;
-	tmp = malloc(c->nls * sizeof(*tmp));
-	if (!tmp)
+	while (bits < 16 * c->nls && bits < ((size_t)1 << 32))
+		bits *= 2;
+	sh = 64 - __builtin_ctzll(bits);
+	once = lc_huge_alloc(bits / 8);
+	twice = lc_huge_alloc(bits / 8);
+	if (!once || !twice) {
+		lc_huge_free(once, bits / 8);
+		lc_huge_free(twice, bits / 8);
 		return -1;
-	lstr_sort(c->ls, tmp, c->nls);
-	free(tmp);
-	for (size_t i = 0, j; i < c->nls; i = j) {
+	}
+	for (size_t i = 0; i < c->nls; i++) {
+		uint64_t b = mix(c->ls[i].hash) >> sh, m = 1ull << (b & 63);
+
+		if (once[b >> 6] & m)
+			twice[b >> 6] |= m;
+		once[b >> 6] |= m;
+	}
+	for (size_t i = 0; i < c->nls; i++) {
+		uint64_t b = mix(c->ls[i].hash) >> sh;
+
+		if (twice[b >> 6] & (1ull << (b & 63)))
+			c->ls[n++] = c->ls[i];
+	}
+	lc_huge_free(once, bits / 8);
+	lc_huge_free(twice, bits / 8);
+	if (n > 1)
+		qsort(c->ls, n, sizeof(*c->ls), cmp_lstr);
+	if (!c->keep && sketched(c, n) && n > 1)
+		qsort(c->ls, n, sizeof(*c->ls), cmp_lstr);
+	for (size_t i = 0, j; i < n; i = j) {
 		struct lc_hdup *d;
 
-		for (j = i + 1; j < c->nls && c->ls[j].hash == c->ls[i].hash; j++)
+		for (j = i + 1; j < n && c->ls[j].hash == c->ls[i].hash; j++)
 			;
 		if (j - i < 2)
 			continue;
 		if (v->ndups == cap) {
 			size_t nc = cap ? 2 * cap : 64;
-			struct lc_hdup *n = realloc(v->dups, nc * sizeof(*n));
+			struct lc_hdup *nd = realloc(v->dups, nc * sizeof(*nd));
 
-			if (!n)
+			if (!nd)
 				return -1;
-			v->dups = n;
+			v->dups = nd;
 			cap = nc;
 		}
 		d = &v->dups[v->ndups++];
@@ -321,24 +351,33 @@ static int dups_of(struct census *c)
 	return 0;
 }
 
+/* o into t when it is among the biggest so far. */
+static void top_offer(struct topn *t, const struct lc_hobj *o)
+{
+	struct lc_htop e;
+
+	if (t->n == t->cap && (!t->cap || o->size <= t->v[0].bytes))
+		return;
+	memset(&e, 0, sizeof(e));
+	e.addr = o->addr;
+	e.bytes = o->size;
+	e.len = o->len;
+	e.hsize = o->hsize;
+	e.kind = o->kind;
+	e.klass = o->klass;
+	top_add(t, &e);
+}
+
 static int census_fn(void *arg, const struct lc_hobj *o)
 {
 	struct census *c = arg;
 	struct lc_hvmres *v = c->v;
-	struct lc_htop t;
 
 	if (o->kind >= LC_HK_NKINDS)
 		return 0;
 	v->count[o->kind]++;
 	v->bytes[o->kind] += o->size;
 	v->total += o->size;
-	memset(&t, 0, sizeof(t));
-	t.addr = o->addr;
-	t.bytes = o->size;
-	t.len = o->len;
-	t.hsize = o->hsize;
-	t.kind = o->kind;
-	t.klass = o->klass;
 	switch (o->kind) {
 	case LC_HK_STRING:
 		if (o->flags & LC_HF_LONG) {
@@ -350,14 +389,14 @@ static int census_fn(void *arg, const struct lc_hobj *o)
 			v->short_count++;
 			v->short_bytes += o->size;
 		}
-		top_add(&c->strings, &t);
+		top_offer(&c->strings, o);
 		break;
 	case LC_HK_TABLE:
-		top_add(&c->tables, &t);
+		top_offer(&c->tables, o);
 		break;
 	case LC_HK_THREAD:
 		v->threads_total++;
-		top_add(&c->threads, &t);
+		top_offer(&c->threads, o);
 		break;
 	default:
 		break;
@@ -471,12 +510,19 @@ static struct lc_error *walk_vm(struct lc_heap *h, struct lc_interp *in,
 		free(c.threads.v);
 		return &lc_error_nomem;
 	}
-	err = in->ops->heap_walk(pass, v->g, census_fn, &c, &v->info);
+	double t0 = lc_now_s();
+
+	err = in->ops->heap_walk(pass, v->g, keep ? LC_HW_EXACT : 0, census_fn,
+				 &c, &v->info);
 	free(c.cm.keys);
 	free(c.cm.idx);
 	if (!err && !c.nomem && dups_of(&c) < 0)
 		c.nomem = true;
-	free(c.ls);
+	lc_huge_free(c.ls, c.cls * sizeof(*c.ls));
+	v->walk_seconds = lc_now_s() - t0;
+	lc_log(LC_LOG_VERBOSE, "heap of VM 0x%" PRIx64 ": %" PRIu64 " objects walked in %.3f s (%.1f M objects/s)",
+	       v->g, v->info.objects, v->walk_seconds,
+	       v->walk_seconds > 0 ? (double)v->info.objects / v->walk_seconds / 1e6 : 0.0);
 	v->strings = top_take(&c.strings, &v->nstrings);
 	v->tables = top_take(&c.tables, &v->ntables);
 	v->threads = top_take(&c.threads, &v->nthreads);
@@ -1015,8 +1061,14 @@ struct lc_error *lc_heap_create(struct lc_target *t,
 		return err;
 	}
 	lc_target_invalidate(t);
+	/* A core is read by blocks (pread) while it is scanned for VMs and
+	 * while each VM's objects are walked, one after the other: its
+	 * mapping's pages cost more to fault in than to copy, and count in
+	 * our RSS. */
+	lc_memory_set_blocks(t->prog->mem, HEAP_BLOCKS);
 	ins = lc_target_interps(t, &why, &nin);
 	if (!nin) {
+		lc_memory_set_blocks(t->prog->mem, 0);
 		baseline_free(&base);
 		lc_heap_destroy(h);
 		return lc_error_create(lc_error_code(why), "%s",
@@ -1025,8 +1077,8 @@ struct lc_error *lc_heap_create(struct lc_target *t,
 	for (size_t i = 0; i < nin && !err; i++) {
 		struct lc_interp *in = ins[i];
 		struct lc_pass *pass;
-		uint64_t *gs = NULL, *th = NULL;
-		size_t ng = 0, nth = 0;
+		uint64_t *gs = NULL;
+		size_t ng = 0;
 
 		if (!in->ops->heap_walk) {
 			if (!h->note && asprintf(&h->note,
@@ -1039,8 +1091,8 @@ struct lc_error *lc_heap_create(struct lc_target *t,
 		err = in->ops->begin(in, &pass);
 		if (err)
 			break;
-		err = in->ops->scan(pass, &gs, &ng, &th, &nth);
-		free(th);
+		lc_memory_set_blocks(t->prog->mem, HEAP_BLOCKS);
+		err = in->ops->scan(pass, &gs, &ng, NULL, NULL);
 		for (size_t k = 0; k < ng && !err; k++) {
 			struct lc_hvmres *v, *nv;
 
@@ -1056,7 +1108,13 @@ struct lc_error *lc_heap_create(struct lc_target *t,
 			memset(v, 0, sizeof(*v));
 			v->g = gs[k];
 			v->version = in->version;
+			lc_memory_set_blocks(t->prog->mem, HEAP_BLOCKS);
 			err = walk_vm(h, in, pass, v, keep);
+			/* paths go from object to object across the heap,
+			 * which blocks would read again and again: through
+			 * the mapping */
+			if (paths)
+				lc_memory_set_blocks(t->prog->mem, 0);
 			if (err) {
 				/* One VM that is no VM: said, the others go on */
 				if (lc_error_code(err) == LC_ERR_CORRUPT) {
@@ -1098,6 +1156,7 @@ struct lc_error *lc_heap_create(struct lc_target *t,
 		in->ops->end(pass);
 	}
 	baseline_free(&base);
+	lc_memory_set_blocks(t->prog->mem, 0);
 	if (err) {
 		lc_heap_destroy(h);
 		return err;

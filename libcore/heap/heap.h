@@ -75,6 +75,8 @@ struct lc_hvmres {
 	uint64_t g;
 	const char *version;	/* borrowed from the interp */
 	struct lc_hvm info;
+	double walk_seconds;	/* the walk and the census, not the scan
+				   for VMs nor what follows */
 	uint64_t count[LC_HK_NKINDS], bytes[LC_HK_NKINDS];
 	uint64_t total;		/* bytes of every object */
 	uint64_t short_count, short_bytes, long_count, long_bytes;

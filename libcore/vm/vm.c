@@ -255,38 +255,128 @@ bool lc_lua_ident(const char *s, size_t n)
 	return true;
 }
 
+static inline uint64_t rotl64(uint64_t x, int r)
+{
+	return x << r | x >> (64 - r);
+}
+
+/* Four lanes over 32-byte stripes, so that the multiplies of one stripe
+ * do not wait for each other's.  Bytes come in pieces whose lengths are
+ * multiples of the stripe but for the last, so the result does not
+ * depend on where the pieces end. */
+struct hasher {
+	uint64_t h[4];
+};
+
+#define HC1	0x9e3779b97f4a7c15ull
+#define HC2	0xff51afd7ed558ccdull
+
+static void hash_start(struct hasher *s, uint64_t len)
+{
+	s->h[0] = HC1 ^ len;
+	s->h[1] = HC2 ^ len;
+	s->h[2] = rotl64(HC1, 17) ^ len;
+	s->h[3] = rotl64(HC2, 29) ^ len;
+}
+
+static void hash_piece(struct hasher *s, const uint8_t *p, size_t n)
+{
+	size_t i = 0;
+
+	for (; i + 32 <= n; i += 32)
+		for (int k = 0; k < 4; k++) {
+			uint64_t w;
+
+			memcpy(&w, p + i + 8 * k, 8);
+			s->h[k] = rotl64((s->h[k] ^ w) * HC2, 31);
+		}
+	for (int k = 0; i < n; i += 8, k++) {
+		uint64_t w = 0;
+		size_t t = n - i < 8 ? n - i : 8;
+
+		memcpy(&w, p + i, t);
+		s->h[k] = rotl64((s->h[k] ^ w ^ ((uint64_t)t << 56)) * HC1, 27);
+	}
+}
+
+static uint64_t hash_end(const struct hasher *s)
+{
+	uint64_t r = s->h[0] ^ rotl64(s->h[1], 16) ^ rotl64(s->h[2], 32) ^
+		     rotl64(s->h[3], 48);
+
+	r = (r ^ (r >> 33)) * HC2;
+	r ^= r >> 29;
+	return r | 1;
+}
+
+uint64_t lc_hash_buf(const void *p, size_t len)
+{
+	struct hasher s;
+
+	hash_start(&s, len);
+	hash_piece(&s, p, len);
+	return hash_end(&s);
+}
+
+/* Bytes [at, at + n) (n at most a page) through a view, else into buf;
+ * NULL when unreadable. */
+static const uint8_t *bytes_at(struct lc_memory *m, uint64_t at, size_t n,
+			       uint8_t *buf)
+{
+	const uint8_t *p = lc_memory_view(m, at, n);
+
+	if (p)
+		return p;
+	return lc_read(m, at, buf, n) == 0 ? buf : NULL;
+}
+
 uint64_t lc_hash_bytes(struct lc_memory *m, uint64_t at, uint64_t len,
 		       uint64_t fallback)
 {
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ len;
+	struct hasher s;
+	uint8_t buf[LC_PAGE_SIZE];
 
+	hash_start(&s, len);
 	for (uint64_t off = 0; off < len;) {
-		size_t n = len - off < 4096 ? (size_t)(len - off) : 4096;
-		const uint8_t *p = lc_memory_map(m, at + off, n);
-		uint8_t buf[64];
-		uint64_t k;
-		size_t i = 0;
+		size_t n = len - off < LC_PAGE_SIZE ? (size_t)(len - off) :
+			   LC_PAGE_SIZE;
+		const uint8_t *p = bytes_at(m, at + off, n, buf);
 
-		if (!p) {
-			n = n < sizeof(buf) ? n : sizeof(buf);
-			if (lc_read(m, at + off, buf, n) < 0)
-				return fallback | 1;
-			p = buf;
-		}
-		for (; i + 8 <= n; i += 8) {
-			memcpy(&k, p + i, 8);
-			h = (h ^ k) * 0xff51afd7ed558ccdull;
-			h ^= h >> 32;
-		}
-		if (i < n) {
-			k = 0;
-			memcpy(&k, p + i, n - i);
-			h = (h ^ k ^ ((uint64_t)(n - i) << 56)) * 0xc4ceb9fe1a85ec53ull;
-			h ^= h >> 29;
-		}
+		if (!p)
+			return fallback | 1;
+		hash_piece(&s, p, n);
 		off += n;
 	}
-	return h | 1;
+	return hash_end(&s);
+}
+
+uint64_t lc_hash_ends(const void *head, const void *tail, uint64_t len)
+{
+	struct hasher s;
+
+	/* a start that no exact hash has: the length's complement */
+	hash_start(&s, ~len);
+	hash_piece(&s, head, LC_SKETCH_MIN / 2);
+	hash_piece(&s, tail, LC_SKETCH_MIN / 2);
+	return hash_end(&s);
+}
+
+uint64_t lc_hash_sketch(struct lc_memory *m, uint64_t at, uint64_t len,
+			uint64_t fallback)
+{
+	uint8_t hb[LC_SKETCH_MIN / 2], tb[LC_SKETCH_MIN / 2];
+	const uint8_t *head, *tail;
+
+	if (len <= LC_SKETCH_MIN)
+		return lc_hash_bytes(m, at, len, fallback);
+	if (!(head = bytes_at(m, at, sizeof(hb), hb)))
+		return fallback | 1;
+	/* the head's view may end with the next read: copied */
+	if (head != hb)
+		memcpy(hb, head, sizeof(hb));
+	if (!(tail = bytes_at(m, at + len - sizeof(tb), sizeof(tb), tb)))
+		return fallback | 1;
+	return lc_hash_ends(hb, tail, len);
 }
 
 void lc_hvm_note(struct lc_hvm *vm, const char *fmt, ...)

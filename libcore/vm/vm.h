@@ -231,11 +231,31 @@ struct lc_hvm {
 const char *lc_hkind_name(int kind);
 /* s[0..n) is a Lua name, no reserved word: a key read as t.name. */
 bool lc_lua_ident(const char *s, size_t n);
+/* heap_walk's flags. */
+enum {
+	/* Strings' classes hash all their bytes (lc_hash_bytes), for
+	 * identities across snapshots; else strings longer than
+	 * LC_SKETCH_MIN hash only their ends (lc_hash_sketch), which the
+	 * census reconciles where two share a sketch. */
+	LC_HW_EXACT = 1,
+};
+
 /* A hash of the target's bytes [at, at + len), read through views where
  * the memory maps them (a core, a copy): a string's class; never 0;
- * fallback | 1 when a byte is unreadable. */
+ * fallback | 1 when a byte is unreadable.  lc_hash_buf: the same hash
+ * of bytes in this process. */
 uint64_t lc_hash_bytes(struct lc_memory *m, uint64_t at, uint64_t len,
 		       uint64_t fallback);
+uint64_t lc_hash_buf(const void *p, size_t len);
+/* The hash of len and the first and last LC_SKETCH_MIN / 2 bytes: equal
+ * strings have equal sketches, unequal ones mostly not.  Up to
+ * LC_SKETCH_MIN bytes, lc_hash_bytes itself. */
+#define LC_SKETCH_MIN	64
+uint64_t lc_hash_sketch(struct lc_memory *m, uint64_t at, uint64_t len,
+			uint64_t fallback);
+/* lc_hash_sketch of a string of len > LC_SKETCH_MIN bytes from its
+ * first and last LC_SKETCH_MIN / 2 bytes, in this process. */
+uint64_t lc_hash_ends(const void *head, const void *tail, uint64_t len);
 
 /* Mark vm partial and append a reason to its note ("; " between
  * reasons; what does not fit is dropped). */
@@ -350,7 +370,8 @@ struct lc_vm_ops {
 			     size_t max, bool locals, bool slots, int residue,
 			     struct lc_luathread *ret);
 	/* Every VM the memory holds (sorted), and the objects that may be
-	 * threads, read in the same pass (unvalidated). */
+	 * threads, read in the same pass (unvalidated); threads NULL: the
+	 * VMs only. */
 	struct lc_error *(*scan)(struct lc_pass *pass, uint64_t **vms,
 				 size_t *nvms, uint64_t **threads,
 				 size_t *nthreads);
@@ -394,10 +415,11 @@ struct lc_vm_ops {
 
 	/* Visit every object of VM vm once (the GC's lists, and what the
 	 * release keeps off them), bounded; *ret gets the VM's totals.
-	 * Fails only when vm is no VM; a broken list is ret->partial. */
+	 * Fails only when vm is no VM; a broken list is ret->partial.
+	 * flags: LC_HW_*. */
 	struct lc_error *(*heap_walk)(struct lc_pass *pass, uint64_t vm,
-				      lc_hobj_fn *fn, void *arg,
-				      struct lc_hvm *ret);
+				      unsigned flags, lc_hobj_fn *fn,
+				      void *arg, struct lc_hvm *ret);
 	/* The references out of o (NULL: the VM's roots, in the order
 	 * paths prefer them), each to a collectable object; optional (a
 	 * family without it has no paths).  Returns -1

@@ -1303,8 +1303,10 @@ static struct lc_error *lj_scan(struct lc_pass *pass, uint64_t **vms,
 				size_t *nvms, uint64_t **threads,
 				size_t *nthreads)
 {
-	*threads = NULL;
-	*nthreads = 0;
+	if (threads) {
+		*threads = NULL;
+		*nthreads = 0;
+	}
 	return lc_lj_find_vms(pass->m, pass->l, vms, nvms);
 }
 
@@ -1611,11 +1613,11 @@ static size_t lj_hot(struct lc_pass *pass, const uint64_t *states,
 }
 
 static struct lc_error *lj_heap_walk(struct lc_pass *pass, uint64_t vm,
-				     lc_hobj_fn *fn, void *arg,
+				     unsigned flags, lc_hobj_fn *fn, void *arg,
 				     struct lc_hvm *ret)
 {
-	return lc_lj_heap_walk(pass->in->prog, pass->l, vm, 50000000, fn, arg,
-			       ret);
+	return lc_lj_heap_walk(pass->in->prog, pass->l, vm, 50000000, flags,
+			       fn, arg, ret);
 }
 
 /* A thread's stack slots, named as its frames' locals name them: the

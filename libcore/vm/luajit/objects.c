@@ -33,6 +33,7 @@
 struct ljwalk {
 	struct lc_program *p;
 	struct lc_memory *m;
+	bool exact;		/* LC_HW_EXACT */
 	const struct lc_lj_layout *l;
 	lc_hobj_fn *fn;
 	void *arg;
@@ -69,7 +70,8 @@ static int describe(struct ljwalk *w, uint64_t obj, unsigned gct,
 		o->len = a;
 		/* lj_str.h lj_str_size */
 		o->size = l->sz_str + ((a + 4) & ~3ull);
-		o->klass = lc_hash_bytes(w->m, obj + l->sz_str, a, obj);
+		o->klass = w->exact ? lc_hash_bytes(w->m, obj + l->sz_str, a, obj) :
+				      lc_hash_sketch(w->m, obj + l->sz_str, a, obj);
 		if (a > 40)
 			o->flags = LC_HF_LONG;
 		return 0;
@@ -239,11 +241,12 @@ static void walk_from(struct ljwalk *w, uint64_t first, uint64_t stop,
 
 struct lc_error *lc_lj_heap_walk(struct lc_program *p,
 				 const struct lc_lj_layout *l, uint64_t g,
-				 size_t max, lc_hobj_fn *fn, void *arg,
-				 struct lc_hvm *ret)
+				 size_t max, unsigned flags, lc_hobj_fn *fn,
+				 void *arg, struct lc_hvm *ret)
 {
 	struct ljwalk w = { .p = p, .m = p->mem, .l = l, .fn = fn, .arg = arg,
-			    .vm = ret, .max = max };
+			    .vm = ret, .max = max,
+			    .exact = flags & LC_HW_EXACT };
 	uint64_t root, tab, mask = 0, mm;
 
 	memset(ret, 0, sizeof(*ret));

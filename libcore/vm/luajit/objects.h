@@ -10,8 +10,8 @@
 /* Every object of the VM at g, at most max (then ret->partial). */
 struct lc_error *lc_lj_heap_walk(struct lc_program *p,
 				 const struct lc_lj_layout *l, uint64_t g,
-				 size_t max, lc_hobj_fn *fn, void *arg,
-				 struct lc_hvm *ret);
+				 size_t max, unsigned flags, lc_hobj_fn *fn,
+				 void *arg, struct lc_hvm *ret);
 /* The references out of o, or of the roots (o NULL). */
 int lc_lj_heap_refs(struct lc_program *p, const struct lc_lj_layout *l,
 		    uint64_t g, const struct lc_hobj *o, lc_href_fn *fn,

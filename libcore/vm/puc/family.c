@@ -682,10 +682,11 @@ static size_t puc_hot(struct lc_pass *pass, const uint64_t *states,
 }
 
 static struct lc_error *puc_heap_walk(struct lc_pass *pass, uint64_t vm,
-				      lc_hobj_fn *fn, void *arg,
+				      unsigned flags, lc_hobj_fn *fn, void *arg,
 				      struct lc_hvm *ret)
 {
-	return lc_puc_heap_walk(pass->ctx, vm, LC_VM_MAX_OBJECTS, fn, arg, ret);
+	return lc_puc_heap_walk(pass->ctx, vm, LC_VM_MAX_OBJECTS, flags, fn,
+				arg, ret);
 }
 
 static int puc_heap_refs(struct lc_pass *pass, uint64_t vm,

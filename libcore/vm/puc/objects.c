@@ -172,20 +172,45 @@ static int tv_kind(int major, unsigned tag)
 #define SEEN_SHIFT	20
 #define SEEN_WORDS	((1u << SEEN_SHIFT) / 8 / 64)
 
+#define SEEN_SLAB	((size_t)2 << 20)	/* bitmaps carved from these */
+
 struct seen {
 	uint64_t *keys;		/* chunk number + 1, 0 free */
 	uint64_t **bits;
 	size_t cap, n;
 	uint64_t last_key;
 	uint64_t *last_bits;
+	uint8_t **slabs;	/* lc_huge_alloc'd, SEEN_SLAB each */
+	size_t nslabs, slab_used;
 };
 
 static void seen_free(struct seen *s)
 {
-	for (size_t i = 0; i < s->cap; i++)
-		free(s->bits[i]);
+	for (size_t i = 0; i < s->nslabs; i++)
+		lc_huge_free(s->slabs[i], SEEN_SLAB);
+	free(s->slabs);
 	free(s->keys);
 	free(s->bits);
+}
+
+/* A zeroed bitmap of SEEN_WORDS words, from the current slab. */
+static uint64_t *seen_bitmap(struct seen *s)
+{
+	size_t size = SEEN_WORDS * sizeof(uint64_t);
+
+	if (!s->nslabs || s->slab_used + size > SEEN_SLAB) {
+		uint8_t **v = realloc(s->slabs, (s->nslabs + 1) * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		s->slabs = v;
+		if (!(v[s->nslabs] = lc_huge_alloc(SEEN_SLAB)))
+			return NULL;
+		s->nslabs++;
+		s->slab_used = 0;
+	}
+	s->slab_used += size;
+	return (uint64_t *)(void *)(s->slabs[s->nslabs - 1] + s->slab_used - size);
 }
 
 /* Mark obj: 1 if it was marked already, 0 if not, -1 out of memory. */
@@ -226,7 +251,7 @@ static int seen_mark(struct seen *s, uint64_t obj)
 		     s->keys[i] && s->keys[i] != key; i = (i + 1) & (s->cap - 1))
 			;
 		if (!s->keys[i]) {
-			s->bits[i] = calloc(SEEN_WORDS, sizeof(uint64_t));
+			s->bits[i] = seen_bitmap(s);
 			if (!s->bits[i])
 				return -1;
 			s->keys[i] = key;
@@ -268,6 +293,9 @@ struct walk {
 	uintptr_t last_window;
 	uintptr_t windows[64];
 	size_t nwindows;
+	bool exact;		/* LC_HW_EXACT */
+	bool blocks;		/* the memory serves a core by blocks (the
+				   heap layer turns them on) */
 };
 
 #define WINDOW_SHIFT	21
@@ -286,16 +314,20 @@ static void release_windows(struct walk *w)
 	w->last_window = 0;
 }
 
-/* view() for the walk: the windows it touches are counted. */
+/* view() for the walk, valid until the next read or view: with blocks
+ * on, a block; else the windows of the mapping it touches are counted.
+ * buf NULL: a view or nothing. */
 static const uint8_t *wview(struct walk *w, uint64_t addr, size_t len,
 			    uint8_t *buf)
 {
-	const uint8_t *p = lc_memory_map(w->m, addr, len);
+	const uint8_t *p = lc_memory_view(w->m, addr, len);
 	uintptr_t win;
 	size_t i;
 
 	if (!p)
-		return lc_read(w->m, addr, buf, len) == 0 ? buf : NULL;
+		return buf && lc_read(w->m, addr, buf, len) == 0 ? buf : NULL;
+	if (w->blocks)
+		return p;
 	win = (uintptr_t)p >> WINDOW_SHIFT;
 	if (win == w->last_window)
 		return p;
@@ -417,10 +449,21 @@ static uint64_t count_ci52(struct walk *w, uint64_t L)
 	return n;
 }
 
-/* Fill o's size and class from its bytes; -1 when they are not an
- * object of that kind. */
+/* Bytes the walk views of every object at once (pre), when they are
+ * there: enough for the headers of all kinds, and a short string. */
+#define PRE_VIEW	256
+
+/* [obj, obj + len) from pre when it holds them, else a view. */
+static const uint8_t *dview(struct walk *w, uint64_t obj, const uint8_t *pre,
+			    size_t len, uint8_t *buf)
+{
+	return pre && len <= PRE_VIEW ? pre : wview(w, obj, len, buf);
+}
+
+/* Fill o's size and class from its bytes (pre: PRE_VIEW of them, or
+ * NULL); -1 when they are not an object of that kind. */
 static int describe(struct walk *w, uint64_t obj, int kind, bool islong,
-		    struct lc_hobj *o)
+		    const uint8_t *pre, struct lc_hobj *o)
 {
 	const struct lc_layout *l = w->l;
 	uint8_t buf[512];
@@ -434,9 +477,10 @@ static int describe(struct walk *w, uint64_t obj, int kind, bool islong,
 	o->hsize = 0;
 	switch (kind) {
 	case LC_HK_STRING: {
-		uint64_t len;
+		uint64_t len, at;
+		int64_t k = 0;
 
-		if (!(p = wview(w, obj, l->ts_contents, buf)))
+		if (!(p = dview(w, obj, pre, l->ts_contents, buf)))
 			return -1;
 		if (l->major <= 502)
 			len = get(p, l->ts.len);
@@ -444,20 +488,36 @@ static int describe(struct walk *w, uint64_t obj, int kind, bool islong,
 			len = get(p, l->ts.lnglen);
 		else
 			len = get(p, l->ts.shrlen);
+		if (l->major >= 505 && islong)
+			k = sget(p, l->ts.shrlen);
+		/* p is not used below: the reads that follow may replace
+		 * the block it points into */
 		if (len >= (1ull << 40))
 			return -1;
 		o->len = len;
 		o->size = l->ts_contents + len + 1;
-		{
-			uint64_t at;
+		if (lc_lua_string_bytes(w->ctx, obj, islong, &at) < 0)
+			o->klass = obj | 1;
+		else if (pre && !(islong && l->ts_lngptr) &&
+			 l->ts_contents + len <= PRE_VIEW)
+			/* the whole string in the object's view */
+			o->klass = lc_hash_buf(pre + l->ts_contents, (size_t)len);
+		else if (pre && !(islong && l->ts_lngptr) && !w->exact &&
+			 len > LC_SKETCH_MIN &&
+			 l->ts_contents + LC_SKETCH_MIN / 2 <= PRE_VIEW) {
+			/* its head in the object's view (copied: the
+			 * tail's view may replace it) */
+			uint8_t head[LC_SKETCH_MIN / 2], tb[LC_SKETCH_MIN / 2];
+			const uint8_t *tail;
 
-			o->klass = lc_lua_string_bytes(w->ctx, obj, islong, &at) < 0 ?
-				(obj | 1) : lc_hash_bytes(w->m, at, len, obj);
-		}
+			memcpy(head, pre + l->ts_contents, sizeof(head));
+			tail = wview(w, at + len - sizeof(tb), sizeof(tb), tb);
+			o->klass = tail ? lc_hash_ends(head, tail, len) : obj | 1;
+		} else
+			o->klass = w->exact ? lc_hash_bytes(w->m, at, len, obj) :
+					      lc_hash_sketch(w->m, at, len, obj);
 		if (l->major >= 505 && islong) {
 			/* lstring.c luaS_sizelngstr by shrlen's kind */
-			int64_t k = sget(p, l->ts.shrlen);
-
 			if (k == -1 && LC_HAS(l->tsx.falloc))
 				o->size = (uint64_t)l->tsx.falloc.off + len + 1;
 			else if (k == -2 && LC_HAS(l->tsx.falloc))
@@ -471,7 +531,7 @@ static int describe(struct walk *w, uint64_t obj, int kind, bool islong,
 		uint64_t a, bytes;
 		uint32_t h;
 
-		if (!(p = wview(w, obj, l->sz_table, buf)) ||
+		if (!(p = dview(w, obj, pre, l->sz_table, buf)) ||
 		    table_sizes(l, p, &a, &h, &bytes) < 0)
 			return -1;
 		o->len = a;
@@ -492,7 +552,7 @@ static int describe(struct walk *w, uint64_t obj, int kind, bool islong,
 			want = (size_t)l->cl.p.off + 8;
 		if (want < (size_t)l->cl.f.off + 8)
 			want = (size_t)l->cl.f.off + 8;
-		if (!(p = wview(w, obj, want, buf)))
+		if (!(p = dview(w, obj, pre, want, buf)))
 			return -1;
 		if (l->major == 501 && get(p, l->cl.isC))
 			kind = o->kind = LC_HK_CFUNC;
@@ -526,7 +586,7 @@ static int describe(struct walk *w, uint64_t obj, int kind, bool islong,
 	case LC_HK_USERDATA: {
 		uint64_t len, nuv = 0;
 
-		if (!(p = wview(w, obj, l->sz_udata ? l->sz_udata : 48, buf)))
+		if (!(p = dview(w, obj, pre, l->sz_udata ? l->sz_udata : 48, buf)))
 			return -1;
 		len = get(p, l->ud.len);
 		if (len >= (1ull << 44))
@@ -545,7 +605,7 @@ static int describe(struct walk *w, uint64_t obj, int kind, bool islong,
 	case LC_HK_THREAD: {
 		uint64_t stack, last, slots, nci;
 
-		if (!(p = wview(w, obj, l->sz_lstate, buf)))
+		if (!(p = dview(w, obj, pre, l->sz_lstate, buf)))
 			return -1;
 		stack = get(p, l->L.stack);
 		if (LC_HAS(l->L.stacksize)) {
@@ -595,7 +655,7 @@ static int describe(struct walk *w, uint64_t obj, int kind, bool islong,
 			l->major == 501 ? 8 : l->sz_upvaldesc,
 		};
 
-		if (!(p = wview(w, obj, l->sz_proto, buf)))
+		if (!(p = dview(w, obj, pre, l->sz_proto, buf)))
 			return -1;
 		sz = l->sz_proto;
 		for (int i = 0; i < 8; i++)
@@ -648,7 +708,7 @@ static int push_thread(struct walk *w, uint64_t L)
 
 /* One object reached by a list: described and handed on. */
 static int visit(struct walk *w, uint64_t obj, uint8_t tt, unsigned flags,
-		 const char *list, size_t here)
+		 const char *list, size_t here, const uint8_t *pre)
 {
 	struct lc_hobj o;
 	bool islong;
@@ -659,7 +719,7 @@ static int visit(struct walk *w, uint64_t obj, uint8_t tt, unsigned flags,
 		     list, here, obj, tt);
 		return -1;
 	}
-	if (describe(w, obj, kind, islong, &o) < 0) {
+	if (describe(w, obj, kind, islong, pre, &o) < 0) {
 		lc_hvm_note(w->vm, "object 0x%" PRIx64 " on '%s' (a %s) does not read as one",
 		     obj, list, lc_hkind_name(kind));
 		return -1;
@@ -685,7 +745,7 @@ static void walk_from(struct walk *w, uint64_t first, uint64_t stop,
 		hdr = (uint32_t)l->Lx.next.off + 8;
 	while (obj && obj != stop && !w->stop) {
 		uint8_t buf[16];
-		const uint8_t *p;
+		const uint8_t *p, *pre = NULL;
 		uint64_t next;
 
 		if (w->seen >= w->max) {
@@ -694,7 +754,13 @@ static void walk_from(struct walk *w, uint64_t first, uint64_t stop,
 			w->stop = true;
 			return;
 		}
-		if (!ptr_ok(obj) || !(p = wview(w, obj, hdr, buf))) {
+		/* the object's first PRE_VIEW bytes where they are there,
+		 * for describe() too; else its header */
+		if (!ptr_ok(obj))
+			p = NULL;
+		else if (!(p = pre = wview(w, obj, PRE_VIEW, NULL)))
+			p = wview(w, obj, hdr, buf);
+		if (!p) {
 			lc_hvm_note(w->vm, "GC list '%s' broken at object %zu (0x%" PRIx64 " unreadable)",
 			     list, here, obj);
 			return;
@@ -727,7 +793,7 @@ static void walk_from(struct walk *w, uint64_t first, uint64_t stop,
 			return;
 		}
 		w->seen++;
-		if (visit(w, obj, p[l->L.tt.off], flags, list, here) < 0 &&
+		if (visit(w, obj, p[l->L.tt.off], flags, list, here, pre) < 0 &&
 		    (w->stop || w->nomem))
 			return;
 		here++;
@@ -836,13 +902,13 @@ static uint64_t vm_memory(struct walk *w, uint64_t g)
 }
 
 struct lc_error *lc_puc_heap_walk(struct lc_lua_ctx *ctx, uint64_t g,
-				  size_t max, lc_hobj_fn *fn, void *arg,
-				  struct lc_hvm *ret)
+				  size_t max, unsigned flags, lc_hobj_fn *fn,
+				  void *arg, struct lc_hvm *ret)
 {
 	const struct lc_layout *l = lc_lua_layout(ctx);
 	struct walk w = { .ctx = ctx, .l = l, .m = lc_lua_mem(ctx),
 			  .major = l->major, .fn = fn, .arg = arg, .vm = ret,
-			  .max = max };
+			  .max = max, .exact = flags & LC_HW_EXACT };
 	struct lc_lstate st;
 	uint64_t strt = 0;
 
@@ -858,6 +924,7 @@ struct lc_error *lc_puc_heap_walk(struct lc_lua_ctx *ctx, uint64_t g,
 			"0x%" PRIx64 " is no global_State: its main thread does not read as one",
 			g);
 	ret->memory = vm_memory(&w, g);
+	w.blocks = lc_memory_blocks_on(w.m);
 	if (LC_HAS(l->Gh.strt_size))
 		lc_read_uint(w.m, g + (uint64_t)l->Gh.strt_size.off,
 			     l->Gh.strt_size.size, &strt);
@@ -895,7 +962,7 @@ struct lc_error *lc_puc_heap_walk(struct lc_lua_ctx *ctx, uint64_t g,
 			uint8_t tt;
 
 			if (lc_read_u8(w.m, w.mainthread + (uint64_t)l->L.tt.off, &tt) == 0)
-				visit(&w, w.mainthread, tt, 0, "mainthread", 0);
+				visit(&w, w.mainthread, tt, 0, "mainthread", 0, NULL);
 		}
 	}
 	free(w.threads);

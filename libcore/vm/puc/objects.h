@@ -13,8 +13,8 @@
 
 /* Every object of the VM at g, at most max (then ret->partial). */
 struct lc_error *lc_puc_heap_walk(struct lc_lua_ctx *ctx, uint64_t g,
-				  size_t max, lc_hobj_fn *fn, void *arg,
-				  struct lc_hvm *ret);
+				  size_t max, unsigned flags, lc_hobj_fn *fn,
+				  void *arg, struct lc_hvm *ret);
 int lc_puc_heap_refs(struct lc_lua_ctx *ctx, void **cache, uint64_t g,
 		     const struct lc_hobj *o, lc_href_fn *fn, void *arg);
 char *lc_puc_heap_class(struct lc_lua_ctx *ctx, void **cache, uint64_t g,
