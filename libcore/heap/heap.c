@@ -282,8 +282,8 @@ static bool sketched(struct census *c, size_t n)
 
 /* The duplicated long strings: hashes that two or more have.  Two
  * bitmaps indexed by bits of the hash, seen once and seen twice, leave
- * only the strings that may share their hash with another (a few
- * percent more than those that do); those alone are sorted, in place,
+ * only the strings that may share their hash with another (a few in a
+ * hundred more than those that do); those alone are sorted, in place,
  * so that no second array as large as the first is needed. */
 static int dups_of(struct census *c)
 {
@@ -304,17 +304,27 @@ static int dups_of(struct census *c)
 		lc_huge_free(twice, bits / 8);
 		return -1;
 	}
+	/* two bits per hash (a Bloom filter's): a string is kept when
+	 * both of its bits were set twice, a few in a hundred that share
+	 * no hash with another */
 	for (size_t i = 0; i < c->nls; i++) {
-		uint64_t b = mix(c->ls[i].hash) >> sh, m = 1ull << (b & 63);
+		uint64_t x = mix(c->ls[i].hash), b1 = x >> sh,
+			 b2 = (x << 32 | x >> 32) >> sh;
+		uint64_t m1 = 1ull << (b1 & 63), m2 = 1ull << (b2 & 63);
 
-		if (once[b >> 6] & m)
-			twice[b >> 6] |= m;
-		once[b >> 6] |= m;
+		if ((once[b1 >> 6] & m1) && (once[b2 >> 6] & m2)) {
+			twice[b1 >> 6] |= m1;
+			twice[b2 >> 6] |= m2;
+		}
+		once[b1 >> 6] |= m1;
+		once[b2 >> 6] |= m2;
 	}
 	for (size_t i = 0; i < c->nls; i++) {
-		uint64_t b = mix(c->ls[i].hash) >> sh;
+		uint64_t x = mix(c->ls[i].hash), b1 = x >> sh,
+			 b2 = (x << 32 | x >> 32) >> sh;
 
-		if (twice[b >> 6] & (1ull << (b & 63)))
+		if ((twice[b1 >> 6] & (1ull << (b1 & 63))) &&
+		    (twice[b2 >> 6] & (1ull << (b2 & 63))))
 			c->ls[n++] = c->ls[i];
 	}
 	lc_huge_free(once, bits / 8);

@@ -70,6 +70,20 @@ def census(log, path, schema):
           v["bytes"] + v["vm_own"] + rest == mem,
           "objects %d + own %d" % (v["bytes"], v["vm_own"]))
     check("census not partial", not doc["partial"] and not v["partial"], str(v["note"]))
+    # duplicated long strings: the script's groups of lengths 241 and 301
+    # exactly (the 301-byte strings alike at both ends: only the equal
+    # ones together)
+    want, none = [], False
+    for line in open(log):
+        f = line.rstrip("\n").split("\t")
+        if f[0] == "dup" and f[1] == "none":
+            none = True
+        elif f[0] == "dup":
+            want.append((int(f[1]), int(f[2])))
+    got = sorted((d["length"], d["copies"]) for d in v["strings"]["duplicated"]
+                 if d["length"] in (241, 301))
+    check("census duplicated long strings: the script's groups (%s)" % ("none" if none else want),
+          (none or want) and got == sorted(want), "heap says %s" % got)
 
 
 def paths(log, path, strong):

@@ -166,11 +166,14 @@ static int tv_kind(int major, unsigned tag)
 	return kind_of(major, tag, &lng);
 }
 
-/* ---- objects seen: one bit per 8 bytes, in 1 MiB chunks made as the
- * walk reaches them (16 KiB each; open addressing by chunk number) ---- */
+/* ---- objects seen: a bit per 16 bytes, in 1 MiB chunks made as the
+ * walk reaches them (8 KiB each; open addressing by chunk number) ---- */
 
 #define SEEN_SHIFT	20
-#define SEEN_WORDS	((1u << SEEN_SHIFT) / 8 / 64)
+/* One bit per 16 bytes: every collectable object is 16 bytes or more,
+ * so no two start in one 16-byte cell. */
+#define SEEN_CELL	4
+#define SEEN_WORDS	((1u << SEEN_SHIFT) / (1u << SEEN_CELL) / 64)
 
 #define SEEN_SLAB	((size_t)2 << 20)	/* bitmaps carved from these */
 
@@ -216,7 +219,7 @@ static uint64_t *seen_bitmap(struct seen *s)
 /* Mark obj: 1 if it was marked already, 0 if not, -1 out of memory. */
 static int seen_mark(struct seen *s, uint64_t obj)
 {
-	uint64_t key = (obj >> SEEN_SHIFT) + 1, bit = (obj & ((1u << SEEN_SHIFT) - 1)) >> 3;
+	uint64_t key = (obj >> SEEN_SHIFT) + 1, bit = (obj & ((1u << SEEN_SHIFT) - 1)) >> SEEN_CELL;
 	uint64_t *b = s->last_key == key ? s->last_bits : NULL;
 
 	if (!b) {
