@@ -80,7 +80,7 @@ void (*lc_read_hook)(uint64_t addr, size_t len);
  * is done with it (waiting, if it needs that very slot). */
 #define BLOCK_SIZE	(64u << 10)
 #define BLOCK_OVER	LC_PAGE_SIZE
-#define AHEAD		8
+#define AHEAD		16
 
 struct block {
 	uint64_t lo, hi;	/* target addresses held, hi == 0: empty */
