@@ -1,0 +1,778 @@
+/* libluacore-alloc.so: byte-sampled allocation profiling of the Lua VMs of
+ * a target that luacore-sample launched (LD_PRELOAD).
+ *
+ * Status: the target's half only.  luacore-sample does not launch with it
+ * yet and the build does not make it; shim/run-alloc-test.sh builds it with
+ * gcc and checks it against test-alloc-server.c, a stand-in sampler that
+ * answers parks without copying a stack.
+ *
+ * It interposes lua_newstate and wraps the (f, ud) of every VM; Debian's
+ * liblua5.x calls lua_newstate through the PLT from luaL_newstate, so the
+ * default allocator is wrapped too.  luaL_newstate is interposed as well,
+ * for LuaJIT, whose luaL_newstate does not go through lua_newstate: there
+ * the allocator is wrapped right after the VM is made.  With Lua linked
+ * into the executable nothing here is ever called, and nothing happens.
+ *
+ * Sampling: each thread walks the byte line of its own allocations (nsize
+ * of every allocation and realloc that succeeds; frees do not count) with
+ * sample points at exponential gaps of mean M, and a block is sampled when
+ * a point falls in it.  A sampled thread parks: it sends PARK (the
+ * registers an unwinder needs, the lua_Alloc arguments) on its own socket
+ * and waits for one byte, while the sampler copies its stack.  Then the
+ * real allocator runs and NEW reports the block without waiting.  The
+ * protocol is in luacore-alloc.h.
+ *
+ * If the sampler dies, hangs (no answer within LC_ALLOC_TIMEOUT_MS) or a
+ * socket call fails, sampling is off for good in the whole process and
+ * one line on stderr says why; the allocators stay wrapped and forward.
+ * Nothing here spins, and sampling takes no lock: threads share atomics
+ * and the shared socket, whose packets the kernel keeps whole, so no
+ * thread ever waits for a parked one.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <math.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "luacore-alloc.h"
+
+typedef struct lua_State lua_State;
+typedef void *(*lua_Alloc)(void *ud, void *ptr, size_t osize, size_t nsize);
+
+#define LC_EXPORT __attribute__((visibility("default")))
+
+/* The Lua library's functions we stand in for, found with RTLD_NEXT at
+ * load; sampling needs all but luaL_newstate.  lua_newstate has a third
+ * argument (a seed) since 5.5: passing it on to 5.1-5.4 fills an argument
+ * register they ignore, which the x86-64 and AArch64 conventions allow. */
+enum { LC_NEWSTATE, LC_AUXNEWSTATE, LC_GETALLOCF, LC_SETALLOCF, LC_CLOSE,
+       LC_NFN };
+static const char *const lc_fn_name[LC_NFN] = {
+	"lua_newstate", "luaL_newstate", "lua_getallocf", "lua_setallocf",
+	"lua_close",
+};
+static void *lc_fn[LC_NFN];
+static uintptr_t lc_lib_lo, lc_lib_hi;	/* the library's mapping */
+
+typedef lua_State *newstate_fn(lua_Alloc, void *, unsigned);
+typedef lua_State *auxnewstate_fn(void);
+typedef lua_Alloc getallocf_fn(lua_State *, void **);
+typedef void setallocf_fn(lua_State *, lua_Alloc, void *);
+typedef void close_fn(lua_State *);
+
+/* One per wrapped VM.  Freed after lua_close; a VM its host never closes
+ * keeps its record, which is no more than the VM itself leaks. */
+struct lc_vm {
+	lua_Alloc f;		/* the host's allocator, what it last set */
+	void *ud;
+	lua_State *L;		/* main thread, once lua_newstate returned */
+	uint32_t serial;	/* 1, 2, ...: the "vm" of the messages */
+};
+
+struct lc_thread {
+	int64_t left;		/* bytes to this thread's next sample point */
+	uint64_t rng;		/* xorshift64* state; 0: not seeded yet */
+	int fd;			/* own socket + 1; 0: none yet */
+	int32_t tid;
+};
+
+/* initial-exec: the fast path is one %fs-relative access; the library is
+ * preloaded, so static TLS always has room for it */
+static __thread struct lc_thread lc_self __attribute__((tls_model("initial-exec")));
+
+static atomic_int lc_on;	/* 1 while sampling; 0 for good once off */
+static int lc_fd = -1;		/* the shared socket */
+static double lc_mean = LC_ALLOC_MEAN_DEFAULT;
+static atomic_uint_fast64_t lc_next_id, lc_dropped, lc_overflow;
+static atomic_uint lc_next_vm;
+static pthread_key_t lc_key;	/* closes a thread's socket at its exit */
+static pthread_once_t lc_once = PTHREAD_ONCE_INIT;
+
+/* The threads' sockets, + 1, for a forked child to close them all: it
+ * must not keep the sampler from seeing EOF when the threads end. */
+#define LC_MAX_FDS 1024
+static atomic_int lc_fds[LC_MAX_FDS];
+
+/* Live sampled blocks, for FREE.  A block's hash picks one bucket of 8
+ * slots (a cache line of pointers); a full bucket counts an overflow.  Any
+ * thread adds and removes with atomics only; a pointer is in the table at
+ * most once because the host cannot free or reuse it concurrently.
+ * lc_filter counts the entries of each 1/4 of a bucket: every free reads
+ * one byte of it, 16 KiB that stay in cache, and looks at the bucket only
+ * when the count is not 0 (a count never exceeds 8). */
+#define LC_BUCKET_BITS	12
+#define LC_FILTER_BITS	14
+#define LC_SLOTS	8
+static struct {
+	_Atomic uintptr_t ptr[LC_SLOTS];
+} __attribute__((aligned(64))) lc_live[1 << LC_BUCKET_BITS];
+static struct {
+	uint64_t id;
+	uint32_t vm;
+} lc_live_of[1 << LC_BUCKET_BITS][LC_SLOTS];
+static _Atomic uint8_t lc_filter[1 << LC_FILTER_BITS];
+
+static inline uint64_t lc_hash(const void *p)
+{
+	return (uintptr_t)p * 0x9e3779b97f4a7c15ull;
+}
+
+static uint64_t lc_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static void lc_off(const char *why, int err)
+{
+	char line[200];
+	int n;
+
+	if (!atomic_exchange(&lc_on, 0))
+		return;		/* said once already */
+	n = snprintf(line, sizeof line, "luacore-alloc: allocation sampling "
+		     "off: %s%s%s\n", why, err ? ": " : "",
+		     err ? strerror(err) : "");
+	if (n > 0 && write(2, line, (size_t)n < sizeof line ? (size_t)n :
+			   sizeof line - 1) < 0)
+		return;		/* nowhere else to say it */
+}
+
+static void lc_msg(struct lc_alloc_msg *m, int kind, uint32_t vm)
+{
+	memset(m, 0, sizeof *m);
+	m->magic = LC_ALLOC_MAGIC;
+	m->version = LC_ALLOC_VERSION;
+	m->kind = (uint16_t)kind;
+	m->tid = lc_self.tid ? lc_self.tid : (int32_t)syscall(SYS_gettid);
+	m->vm = vm;
+}
+
+/* NEW, FREE, CLOSE, BYE: on the shared socket, never waiting.  A full
+ * socket drops the message and counts it; PARK and BYE carry the count. */
+static void lc_tell(struct lc_alloc_msg *m)
+{
+	if (send(lc_fd, m, sizeof *m, MSG_NOSIGNAL | MSG_DONTWAIT) ==
+	    (ssize_t)sizeof *m)
+		return;
+	if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS ||
+	    errno == EINTR)
+		atomic_fetch_add(&lc_dropped, 1);
+	else
+		lc_off("cannot send to the sampler", errno);
+}
+
+static void lc_live_add(void *p, uint64_t id, uint32_t vm)
+{
+	uint64_t h = lc_hash(p);
+	unsigned b = h >> (64 - LC_BUCKET_BITS), i;
+	struct lc_alloc_msg m;
+
+	for (i = 0; i < LC_SLOTS; i++) {
+		if (atomic_load(&lc_live[b].ptr[i]) != (uintptr_t)p)
+			continue;
+		/* Freed behind our back (by a caller that had the host's own
+		 * allocator from lua_getallocf): it ended when its address
+		 * came back. */
+		lc_msg(&m, LC_ALLOC_FREE, lc_live_of[b][i].vm);
+		m.id = lc_live_of[b][i].id;
+		m.ptr = (uintptr_t)p;
+		lc_tell(&m);
+		lc_live_of[b][i].id = id;
+		lc_live_of[b][i].vm = vm;
+		return;
+	}
+	for (i = 0; i < LC_SLOTS; i++) {
+		uintptr_t none = 0;
+
+		/* claim the slot with 1, which is no block, fill in its id,
+		 * then publish the block */
+		if (!atomic_compare_exchange_strong(&lc_live[b].ptr[i], &none, 1))
+			continue;
+		lc_live_of[b][i].id = id;
+		lc_live_of[b][i].vm = vm;
+		atomic_store(&lc_live[b].ptr[i], (uintptr_t)p);
+		atomic_fetch_add(&lc_filter[h >> (64 - LC_FILTER_BITS)], 1);
+		return;
+	}
+	atomic_fetch_add(&lc_overflow, 1);
+}
+
+/* The slot of live block p, or -1. */
+static int lc_live_find(const void *p)
+{
+	uint64_t h = lc_hash(p);
+	unsigned b = h >> (64 - LC_BUCKET_BITS), i;
+
+	if (!atomic_load_explicit(&lc_filter[h >> (64 - LC_FILTER_BITS)],
+				  memory_order_relaxed))
+		return -1;
+	for (i = 0; i < LC_SLOTS; i++)
+		if (atomic_load(&lc_live[b].ptr[i]) == (uintptr_t)p)
+			return (int)(b * LC_SLOTS + i);
+	return -1;
+}
+
+static void lc_live_drop(int slot, const void *p, int tell)
+{
+	unsigned b = slot / LC_SLOTS, i = slot % LC_SLOTS;
+	struct lc_alloc_msg m;
+
+	lc_msg(&m, LC_ALLOC_FREE, lc_live_of[b][i].vm);
+	m.id = lc_live_of[b][i].id;
+	m.ptr = (uintptr_t)p;
+	atomic_store(&lc_live[b].ptr[i], 0);
+	atomic_fetch_sub(&lc_filter[lc_hash(p) >> (64 - LC_FILTER_BITS)], 1);
+	if (tell && atomic_load_explicit(&lc_on, memory_order_relaxed))
+		lc_tell(&m);
+}
+
+/* An exponential gap of mean lc_mean bytes, at least 1. */
+static int64_t lc_gap(struct lc_thread *t)
+{
+	uint64_t x = t->rng;
+	double u, g;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	t->rng = x;
+	u = (double)((x * 0x2545f4914f6cdd1dull >> 11) + 1) * 0x1p-53;
+	g = -lc_mean * log(u);	/* u in (0, 1]: never log(0) */
+	return g < 1 ? 1 : g > 0x1p62 ? (int64_t)1 << 62 : (int64_t)g;
+}
+
+static void lc_seed(struct lc_thread *t)
+{
+	uint64_t z;
+
+	t->tid = (int32_t)syscall(SYS_gettid);
+	/* splitmix64 of tid and time: threads started together, or forked
+	 * siblings, get unrelated streams */
+	z = ((uint64_t)t->tid << 40 ^ lc_now()) + 0x9e3779b97f4a7c15ull;
+	z = (z ^ z >> 30) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ z >> 27) * 0x94d049bb133111ebull;
+	z ^= z >> 31;
+	t->rng = z ? z : 1;
+}
+
+/* Wait until fd is ready for ev or the deadline passes (then off). */
+static int lc_wait(int fd, short ev, uint64_t until)
+{
+	struct pollfd p = { .fd = fd, .events = ev };
+
+	for (;;) {
+		uint64_t now = lc_now();
+		int n;
+
+		if (now >= until) {
+			lc_off("the sampler did not answer within 100 ms", 0);
+			return -1;
+		}
+		n = poll(&p, 1, (int)((until - now + 999999) / 1000000));
+		if (n > 0)
+			return 0;	/* ready, or EOF/error: recv says */
+		if (n < 0 && errno != EINTR) {
+			lc_off("poll", errno);
+			return -1;
+		}
+	}
+}
+
+static int lc_send(int fd, struct msghdr *mh, uint64_t until)
+{
+	while (sendmsg(fd, mh, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN && errno != EWOULDBLOCK) {
+			lc_off("cannot send to the sampler", errno);
+			return -1;
+		}
+		if (lc_wait(fd, POLLOUT, until))
+			return -1;
+	}
+	return 0;
+}
+
+/* The thread's own socket: one end stays here, the other goes to the
+ * sampler in a HELLO on the shared socket. */
+static int lc_thread_socket(struct lc_thread *t, uint64_t until)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} c;
+	struct lc_alloc_msg m;
+	struct iovec iov = { &m, sizeof m };
+	struct msghdr mh = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = c.buf, .msg_controllen = sizeof c.buf,
+	};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	int sv[2], i, err;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) {
+		lc_off("socketpair", errno);
+		return -1;
+	}
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &sv[1], sizeof(int));
+	lc_msg(&m, LC_ALLOC_HELLO, 0);
+	err = lc_send(lc_fd, &mh, until);
+	close(sv[1]);
+	if (err) {
+		close(sv[0]);
+		return -1;
+	}
+	for (i = 0; i < LC_MAX_FDS; i++) {
+		int free_slot = 0;
+
+		if (atomic_compare_exchange_strong(&lc_fds[i], &free_slot,
+						   sv[0] + 1))
+			break;
+	}
+	t->fd = sv[0] + 1;
+	pthread_setspecific(lc_key, (void *)(intptr_t)t->fd);
+	return 0;
+}
+
+/* Park: send m, wait for the sampler's byte.  The stall in ns, or -1
+ * (then off).  noinline: the registers are taken in this frame, which
+ * the shim's CFI lets an unwinder leave. */
+static __attribute__((noinline)) int64_t lc_park(struct lc_thread *t,
+						 struct lc_alloc_msg *m)
+{
+	uint64_t t0 = lc_now(), until = t0 + LC_ALLOC_TIMEOUT_MS * 1000000ull;
+	struct iovec iov = { m, sizeof *m };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	ssize_t n;
+	char ack;
+
+#if defined(__x86_64__)
+	uint64_t *r = m->regs;
+
+	__asm__ volatile("leaq 0(%%rip), %%rax\n\tmovq %%rax, %0\n\t"
+			 "movq %%rsp, %1\n\tmovq %%rbp, %2\n\tmovq %%rbx, %3\n\t"
+			 "movq %%r12, %4\n\tmovq %%r13, %5\n\t"
+			 "movq %%r14, %6\n\tmovq %%r15, %7"
+			 : "=m"(r[0]), "=m"(r[1]), "=m"(r[2]), "=m"(r[3]),
+			   "=m"(r[4]), "=m"(r[5]), "=m"(r[6]), "=m"(r[7])
+			 : : "rax");
+	m->nregs = LC_NREGS;
+#endif
+	if (!t->fd && lc_thread_socket(t, until))
+		return -1;
+	if (lc_send(t->fd - 1, &mh, until))
+		return -1;
+	for (;;) {
+		if (lc_wait(t->fd - 1, POLLIN, until))
+			return -1;
+		n = recv(t->fd - 1, &ack, 1, MSG_DONTWAIT);
+		if (n == 1)
+			return (int64_t)(lc_now() - t0);
+		if (n == 0) {
+			lc_off("the sampler is gone (EOF)", 0);
+			return -1;
+		}
+		if (errno != EINTR && errno != EAGAIN) {
+			lc_off("cannot read the sampler's answer", errno);
+			return -1;
+		}
+	}
+}
+
+/* Everything but the fast path: seeding, a sample, a live block freed. */
+static __attribute__((noinline)) void *
+lc_slow(struct lc_vm *vm, void *ptr, size_t osize, size_t nsize,
+	void *pc, void *sp)
+{
+	struct lc_thread *t = &lc_self;
+	int slot = ptr ? lc_live_find(ptr) : -1;
+	struct lc_alloc_msg m;
+	int64_t stall = -1;
+	uint64_t id = 0;
+	void *r;
+
+	if (!t->rng) {
+		lc_seed(t);
+		t->left = lc_gap(t);
+	}
+	if (!nsize || t->left > (int64_t)nsize) {
+		t->left -= (int64_t)nsize;
+		r = vm->f(vm->ud, ptr, osize, nsize);
+		if (!r && nsize)
+			t->left += (int64_t)nsize;
+	} else if (!atomic_load_explicit(&lc_on, memory_order_relaxed)) {
+		t->left = INT64_MAX;	/* off: fast path from now on */
+		r = vm->f(vm->ud, ptr, osize, nsize);
+	} else {
+		t->left -= (int64_t)nsize;
+		while (t->left <= 0)
+			t->left += lc_gap(t);
+		id = atomic_fetch_add(&lc_next_id, 1) + 1;
+		lc_msg(&m, LC_ALLOC_PARK, vm->serial);
+		m.id = id;
+		m.L = (uintptr_t)vm->L;
+		m.ptr = (uintptr_t)ptr;
+		m.osize = osize;
+		m.nsize = nsize;
+		m.mean = (uint64_t)lc_mean;
+		m.pc = (uintptr_t)pc;
+		m.sp = (uintptr_t)sp;
+		m.dropped = atomic_load(&lc_dropped);
+		m.overflow = atomic_load(&lc_overflow);
+		stall = lc_park(t, &m);
+		r = vm->f(vm->ud, ptr, osize, nsize);
+	}
+	/* A realloc ends the sample of its old block even in place: the new
+	 * size is a new allocation on the byte line, sampled or not. */
+	if (slot >= 0 && (r || !nsize))
+		lc_live_drop(slot, ptr, 1);
+	if (stall >= 0 && atomic_load(&lc_on)) {
+		lc_msg(&m, LC_ALLOC_NEW, vm->serial);
+		m.id = id;
+		m.ptr = (uintptr_t)r;
+		m.stall_ns = (uint64_t)stall;
+		lc_tell(&m);
+		if (r)
+			lc_live_add(r, id, vm->serial);
+	}
+	return r;
+}
+
+/* The lua_Alloc of every wrapped VM.  Fast path: no sample point in this
+ * block and ptr not a live sample: a subtraction, two compares and the
+ * filter byte of a freed block. */
+static void *lc_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+	struct lc_vm *vm = ud;
+	struct lc_thread *t = &lc_self;
+	void *r;
+
+	if (__builtin_expect(!ptr || !atomic_load_explicit(&lc_filter[
+			lc_hash(ptr) >> (64 - LC_FILTER_BITS)],
+			memory_order_relaxed), 1) &&
+	    __builtin_expect(t->left > (int64_t)nsize, 1)) {
+		t->left -= (int64_t)nsize;
+		r = vm->f(vm->ud, ptr, osize, nsize);
+		if (__builtin_expect(!r, 0) && nsize)
+			t->left += (int64_t)nsize;	/* failed: not counted */
+		return r;
+	}
+	return lc_slow(vm, ptr, osize, nsize, __builtin_return_address(0),
+		       __builtin_dwarf_cfa());
+}
+
+static struct lc_vm *lc_vm_new(lua_Alloc f, void *ud)
+{
+	struct lc_vm *vm;
+	Dl_info di;
+
+	/* Only a function of a loaded object is wrapped: LuaJIT's
+	 * luaL_newstate passes a made-up address (LJ_ALLOCF_INTERNAL,
+	 * 0x4d50) for "the built-in allocator". */
+	if (!atomic_load(&lc_on) || f == lc_alloc || !dladdr((void *)f, &di) ||
+	    !(vm = malloc(sizeof *vm)))
+		return NULL;
+	vm->f = f;
+	vm->ud = ud;
+	vm->L = NULL;
+	vm->serial = atomic_fetch_add(&lc_next_vm, 1) + 1;
+	return vm;
+}
+
+static int lc_find_lib(struct dl_phdr_info *info, size_t size, void *addr)
+{
+	uintptr_t a = (uintptr_t)addr, lo = UINTPTR_MAX, hi = 0;
+	int i, hit = 0;
+
+	(void)size;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t s = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type != PT_LOAD)
+			continue;
+		hit |= a >= s && a < s + ph->p_memsz;
+		lo = s < lo ? s : lo;
+		hi = s + ph->p_memsz > hi ? s + ph->p_memsz : hi;
+	}
+	if (hit) {
+		lc_lib_lo = lo;
+		lc_lib_hi = hi;
+	}
+	return hit;
+}
+
+/* Drop this library from LD_PRELOAD, keeping any other. */
+static void lc_unpreload(void)
+{
+	const char *pre = getenv("LD_PRELOAD"), *me, *b;
+	char *copy, *out, *tok, *save;
+	Dl_info di;
+
+	if (!pre || !dladdr((void *)lc_unpreload, &di) || !di.dli_fname)
+		return;
+	me = strrchr(di.dli_fname, '/') ? strrchr(di.dli_fname, '/') + 1 :
+		di.dli_fname;
+	copy = strdup(pre);
+	out = calloc(1, strlen(pre) + 1);
+	if (copy && out) {
+		for (tok = strtok_r(copy, " :", &save); tok;
+		     tok = strtok_r(NULL, " :", &save)) {
+			b = strrchr(tok, '/');
+			if (strcmp(b ? b + 1 : tok, me) == 0)
+				continue;
+			if (*out)
+				strcat(out, ":");
+			strcat(out, tok);
+		}
+		if (*out)
+			setenv("LD_PRELOAD", out, 1);
+		else
+			unsetenv("LD_PRELOAD");
+	}
+	free(copy);
+	free(out);
+}
+
+static void lc_thread_exit(void *v)
+{
+	int fd = (int)(intptr_t)v, i;
+
+	for (i = 0; i < LC_MAX_FDS; i++) {
+		int mine = fd;
+
+		if (atomic_compare_exchange_strong(&lc_fds[i], &mine, 0))
+			break;
+	}
+	close(fd - 1);		/* after unlisting: a fork never sees it reused */
+	lc_self.fd = 0;
+}
+
+/* A forked child is not the process the sampler reads: off, silently,
+ * and let go of every socket. */
+static void lc_atfork_child(void)
+{
+	int i, fd;
+
+	atomic_store(&lc_on, 0);
+	for (i = 0; i < LC_MAX_FDS; i++)
+		if ((fd = atomic_exchange(&lc_fds[i], 0)))
+			close(fd - 1);
+	if (lc_fd >= 0)
+		close(lc_fd);
+	lc_fd = -1;
+	lc_self.fd = 0;
+	pthread_setspecific(lc_key, NULL);
+}
+
+static void lc_init(void)
+{
+	const char *s = getenv(LC_ALLOC_ENV_FD), *mean;
+	int fd, type = 0, dom = 0, big = 1 << 20;
+	socklen_t len = sizeof type;
+	char *end;
+
+	for (int i = 0; i < LC_NFN; i++)
+		lc_fn[i] = dlsym(RTLD_NEXT, lc_fn_name[i]);
+	if (lc_fn[LC_GETALLOCF])
+		dl_iterate_phdr(lc_find_lib, lc_fn[LC_GETALLOCF]);
+	if (!s)
+		return;		/* not launched by a sampler */
+	mean = getenv(LC_ALLOC_ENV_MEAN);
+	if (mean && strtod(mean, &end) >= 1 && !*end)
+		lc_mean = fmin(strtod(mean, NULL), 0x1p62);
+	fd = (int)strtol(s, &end, 10);
+	/* children get neither the variables nor the fd (nor the shim) */
+	unsetenv(LC_ALLOC_ENV_FD);
+	unsetenv(LC_ALLOC_ENV_MEAN);
+	lc_unpreload();
+	if (*end || fd < 0 ||
+	    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) ||
+	    getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &len) ||
+	    type != SOCK_SEQPACKET || dom != AF_UNIX) {
+		dprintf(2, "luacore-alloc: %s=%s is not a unix SOCK_SEQPACKET "
+			"socket: not sampling\n", LC_ALLOC_ENV_FD, s);
+		return;
+	}
+	fcntl(fd, F_SETFD, FD_CLOEXEC);
+	/* room for bursts of NEW and FREE; the kernel caps it at wmem_max */
+	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &big, sizeof big);
+	if (!lc_fn[LC_NEWSTATE] || !lc_fn[LC_GETALLOCF] ||
+	    !lc_fn[LC_SETALLOCF] || !lc_fn[LC_CLOSE]) {
+		dprintf(2, "luacore-alloc: no shared Lua library loaded at "
+			"start (Lua linked into the program?): not sampling\n");
+		return;
+	}
+	if (pthread_key_create(&lc_key, lc_thread_exit) ||
+	    pthread_atfork(NULL, NULL, lc_atfork_child))
+		return;
+	lc_fd = fd;
+	atomic_store(&lc_on, 1);
+}
+
+__attribute__((constructor)) static void lc_load(void)
+{
+	pthread_once(&lc_once, lc_init);
+}
+
+__attribute__((destructor)) static void lc_unload(void)
+{
+	struct lc_alloc_msg m;
+
+	if (!atomic_load(&lc_on))
+		return;
+	lc_msg(&m, LC_ALLOC_BYE, 0);
+	m.dropped = atomic_load(&lc_dropped);
+	m.overflow = atomic_load(&lc_overflow);
+	lc_tell(&m);
+}
+
+/* The Lua library's function i: the one found at load, else (a library
+ * the global scope cannot see, dlopened RTLD_LOCAL, whose PLT calls still
+ * bind here) the caller's own; VMs of such a library are not wrapped.
+ * Not found, there is nothing to forward to: say so, rather than jump
+ * to 0. */
+static void *lc_real(int i, const void *caller)
+{
+	void *p, *h;
+	Dl_info di;
+
+	pthread_once(&lc_once, lc_init);
+	if ((p = lc_fn[i]))
+		return p;
+	if (!(p = dlsym(RTLD_NEXT, lc_fn_name[i])) && dladdr(caller, &di) &&
+	    di.dli_fname && (h = dlopen(di.dli_fname, RTLD_LAZY | RTLD_NOLOAD))) {
+		p = dlsym(h, lc_fn_name[i]);
+		dlclose(h);
+	}
+	if (!p) {
+		dprintf(2, "luacore-alloc: no %s to call\n", lc_fn_name[i]);
+		abort();
+	}
+	return p;
+}
+
+#define LC_REAL(i, type) ((type *)lc_real(i, __builtin_return_address(0)))
+
+LC_EXPORT lua_State *lua_newstate(lua_Alloc f, void *ud, unsigned seed)
+{
+	newstate_fn *real = LC_REAL(LC_NEWSTATE, newstate_fn);
+	struct lc_vm *vm = lc_vm_new(f, ud);
+	lua_State *L;
+
+	if (!vm)
+		return real(f, ud, seed);
+	if (!(L = real(lc_alloc, vm, seed))) {
+		free(vm);
+		return NULL;
+	}
+	vm->L = L;
+	return L;
+}
+
+LC_EXPORT lua_State *luaL_newstate(void)
+{
+	lua_State *L = LC_REAL(LC_AUXNEWSTATE, auxnewstate_fn)();
+	struct lc_vm *vm;
+	lua_Alloc f;
+	void *ud;
+
+	/* PUC Lua went through lua_newstate above; LuaJIT did not */
+	if (L && atomic_load(&lc_on) &&
+	    (f = LC_REAL(LC_GETALLOCF, getallocf_fn)(L, &ud)) != lc_alloc &&
+	    (vm = lc_vm_new(f, ud))) {
+		vm->L = L;
+		LC_REAL(LC_SETALLOCF, setallocf_fn)(L, lc_alloc, vm);
+	}
+	return L;
+}
+
+/* The Lua library's own calls (lauxlib's buffers, 5.5's external strings)
+ * get the wrapper, so that what they allocate is sampled and what they
+ * free is seen; anyone else gets the host's own allocator. */
+LC_EXPORT lua_Alloc lua_getallocf(lua_State *L, void **ud)
+{
+	uintptr_t ra = (uintptr_t)__builtin_return_address(0);
+	void *cur;
+	lua_Alloc f = LC_REAL(LC_GETALLOCF, getallocf_fn)(L, &cur);
+
+	if (f == lc_alloc && (ra < lc_lib_lo || ra >= lc_lib_hi)) {
+		f = ((struct lc_vm *)cur)->f;
+		cur = ((struct lc_vm *)cur)->ud;
+	}
+	if (ud)
+		*ud = cur;
+	return f;
+}
+
+LC_EXPORT void lua_setallocf(lua_State *L, lua_Alloc f, void *ud)
+{
+	setallocf_fn *set = LC_REAL(LC_SETALLOCF, setallocf_fn);
+	struct lc_vm *vm;
+	void *cur;
+
+	if (LC_REAL(LC_GETALLOCF, getallocf_fn)(L, &cur) == lc_alloc &&
+	    f != lc_alloc) {
+		/* the VM keeps its wrapper, now around the new allocator
+		 * (the host serializes calls on one VM, as Lua asks) */
+		vm = cur;
+		vm->ud = ud;
+		vm->f = f;
+	} else if ((vm = lc_vm_new(f, ud))) {
+		vm->L = L;	/* any thread of the VM: an id only */
+		set(L, lc_alloc, vm);
+	} else {
+		set(L, f, ud);
+	}
+}
+
+LC_EXPORT void lua_close(lua_State *L)
+{
+	struct lc_vm *vm = NULL;
+	struct lc_alloc_msg m;
+	void *cur;
+
+	if (LC_REAL(LC_GETALLOCF, getallocf_fn)(L, &cur) == lc_alloc) {
+		vm = cur;
+		/* The VM's samples end with one CLOSE, not one FREE per
+		 * block.  Forget them while their blocks are still allocated,
+		 * so that no other VM can have the same addresses yet. */
+		for (int i = 0; i < (1 << LC_BUCKET_BITS) * LC_SLOTS; i++) {
+			uintptr_t p = atomic_load(&lc_live[i / LC_SLOTS].ptr[i % LC_SLOTS]);
+
+			if (p > 1 && lc_live_of[i / LC_SLOTS][i % LC_SLOTS].vm ==
+			    vm->serial)
+				lc_live_drop(i, (void *)p, 0);
+		}
+		/* unwrapped: LuaJIT destroys its arena at close only if it
+		 * finds its own allocator */
+		LC_REAL(LC_SETALLOCF, setallocf_fn)(L, vm->f, vm->ud);
+	}
+	LC_REAL(LC_CLOSE, close_fn)(L);
+	if (!vm)
+		return;
+	if (atomic_load(&lc_on)) {
+		lc_msg(&m, LC_ALLOC_CLOSE, vm->serial);
+		lc_tell(&m);
+	}
+	free(vm);
+}

@@ -1,0 +1,85 @@
+/* luacore-alloc.h: the messages between libluacore-alloc.so, preloaded into
+ * a launched target, and the sampler that launched it.
+ *
+ * The sampler makes a SOCK_SEQPACKET socketpair, passes one end to the
+ * target as the number in LC_ALLOC_ENV_FD and the sampling mean in bytes
+ * in LC_ALLOC_ENV_MEAN.  Every message is one struct lc_alloc_msg, one
+ * packet, in the byte order of the target (it runs on the sampler's
+ * machine).
+ *
+ * Sockets.  The first time a thread parks it makes a socketpair of its
+ * own and passes one end to the sampler in a HELLO on the shared socket
+ * (SCM_RIGHTS, exactly one fd).  A thread's socket carries its PARKs and
+ * the sampler's one-byte answers, so threads park independently and share
+ * no lock; it reads EOF when the thread exits.  Everything that needs no
+ * answer (HELLO, NEW, FREE, CLOSE, BYE) goes on the shared socket without
+ * waiting: when the socket is full the shim drops the message and counts
+ * it in `dropped`.  The sampler polls the shared socket and one socket per
+ * thread that has parked.
+ *
+ * Order.  The sampler has read a PARK before it answers, and NEW and FREE
+ * of that sample id are sent after the answer, so they always come after
+ * their PARK.  NEW and FREE of one id can come in either order (another
+ * thread may free the block as soon as the allocation returns), and the
+ * NEW of a sample may be lost (dropped): a sampler counts a sample from its
+ * PARK, matches FREE to it by id, and takes the block's address from NEW
+ * or FREE, whichever it has.
+ */
+#ifndef LUACORE_ALLOC_H
+#define LUACORE_ALLOC_H
+
+#include <stdint.h>
+
+#define LC_ALLOC_ENV_FD		"LUACORE_ALLOC_FD"
+#define LC_ALLOC_ENV_MEAN	"LUACORE_ALLOC_MEAN"
+#define LC_ALLOC_MAGIC		0x3141434cu	/* "LCA1" in memory */
+#define LC_ALLOC_VERSION	1
+#define LC_ALLOC_MEAN_DEFAULT	(512 * 1024)
+#define LC_ALLOC_TIMEOUT_MS	100	/* a park waits this long at most */
+
+enum lc_alloc_kind {
+	LC_ALLOC_HELLO = 1,	/* shared socket + SCM_RIGHTS: a thread's socket */
+	LC_ALLOC_PARK,		/* sampled; the thread waits for one byte */
+	LC_ALLOC_NEW,		/* what the parked allocation returned */
+	LC_ALLOC_FREE,		/* a sampled block was freed or reallocated */
+	LC_ALLOC_CLOSE,		/* lua_close: every sample of vm is gone */
+	LC_ALLOC_BYE,		/* shared socket, at exit: dropped, overflow */
+};
+
+/* Registers of a parked thread, x86-64: at the park, inside the shim, so
+ * that an unwinder starts with a consistent set (the callee-saved ones are
+ * those the shim's own CFI knows how to restore).  nregs is 0 on other
+ * architectures, which then have pc, sp and fp only. */
+enum lc_alloc_reg {
+	LC_REG_RIP, LC_REG_RSP, LC_REG_RBP, LC_REG_RBX,
+	LC_REG_R12, LC_REG_R13, LC_REG_R14, LC_REG_R15,
+	LC_NREGS
+};
+
+struct lc_alloc_msg {
+	uint32_t magic;		/* LC_ALLOC_MAGIC */
+	uint16_t version;	/* LC_ALLOC_VERSION */
+	uint16_t kind;		/* enum lc_alloc_kind */
+	int32_t tid;		/* the thread that sent it (gettid) */
+	uint32_t vm;		/* VM serial, 1, 2, ... (0: none) */
+	uint64_t id;		/* sample id, 1, 2, ... (PARK, NEW, FREE) */
+	uint64_t L;		/* main lua_State, 0 while lua_newstate runs */
+	uint64_t ptr;		/* PARK: block passed in (0: new); NEW: result
+				 * (0: it failed, the sample does not count);
+				 * FREE: the block */
+	uint64_t osize;		/* PARK: lua_Alloc's osize; with ptr 0 in
+				 * Lua 5.2+ the type tag of a new object */
+	uint64_t nsize;		/* PARK: bytes asked for */
+	uint64_t mean;		/* PARK: sampling mean in bytes */
+	uint64_t pc;		/* PARK: return address in Lua's caller of the
+				 * lua_Alloc */
+	uint64_t sp;		/* PARK: that caller's stack pointer */
+	uint64_t stall_ns;	/* NEW: the park as the thread saw it */
+	uint64_t dropped;	/* PARK, BYE: NEW/FREE/CLOSE not sent (full) */
+	uint64_t overflow;	/* PARK, BYE: samples the live table missed */
+	uint32_t nregs;		/* PARK: entries of regs used */
+	uint32_t pad;
+	uint64_t regs[LC_NREGS];	/* PARK: enum lc_alloc_reg */
+};
+
+#endif /* LUACORE_ALLOC_H */

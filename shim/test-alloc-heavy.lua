@@ -1,0 +1,25 @@
+-- test-alloc-heavy.lua [ROUNDS]: a fixed amount of allocation-heavy work
+-- of the common kinds (string building, small records with a nested
+-- array, closures), with the collector running.  Prints a checksum that
+-- depends on neither addresses nor timing, to compare runs.
+local rounds = tonumber(arg and arg[1]) or 3000
+local fmt, concat = string.format, table.concat
+local sum = 0
+for r = 1, rounds do
+	local parts = {}
+	for i = 1, 200 do
+		parts[#parts + 1] = fmt("%d:%s", i, "item" .. (i + r))
+	end
+	sum = sum + #concat(parts, ",")
+	local list = {}
+	for i = 1, 200 do
+		list[i] = { id = i, name = "n" .. (i % 97), tags = { i, r } }
+	end
+	sum = sum + #list
+	local fs = {}
+	for i = 1, 200 do
+		fs[i] = function() return i + r end
+	end
+	sum = sum + fs[200]()
+end
+print(string.format("rounds %d checksum %.0f", rounds, sum))
