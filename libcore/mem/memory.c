@@ -134,6 +134,18 @@ static int fd_pread(int fd, uint64_t off, void *buf, size_t len)
 	return 0;
 }
 
+/* What is queued is dropped: its slots empty and the walk's again.
+ * Under mu. */
+static void drop_queued(struct blocks *b)
+{
+	for (size_t i = 0; i < b->qn; i++) {
+		b->v[b->q[i].slot].hi = 0;
+		atomic_store_explicit(&b->v[b->q[i].slot].busy, 0,
+				      memory_order_release);
+	}
+	b->qn = 0;
+}
+
 static void *ahead_main(void *arg)
 {
 	struct blocks *b = arg;
@@ -162,13 +174,7 @@ static void *ahead_main(void *arg)
 		b->running = false;
 		pthread_cond_broadcast(&b->done);
 	}
-	/* what is still queued stays empty */
-	for (size_t i = 0; i < b->qn; i++) {
-		b->v[b->q[i].slot].hi = 0;
-		atomic_store_explicit(&b->v[b->q[i].slot].busy, 0,
-				      memory_order_release);
-	}
-	b->qn = 0;
+	drop_queued(b);
 	pthread_cond_broadcast(&b->done);
 	pthread_mutex_unlock(&b->mu);
 	return NULL;
@@ -209,12 +215,7 @@ static void ahead_quiesce(struct blocks *b)
 	if (!b || !b->started)
 		return;
 	pthread_mutex_lock(&b->mu);
-	for (size_t i = 0; i < b->qn; i++) {
-		b->v[b->q[i].slot].hi = 0;
-		atomic_store_explicit(&b->v[b->q[i].slot].busy, 0,
-				      memory_order_release);
-	}
-	b->qn = 0;
+	drop_queued(b);
 	while (b->running)
 		pthread_cond_wait(&b->done, &b->mu);
 	pthread_mutex_unlock(&b->mu);

@@ -102,6 +102,18 @@ bool lc_memory_blocks_on(const struct lc_memory *m);
  * holds it (lc_read then).  Borrowed, and valid only until the next
  * call into the memory. */
 const void *lc_memory_view(struct lc_memory *m, uint64_t addr, size_t len);
+/* [addr, addr + len) through lc_memory_map (lasting) or lc_memory_view,
+ * else read into buf (len bytes at least); NULL if unreadable. */
+static inline const void *lc_memory_bytes(struct lc_memory *m, uint64_t addr,
+					  size_t len, void *buf, bool lasting)
+{
+	const void *p = lasting ? lc_memory_map(m, addr, len) :
+			lc_memory_view(m, addr, len);
+
+	if (p)
+		return p;
+	return lc_memory_read(m, addr, buf, len, NULL) == 0 ? buf : NULL;
+}
 /* True if [addr, addr + len) lies in writable memory: a writable primary
  * range, or with regions, a writable region.  A memory that has a
  * whole-space source and no region list cannot tell: true. */

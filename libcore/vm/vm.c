@@ -323,11 +323,7 @@ uint64_t lc_hash_buf(const void *p, size_t len)
 static const uint8_t *bytes_at(struct lc_memory *m, uint64_t at, size_t n,
 			       uint8_t *buf)
 {
-	const uint8_t *p = lc_memory_view(m, at, n);
-
-	if (p)
-		return p;
-	return lc_read(m, at, buf, n) == 0 ? buf : NULL;
+	return lc_memory_bytes(m, at, n, buf, false);
 }
 
 uint64_t lc_hash_bytes(struct lc_memory *m, uint64_t at, uint64_t len,

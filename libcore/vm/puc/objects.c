@@ -92,11 +92,7 @@ static bool ptr_ok(uint64_t p)
 static const uint8_t *view(struct lc_memory *m, uint64_t addr, size_t len,
 			   uint8_t *buf)
 {
-	const uint8_t *p = lc_memory_map(m, addr, len);
-
-	if (p)
-		return p;
-	return lc_read(m, addr, buf, len) == 0 ? buf : NULL;
+	return lc_memory_bytes(m, addr, len, buf, true);
 }
 
 static uint64_t get(const uint8_t *p, struct lc_field f)
