@@ -64,7 +64,7 @@ for b in $BUILDS; do
 	fi
 	args=()
 	while IFS=$'\t' read -r kind _ addr _; do
-		[ "$kind" = expect ] && args+=(--path "$addr")
+		case $kind in expect | retain) args+=(--path "$addr") ;; esac
 	done <"$d/log"
 	"$inspect" --heap --json "${args[@]}" "$d/core" >"$d/paths.json" 2>"$d/paths.err"
 	"$inspect" --heap --json --strong "${args[@]}" "$d/core" >"$d/strong.json" 2>>"$d/paths.err"
@@ -83,7 +83,7 @@ for b in $LJ_BUILDS; do
 	fi
 	args=()
 	while IFS=$'\t' read -r kind _ addr _; do
-		[ "$kind" = expect ] && args+=(--path "$addr")
+		case $kind in expect | retain) args+=(--path "$addr") ;; esac
 	done <"$d/log"
 	"$inspect" --heap --json "${args[@]}" "$d/core" >"$d/paths.json" 2>"$d/paths.err"
 	"$inspect" --heap --json --strong "${args[@]}" "$d/core" >"$d/strong.json" 2>>"$d/paths.err"

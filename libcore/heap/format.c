@@ -170,11 +170,34 @@ static void print_vm(const struct lc_heap *h, const struct lc_hvmres *v,
 			" more only through weak references; %" PRIu64
 			" unreachable (%" PRIu64 " bytes: garbage not yet collected)\n",
 			v->reached, v->reached_weak, v->unreached, v->unreached_bytes);
+	if (v->nretainers) {
+		fprintf(out, "  keeping the most alive (at least: itself, what only it holds, and so on):\n"
+			"    %12s %10s  %-14s %-18s %s\n", "kept alive", "own bytes",
+			"type", "address", "class  <- path");
+		for (size_t i = 0; i < v->nretainers; i++) {
+			const struct lc_htop *t = &v->retainers[i];
+
+			fprintf(out, "    %12" PRIu64 " %10" PRIu64 "  %-14s 0x%-16" PRIx64 " ",
+				t->retained, t->bytes, lc_hkind_name(t->kind), t->addr);
+			if (t->name)
+				es(out, t->name);
+			else
+				fputs("-", out);
+			if (t->path) {
+				fputs("  <- ", out);
+				fputs(t->path, out);
+			}
+			fputc('\n', out);
+		}
+	}
 	for (size_t i = 0; i < v->npaths; i++) {
 		const struct lc_hpath *p = &v->paths[i];
 
-		fprintf(out, "  path to 0x%" PRIx64 " (%s, %" PRIu64 " bytes): ",
+		fprintf(out, "  path to 0x%" PRIx64 " (%s, %" PRIu64 " bytes",
 			p->addr, lc_hkind_name(p->kind), p->size);
+		if (p->reachable)
+			fprintf(out, ", keeps %" PRIu64 " alive at least", p->retained);
+		fputs("): ", out);
 		if (p->path) {
 			fputs(p->path, out);
 			if (p->weak)
@@ -268,7 +291,28 @@ static void jtop(FILE *out, const struct lc_htop *t, size_t n, bool str)
 			lc_json_str(out, t[i].path);
 			fprintf(out, ",\"weak\":%s", t[i].weak ? "true" : "false");
 		}
+		if (t[i].retained)
+			fprintf(out, ",\"retained\":%" PRIu64, t[i].retained);
 		fputc('}', out);
+	}
+	fputc(']', out);
+}
+
+/* The objects that keep the most alive. */
+static void jretainers(FILE *out, const struct lc_hvmres *v)
+{
+	fputs(",\"retainers\":[", out);
+	for (size_t i = 0; i < v->nretainers; i++) {
+		const struct lc_htop *t = &v->retainers[i];
+
+		fprintf(out, "%s{\"address\":\"0x%" PRIx64 "\",\"type\":\"%s\",\"bytes\":%" PRIu64
+			",\"retained\":%" PRIu64 ",\"name\":",
+			i ? "," : "", t->addr, lc_hkind_name(t->kind), t->bytes,
+			t->retained);
+		lc_json_str(out, t->name);
+		fputs(",\"path\":", out);
+		lc_json_str(out, t->path);
+		fprintf(out, ",\"weak\":%s}", t->weak ? "true" : "false");
 	}
 	fputc(']', out);
 }
@@ -325,14 +369,17 @@ static void json_vm(const struct lc_heap *h, const struct lc_hvmres *v,
 		fprintf(out, ",\"reachability\":{\"strong\":%" PRIu64 ",\"weak\":%" PRIu64
 			",\"unreachable\":%" PRIu64 ",\"unreachable_bytes\":%" PRIu64 "}",
 			v->reached, v->reached_weak, v->unreached, v->unreached_bytes);
+	if (v->nretainers)
+		jretainers(out, v);
 	fputs(",\"paths\":[", out);
 	for (size_t i = 0; i < v->npaths; i++) {
 		const struct lc_hpath *p = &v->paths[i];
 
 		fprintf(out, "%s{\"address\":\"0x%" PRIx64 "\",\"type\":\"%s\",\"bytes\":%" PRIu64
-			",\"reachable\":%s,\"weak\":%s,\"path\":",
+			",\"retained\":%" PRIu64 ",\"reachable\":%s,\"weak\":%s,\"path\":",
 			i ? "," : "", p->addr, lc_hkind_name(p->kind), p->size,
-			p->reachable ? "true" : "false", p->weak ? "true" : "false");
+			p->retained, p->reachable ? "true" : "false",
+			p->weak ? "true" : "false");
 		lc_json_str(out, p->path);
 		fputc('}', out);
 	}

@@ -949,10 +949,11 @@ out:
 
 static void vmres_free(struct lc_hvmres *v)
 {
-	struct lc_htop *lists[] = { v->strings, v->tables, v->threads };
-	size_t ns[] = { v->nstrings, v->ntables, v->nthreads };
+	struct lc_htop *lists[] = { v->strings, v->tables, v->threads,
+				    v->retainers };
+	size_t ns[] = { v->nstrings, v->ntables, v->nthreads, v->nretainers };
 
-	for (size_t l = 0; l < 3; l++) {
+	for (size_t l = 0; l < 4; l++) {
 		for (size_t i = 0; i < ns[l]; i++) {
 			free(lists[l][i].name);
 			free(lists[l][i].preview);
@@ -974,6 +975,7 @@ static void vmres_free(struct lc_hvmres *v)
 	free(v->objs);
 	free(v->parent);
 	free(v->reach);
+	free(v->retained);
 	for (size_t i = 0; i < v->nroots; i++)
 		free(v->roots[i]);
 	free(v->roots);
@@ -995,6 +997,50 @@ bool lc_heap_partial(const struct lc_heap *h)
 	return h->partial;
 }
 
+/* The objects that keep the most alive (lc_hvmres.retained), each with
+ * its class's name and its path; a root's own tables (the registry, _G,
+ * _LOADED) among them. */
+static struct lc_error *retainers_of(struct lc_interp *in,
+				     struct lc_pass *pass,
+				     struct lc_hvmres *v, size_t top)
+{
+	struct topn t = { .cap = top };
+
+	t.v = calloc(top ? top : 1, sizeof(*t.v));
+	if (!t.v)
+		return &lc_error_nomem;
+	for (size_t i = 0; i < v->nobjs; i++) {
+		const struct lc_hobj *o = &v->objs[i];
+		struct lc_htop e;
+
+		if (!v->retained[i] || v->reach[i] != 1 ||
+		    (t.n == t.cap && v->retained[i] <= t.v[0].bytes))
+			continue;
+		memset(&e, 0, sizeof(e));
+		e.addr = o->addr;
+		e.bytes = v->retained[i];	/* the heap's order, by retained */
+		e.len = o->size;		/* its own bytes, put back below */
+		e.kind = o->kind;
+		e.klass = o->klass;
+		top_add(&t, &e);
+	}
+	v->retainers = top_take(&t, &v->nretainers);
+	for (size_t i = 0; i < v->nretainers; i++) {
+		struct lc_htop *e = &v->retainers[i];
+		long k = lc_heap_find(v, e->addr);
+
+		e->retained = e->bytes;
+		e->bytes = e->len;
+		e->len = 0;
+		if (classed(e->kind))
+			e->name = in->ops->heap_class(pass, v->g, e->kind, e->klass);
+		if (k >= 0)
+			e->path = lc_heap_path_of(in, pass, v, (size_t)k, false,
+						  &e->weak);
+	}
+	return NULL;
+}
+
 static void paths_of_tops(struct lc_interp *in, struct lc_pass *pass,
 			  struct lc_hvmres *v)
 {
@@ -1005,6 +1051,8 @@ static void paths_of_tops(struct lc_interp *in, struct lc_pass *pass,
 		for (size_t i = 0; i < ns[l]; i++) {
 			long k = lc_heap_find(v, lists[l][i].addr);
 
+			if (k >= 0)
+				lists[l][i].retained = v->retained[k];
 			if (k >= 0 && v->parent[k] != -1)
 				lists[l][i].path = lc_heap_path_of(in, pass, v,
 					(size_t)k, false, &lists[l][i].weak);
@@ -1033,6 +1081,7 @@ static struct lc_error *asked_paths(struct lc_interp *in, struct lc_pass *pass,
 		p->found = true;
 		p->kind = v->objs[k].kind;
 		p->size = v->objs[k].size;
+		p->retained = v->retained ? v->retained[k] : 0;
 		p->reachable = v->parent[k] != -1;
 		if (p->reachable)
 			p->path = lc_heap_path_of(in, pass, v, (size_t)k, false,
@@ -1145,9 +1194,11 @@ struct lc_error *lc_heap_create(struct lc_target *t,
 				lc_heap_bfs(in, pass, v, opts->strong);
 				if (v->info.partial)
 					h->partial = true;
-				if (opts->paths)
+				if (opts->paths && v->retained) {
 					paths_of_tops(in, pass, v);
-				if (opts->npath_to)
+					err = retainers_of(in, pass, v, h->top);
+				}
+				if (!err && opts->npath_to)
 					err = asked_paths(in, pass, v, opts);
 			}
 			if (!err && opts->baseline) {

@@ -42,6 +42,8 @@ struct lc_htop {
 	char *preview;		/* strings: the first bytes, escaped */
 	char *path;		/* with paths: its shortest path, or NULL */
 	bool weak;		/* that path passes a weak reference */
+	uint64_t retained;	/* with paths: bytes it keeps alive at least
+				   (lc_hvmres.retained), 0: not known */
 };
 
 struct lc_hdup {
@@ -69,6 +71,7 @@ struct lc_hpath {
 	bool weak;
 	char *path;		/* NULL when unreachable or not found */
 	uint64_t size;
+	uint64_t retained;	/* as lc_htop's */
 };
 
 struct lc_hvmres {
@@ -107,6 +110,12 @@ struct lc_hvmres {
 	size_t nobjs;
 	int32_t *parent;	/* paths: the object a BFS reached it from;
 				   -1 unreached; <= -2 root number -2-r */
+	uint64_t *retained;	/* paths: bytes each keeps alive at least: it,
+				   what only it references strongly, and so
+				   on (0: unreached) */
+	struct lc_htop *retainers;	/* paths: the objects that keep the
+					   most alive, most first */
+	size_t nretainers;
 	uint8_t *reach;		/* 1 strong, 2 weak */
 	char **roots;		/* root names, by number */
 	size_t nroots;

@@ -21,6 +21,7 @@ struct bfs {
 	bool weak_phase;	/* take weak references only */
 	bool had_weak;		/* a weak reference was left for later */
 	uint8_t *weak_src;	/* objects with weak references */
+	uint8_t *refs;		/* strong references to each: 0, 1, 2 (more) */
 	size_t nroots;
 	char **roots;
 	bool nomem;
@@ -43,6 +44,9 @@ static int bfs_ref(void *arg, const struct lc_href *r)
 	    v->reach[b->from] == 1)
 		return 0;	/* followed in the strong phase */
 	k = lc_heap_find(v, r->to);
+	/* each strong reference from a reached object is seen here once */
+	if (k >= 0 && !r->weak && b->refs[k] < 2)
+		b->refs[k]++;
 	if (k < 0) {
 		/* A reachable object refers to memory that holds no object
 		 * of the GC lists: a list lost it, or the reference is
@@ -76,6 +80,27 @@ static int bfs_ref(void *arg, const struct lc_href *r)
 	return 0;
 }
 
+/* What each reached object keeps alive at least: itself, and what it
+ * alone references strongly, and so on.  An object with one strong
+ * reference is dominated by the object that holds it (every path from
+ * the roots passes there), so these sums are a part of the retained
+ * size a dominator tree would give: all of it where the data is a tree,
+ * less where objects are shared (two references to one object, even
+ * from one holder, leave it out).  Children come after their parent in
+ * the BFS order: summed from the end. */
+static void retained(struct bfs *b)
+{
+	struct lc_hvmres *v = b->v;
+
+	for (size_t q = b->qn; q-- > 0;) {
+		int32_t i = b->queue[q], p = v->parent[i];
+
+		v->retained[i] += v->objs[i].size;
+		if (p >= 0 && b->refs[i] == 1 && v->reach[i] == 1)
+			v->retained[p] += v->retained[i];
+	}
+}
+
 static void run(struct lc_interp *in, struct lc_pass *pass, struct bfs *b,
 		size_t head)
 {
@@ -103,13 +128,19 @@ void lc_heap_bfs(struct lc_interp *in, struct lc_pass *pass,
 	v->reach = calloc(n ? n : 1, 1);
 	b.queue = malloc((n ? n : 1) * sizeof(*b.queue));
 	b.weak_src = calloc(n ? n : 1, 1);
-	if (!v->parent || !v->reach || !b.queue || !b.weak_src) {
+	b.refs = calloc(n ? n : 1, 1);
+	v->retained = calloc(n ? n : 1, sizeof(*v->retained));
+	if (!v->parent || !v->reach || !b.queue || !b.weak_src || !b.refs ||
+	    !v->retained) {
 		free(v->parent);
 		free(v->reach);
+		free(v->retained);
 		v->parent = NULL;
 		v->reach = NULL;
+		v->retained = NULL;
 		free(b.queue);
 		free(b.weak_src);
+		free(b.refs);
 		v->walked_paths = false;
 		v->info.partial = true;
 		return;
@@ -137,6 +168,7 @@ void lc_heap_bfs(struct lc_interp *in, struct lc_pass *pass,
 			b.weak_phase = true;
 		}
 	}
+	retained(&b);
 	for (size_t i = 0; i < n; i++) {
 		if (v->reach[i] == 1)
 			v->reached++;
@@ -160,6 +192,7 @@ void lc_heap_bfs(struct lc_interp *in, struct lc_pass *pass,
 	}
 	free(b.queue);
 	free(b.weak_src);
+	free(b.refs);
 }
 
 /* ---- rendering ---- */

@@ -6,7 +6,9 @@
                                     the VM's own count, the JSON valid
   check.py paths LOG JSON [strong]  every planted object has exactly its
                                     expected path (heap_paths.lua); with
-                                    strong the weak one is unreachable
+                                    strong the weak one is unreachable;
+                                    what a planted table keeps alive lies
+                                    in the script's bounds
   check.py diff JSON K N            N*K new tables of class Leak at
                                     _G.leaks[*], none of class Churn
 Prints PASS/FAIL lines; exits 1 on any FAIL.
@@ -94,6 +96,13 @@ def paths(log, path, strong):
     n = 0
     for line in open(log):
         f = line.rstrip("\n").split("\t")
+        if f[0] == "retain":
+            name, addr, lo, hi = f[1], f[2], int(f[3]), int(f[4])
+            p = got.get(addr)
+            check("paths: %s keeps %d to %d bytes alive" % (name, lo, hi),
+                  p is not None and lo <= p["retained"] <= hi,
+                  "heap says %s" % (p and p["retained"]))
+            continue
         if f[0] != "expect":
             continue
         n += 1
