@@ -298,6 +298,16 @@ static void jtop(FILE *out, const struct lc_htop *t, size_t n, bool str)
 	fputc(']', out);
 }
 
+/* The start of the i-th object of a list: address, type, bytes and
+ * what it keeps alive. */
+static void jobject(FILE *out, size_t i, uint64_t addr, int kind,
+		    uint64_t bytes, uint64_t retained)
+{
+	fprintf(out, "%s{\"address\":\"0x%" PRIx64 "\",\"type\":\"%s\",\"bytes\":%" PRIu64
+		",\"retained\":%" PRIu64, i ? "," : "", addr, lc_hkind_name(kind),
+		bytes, retained);
+}
+
 /* The objects that keep the most alive. */
 static void jretainers(FILE *out, const struct lc_hvmres *v)
 {
@@ -305,10 +315,8 @@ static void jretainers(FILE *out, const struct lc_hvmres *v)
 	for (size_t i = 0; i < v->nretainers; i++) {
 		const struct lc_htop *t = &v->retainers[i];
 
-		fprintf(out, "%s{\"address\":\"0x%" PRIx64 "\",\"type\":\"%s\",\"bytes\":%" PRIu64
-			",\"retained\":%" PRIu64 ",\"name\":",
-			i ? "," : "", t->addr, lc_hkind_name(t->kind), t->bytes,
-			t->retained);
+		jobject(out, i, t->addr, t->kind, t->bytes, t->retained);
+		fputs(",\"name\":", out);
 		lc_json_str(out, t->name);
 		fputs(",\"path\":", out);
 		lc_json_str(out, t->path);
@@ -375,11 +383,9 @@ static void json_vm(const struct lc_heap *h, const struct lc_hvmres *v,
 	for (size_t i = 0; i < v->npaths; i++) {
 		const struct lc_hpath *p = &v->paths[i];
 
-		fprintf(out, "%s{\"address\":\"0x%" PRIx64 "\",\"type\":\"%s\",\"bytes\":%" PRIu64
-			",\"retained\":%" PRIu64 ",\"reachable\":%s,\"weak\":%s,\"path\":",
-			i ? "," : "", p->addr, lc_hkind_name(p->kind), p->size,
-			p->retained, p->reachable ? "true" : "false",
-			p->weak ? "true" : "false");
+		jobject(out, i, p->addr, p->kind, p->size, p->retained);
+		fprintf(out, ",\"reachable\":%s,\"weak\":%s,\"path\":",
+			p->reachable ? "true" : "false", p->weak ? "true" : "false");
 		lc_json_str(out, p->path);
 		fputc('}', out);
 	}
