@@ -346,8 +346,6 @@ struct lc_error *lc_vm_scan_threads(struct lc_lua_ctx *ctx, uint64_t **ret,
 		       sc.nvms, sc.nth, lc_now_s() - t0);
 	}
 	free(sc.hits);
-	/* what the validation read through a core's mapping */
-	lc_memory_release(t);
 	if (err) {
 		free(sc.vms);
 		free(sc.th);
