@@ -1120,14 +1120,8 @@ struct lc_error *lc_heap_create(struct lc_target *t,
 		return err;
 	}
 	lc_target_invalidate(t);
-	/* A core is read by blocks (pread) while it is scanned for VMs and
-	 * while each VM's objects are walked, one after the other: its
-	 * mapping's pages cost more to fault in than to copy, and count in
-	 * our RSS. */
-	lc_memory_set_blocks(t->prog->mem, HEAP_BLOCKS);
 	ins = lc_target_interps(t, &why, &nin);
 	if (!nin) {
-		lc_memory_set_blocks(t->prog->mem, 0);
 		baseline_free(&base);
 		lc_heap_destroy(h);
 		return lc_error_create(lc_error_code(why), "%s",
@@ -1150,6 +1144,10 @@ struct lc_error *lc_heap_create(struct lc_target *t,
 		err = in->ops->begin(in, &pass);
 		if (err)
 			break;
+		/* A core is read by blocks (pread) while it is scanned for
+		 * VMs and while each VM's objects are walked: its mapping's
+		 * pages cost more to fault in than to copy, and count in our
+		 * RSS. */
 		lc_memory_set_blocks(t->prog->mem, HEAP_BLOCKS);
 		err = in->ops->scan(pass, &gs, &ng, NULL, NULL);
 		for (size_t k = 0; k < ng && !err; k++) {

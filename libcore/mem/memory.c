@@ -536,16 +536,16 @@ static int range_read(const struct range *s, uint64_t addr, uint8_t *out,
 	return s->src->read(s->arg, addr, out, n);
 }
 
-static const uint8_t *block_view(struct lc_memory *m, uint64_t addr,
-				 size_t len);
+static const uint8_t *blocks_view(struct lc_memory *m, uint64_t addr,
+				  size_t len);
 
 static int read_once(struct lc_memory *m, uint64_t addr, void *buf, size_t len)
 {
 	uint8_t *out = buf;
 	const struct range *h = m->hot;
 
-	if (m->blocks && !m->nspaces && len <= BLOCK_OVER) {
-		const uint8_t *p = block_view(m, addr, len);
+	if (m->blocks) {
+		const uint8_t *p = blocks_view(m, addr, len);
 
 		if (p) {
 			memcpy(buf, p, len);
@@ -685,11 +685,6 @@ struct lc_mem_file {
 	bool check_release;	/* release may madvise the image */
 };
 
-static int file_pread(const struct lc_mem_file *f, uint64_t off, void *buf,
-		      size_t len)
-{
-	return fd_pread(f->fd, off, buf, len);
-}
 
 /* The walk is now in block base (s: its range, NULL: not looked up):
  * after two steps of one block in one direction, the next AHEAD blocks
@@ -744,11 +739,10 @@ static void read_ahead(struct lc_memory *m, const struct range *s,
 		if (nb + BLOCK_SIZE <= s->start || nb >= s->end ||
 		    (d < 0 && nb > base) || (d > 0 && nb < base))
 			break;
-		if (atomic_load_explicit(&k->busy, memory_order_relaxed) ||
-		    (k->hi && k->lo <= (nb < s->start ? s->start : nb) &&
-		     k->hi >= nb + BLOCK_SIZE))
-			continue;
 		lo = nb < s->start ? s->start : nb;
+		if (atomic_load_explicit(&k->busy, memory_order_relaxed) ||
+		    (k->hi && k->lo <= lo && k->hi >= nb + BLOCK_SIZE))
+			continue;
 		hi = nb + BLOCK_SIZE + BLOCK_OVER;
 		if (hi > s->end)
 			hi = s->end;
@@ -803,7 +797,7 @@ static const uint8_t *block_view(struct lc_memory *m, uint64_t addr,
 		if (addr + len > hi || addr + len < addr)
 			return NULL;
 		k->hi = 0;
-		if (file_pread(f, s->off + (lo - s->start), data + (lo - base),
+		if (fd_pread(f->fd, s->off + (lo - s->start), data + (lo - base),
 			       (size_t)(hi - lo)) < 0)
 			return NULL;
 		k->lo = lo;
@@ -814,15 +808,21 @@ static const uint8_t *block_view(struct lc_memory *m, uint64_t addr,
 	return data + (addr - base);
 }
 
+/* block_view where blocks serve [addr, addr + len): on, no whole-space
+ * source before the ranges, len within a block's overlap. */
+static const uint8_t *blocks_view(struct lc_memory *m, uint64_t addr,
+				  size_t len)
+{
+	if (!m->blocks || m->nspaces || len > BLOCK_OVER)
+		return NULL;
+	return block_view(m, addr, len);
+}
+
 const void *lc_memory_view(struct lc_memory *m, uint64_t addr, size_t len)
 {
-	if (m->blocks && !m->nspaces && len <= BLOCK_OVER) {
-		const uint8_t *p = block_view(m, addr, len);
+	const uint8_t *p = blocks_view(m, addr, len);
 
-		if (p)
-			return p;
-	}
-	return lc_memory_map(m, addr, len);
+	return p ? p : lc_memory_map(m, addr, len);
 }
 
 bool lc_memory_blocks_on(const struct lc_memory *m)
@@ -976,7 +976,7 @@ struct lc_error *lc_memory_scan(struct lc_memory *m, size_t chunk,
 				}
 			} else {
 				errno = 0;
-				if (file_pread(mf, s->off + done, buf, avail) < 0) {
+				if (fd_pread(mf->fd, s->off + done, buf, avail) < 0) {
 					err = lc_error_create(LC_ERR_OS,
 						"cannot read core '%s' at offset %" PRIu64 ": %s",
 						mf->path ? mf->path : "?",
