@@ -104,13 +104,70 @@ struct cmap {
 	size_t cap, n;
 };
 
-/* A long string, for duplicates: found by sorting these by hash after
- * the walk (a map with an entry per distinct string costs a cache miss
- * per string). */
+/* A long string that may have duplicates: found by sorting these by
+ * hash after the walk (a map with an entry per distinct string costs a
+ * cache miss per string). */
 struct lstr {
 	uint64_t hash, addr;
 	uint32_t size, len;	/* clamped to 2^32 - 1 */
 };
+
+/* Every long string of the walk, in order: its hash (lc_hobj.klass
+ * mixed with its length) in hash[], and its address, length and size
+ * in the byte stream b[] as varints of the address's distance from the
+ * previous string's (zigzag), of the length, and of size - length
+ * (zigzag).  About 13 bytes a string where they lie side by side,
+ * against 24 in a struct lstr. */
+struct lstrs {
+	uint64_t *hash;
+	size_t n, hcap;
+	uint8_t *b;
+	size_t nb, bcap;
+	uint64_t prev;		/* the last string's address */
+};
+
+static uint64_t zigzag(int64_t v)
+{
+	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static int64_t unzigzag(uint64_t v)
+{
+	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+static uint8_t *put_varint(uint8_t *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
+}
+
+/* Our own stream, written by put_varint: ten bytes at most. */
+static const uint8_t *get_varint(const uint8_t *p, uint64_t *v)
+{
+	uint64_t x = 0;
+
+	for (int s = 0; s < 70; s += 7) {
+		uint8_t c = *p++;
+
+		x |= (uint64_t)(c & 0x7f) << s;
+		if (!(c & 0x80))
+			break;
+	}
+	*v = x;
+	return p;
+}
+
+static void lstrs_free(struct lstrs *l)
+{
+	lc_huge_free(l->hash, l->hcap * sizeof(*l->hash));
+	lc_huge_free(l->b, l->bcap);
+	memset(l, 0, sizeof(*l));
+}
 
 static int map_grow(uint64_t **keys, uint32_t **idx, size_t *cap, size_t n)
 {
@@ -170,9 +227,10 @@ struct census {
 	size_t objcap;
 	struct topn strings, tables, threads;
 	struct cmap cm;
+	uint64_t last_key;	/* class_add's last key (0: none) and index */
+	uint32_t last_idx;
 	size_t ccap;
-	struct lstr *ls;
-	size_t nls, cls;
+	struct lstrs ls;
 	bool nomem;
 };
 
@@ -189,6 +247,12 @@ static int class_add(struct census *c, const struct lc_hobj *o)
 	bool found;
 	size_t j;
 
+	/* runs of one class (tables without a metatable) skip the map */
+	if (key == c->last_key) {
+		v->classes[c->last_idx].count++;
+		v->classes[c->last_idx].bytes += o->size;
+		return 0;
+	}
 	if (map_grow(&c->cm.keys, &c->cm.idx, &c->cm.cap, c->cm.n) < 0)
 		return -1;
 	j = map_slot(c->cm.keys, c->cm.cap, key, &found);
@@ -209,31 +273,45 @@ static int class_add(struct census *c, const struct lc_hobj *o)
 		c->cm.idx[j] = (uint32_t)v->nclasses++;
 		c->cm.n++;
 	}
-	v->classes[c->cm.idx[j]].count++;
-	v->classes[c->cm.idx[j]].bytes += o->size;
+	c->last_key = key;
+	c->last_idx = c->cm.idx[j];
+	v->classes[c->last_idx].count++;
+	v->classes[c->last_idx].bytes += o->size;
 	return 0;
 }
 
 static int dup_add(struct census *c, const struct lc_hobj *o)
 {
-	struct lstr *e;
+	struct lstrs *l = &c->ls;
+	uint8_t *p;
 
-	if (c->nls == c->cls) {
-		size_t nc = c->cls ? 2 * c->cls : 65536;
-		struct lstr *n = lc_huge_grow(c->ls, c->cls * sizeof(*n),
-					      nc * sizeof(*n));
+	if (l->n == l->hcap) {
+		size_t nc = l->hcap ? 2 * l->hcap : 65536;
+		uint64_t *n = lc_huge_grow(l->hash, l->hcap * sizeof(*n),
+					   nc * sizeof(*n));
 
 		if (!n)
 			return -1;
-		c->ls = n;
-		c->cls = nc;
+		l->hash = n;
+		l->hcap = nc;
 	}
-	e = &c->ls[c->nls++];
+	if (l->nb + 30 > l->bcap) {
+		size_t nc = l->bcap ? 2 * l->bcap : 1 << 20;
+		uint8_t *n = lc_huge_grow(l->b, l->bcap, nc);
+
+		if (!n)
+			return -1;
+		l->b = n;
+		l->bcap = nc;
+	}
 	/* the family's hash of the bytes (lc_hobj.klass), and the length */
-	e->hash = o->klass ^ (o->len * 0x9e3779b97f4a7c15ull);
-	e->addr = o->addr;
-	e->size = o->size > UINT32_MAX ? UINT32_MAX : (uint32_t)o->size;
-	e->len = o->len > UINT32_MAX ? UINT32_MAX : (uint32_t)o->len;
+	l->hash[l->n++] = o->klass ^ (o->len * 0x9e3779b97f4a7c15ull);
+	p = l->b + l->nb;
+	p = put_varint(p, zigzag((int64_t)(o->addr - l->prev)));
+	p = put_varint(p, o->len);
+	p = put_varint(p, zigzag((int64_t)(o->size - o->len)));
+	l->nb = (size_t)(p - l->b);
+	l->prev = o->addr;
 	return 0;
 }
 
@@ -250,17 +328,17 @@ static int cmp_lstr(const void *a, const void *b)
  * strings of each run of one such hash (sorted) get the hash of all
  * their bytes, read now, so that only equal strings stay together.
  * True when a hash changed. */
-static bool sketched(struct census *c, size_t n)
+static bool sketched(struct census *c, struct lstr *ls, size_t n)
 {
 	bool changed = false;
 
 	for (size_t i = 0, j; i < n; i = j) {
-		for (j = i + 1; j < n && c->ls[j].hash == c->ls[i].hash; j++)
+		for (j = i + 1; j < n && ls[j].hash == ls[i].hash; j++)
 			;
-		if (j - i < 2 || c->ls[i].len <= LC_SKETCH_MIN)
+		if (j - i < 2 || ls[i].len <= LC_SKETCH_MIN)
 			continue;
 		for (size_t k = i; k < j; k++) {
-			struct lstr *e = &c->ls[k];
+			struct lstr *e = &ls[k];
 			struct lc_hobj o = { .addr = e->addr, .len = e->len,
 					     .kind = LC_HK_STRING,
 					     .flags = LC_HF_LONG };
@@ -280,63 +358,94 @@ static bool sketched(struct census *c, size_t n)
 	return changed;
 }
 
-/* The duplicated long strings: hashes that two or more have.  Two
- * bitmaps indexed by bits of the hash, seen once and seen twice, leave
- * only the strings that may share their hash with another (a few in a
- * hundred more than those that do); those alone are sorted, in place,
- * so that no second array as large as the first is needed. */
+/* The filter of dups_of: a pair of words (seen once, seen twice) per
+ * four strings, two bits of one word per hash (a blocked Bloom
+ * filter's): one cache line a string, fetched ahead. */
+#define DUP_AHEAD	16
+
+static inline uint64_t *dup_word(uint64_t *f, uint64_t x, int sh)
+{
+	return f + 2 * (x >> sh);
+}
+
+static inline uint64_t dup_bits(uint64_t x)
+{
+	return 1ull << (x & 63) | 1ull << ((x >> 6) & 63);
+}
+
+/* The duplicated long strings: hashes that two or more have.  A filter
+ * of what was seen once and what was seen twice leaves only the
+ * strings that may share their hash with another (a few in a hundred
+ * more than those that do); those alone are unpacked into an array and
+ * sorted. */
 static int dups_of(struct census *c)
 {
 	struct lc_hvmres *v = c->v;
-	uint64_t *once, *twice;
-	size_t bits = 1024, cap = 0, n = 0;
-	int sh;
+	const struct lstrs *l = &c->ls;
+	const uint8_t *p = l->b, *end = l->b + l->nb;
+	uint64_t *f, addr = 0;
+	struct lstr *ls = NULL;
+	size_t words = 64, cap = 0, n = 0, lcap = 0;
+	int sh, ret = -1;
 
-	if (c->nls < 2)
+	if (l->n < 2)
 		return 0;
-	while (bits < 16 * c->nls && bits < ((size_t)1 << 32))
-		bits *= 2;
-	sh = 64 - __builtin_ctzll(bits);
-	once = lc_huge_alloc(bits / 8);
-	twice = lc_huge_alloc(bits / 8);
-	if (!once || !twice) {
-		lc_huge_free(once, bits / 8);
-		lc_huge_free(twice, bits / 8);
+	while (words < l->n / 4 && words < ((size_t)1 << 30))
+		words *= 2;
+	sh = 64 - __builtin_ctzll(words);
+	if (!(f = lc_huge_alloc(2 * words * sizeof(*f))))
 		return -1;
-	}
-	/* two bits per hash (a Bloom filter's): a string is kept when
-	 * both of its bits were set twice, a few in a hundred that share
-	 * no hash with another */
-	for (size_t i = 0; i < c->nls; i++) {
-		uint64_t x = mix(c->ls[i].hash), b1 = x >> sh,
-			 b2 = (x << 32 | x >> 32) >> sh;
-		uint64_t m1 = 1ull << (b1 & 63), m2 = 1ull << (b2 & 63);
+	for (size_t i = 0; i < l->n; i++) {
+		uint64_t x = mix(l->hash[i]), m = dup_bits(x);
+		uint64_t *w = dup_word(f, x, sh);
 
-		if ((once[b1 >> 6] & m1) && (once[b2 >> 6] & m2)) {
-			twice[b1 >> 6] |= m1;
-			twice[b2 >> 6] |= m2;
+		if (i + DUP_AHEAD < l->n)
+			__builtin_prefetch(dup_word(f, mix(l->hash[i + DUP_AHEAD]), sh), 1);
+		if ((w[0] & m) == m)
+			w[1] |= m;
+		w[0] |= m;
+	}
+	for (size_t i = 0; i < l->n && p < end; i++) {
+		uint64_t x = mix(l->hash[i]), m = dup_bits(x), d, len, extra;
+
+		if (i + DUP_AHEAD < l->n)
+			__builtin_prefetch(dup_word(f, mix(l->hash[i + DUP_AHEAD]), sh));
+		p = get_varint(p, &d);
+		p = get_varint(p, &len);
+		p = get_varint(p, &extra);
+		addr += (uint64_t)unzigzag(d);
+		if ((dup_word(f, x, sh)[1] & m) != m)
+			continue;
+		if (n == lcap) {
+			size_t nc = lcap ? 2 * lcap : 4096;
+			struct lstr *nl = lc_huge_grow(ls, lcap * sizeof(*ls),
+						       nc * sizeof(*ls));
+
+			if (!nl)
+				goto out;
+			ls = nl;
+			lcap = nc;
 		}
-		once[b1 >> 6] |= m1;
-		once[b2 >> 6] |= m2;
-	}
-	for (size_t i = 0; i < c->nls; i++) {
-		uint64_t x = mix(c->ls[i].hash), b1 = x >> sh,
-			 b2 = (x << 32 | x >> 32) >> sh;
+		{
+			uint64_t size = len + (uint64_t)unzigzag(extra);
 
-		if ((twice[b1 >> 6] & (1ull << (b1 & 63))) &&
-		    (twice[b2 >> 6] & (1ull << (b2 & 63))))
-			c->ls[n++] = c->ls[i];
+			ls[n].hash = l->hash[i];
+			ls[n].addr = addr;
+			ls[n].len = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
+			ls[n].size = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size;
+			n++;
+		}
 	}
-	lc_huge_free(once, bits / 8);
-	lc_huge_free(twice, bits / 8);
+	lc_huge_free(f, 2 * words * sizeof(*f));
+	f = NULL;
 	if (n > 1)
-		qsort(c->ls, n, sizeof(*c->ls), cmp_lstr);
-	if (!c->keep && sketched(c, n) && n > 1)
-		qsort(c->ls, n, sizeof(*c->ls), cmp_lstr);
+		qsort(ls, n, sizeof(*ls), cmp_lstr);
+	if (!c->keep && sketched(c, ls, n) && n > 1)
+		qsort(ls, n, sizeof(*ls), cmp_lstr);
 	for (size_t i = 0, j; i < n; i = j) {
 		struct lc_hdup *d;
 
-		for (j = i + 1; j < n && c->ls[j].hash == c->ls[i].hash; j++)
+		for (j = i + 1; j < n && ls[j].hash == ls[i].hash; j++)
 			;
 		if (j - i < 2)
 			continue;
@@ -345,20 +454,24 @@ static int dups_of(struct census *c)
 			struct lc_hdup *nd = realloc(v->dups, nc * sizeof(*nd));
 
 			if (!nd)
-				return -1;
+				goto out;
 			v->dups = nd;
 			cap = nc;
 		}
 		d = &v->dups[v->ndups++];
 		memset(d, 0, sizeof(*d));
-		d->hash = c->ls[i].hash;
-		d->len = c->ls[i].len;
-		d->example = c->ls[i].addr;
+		d->hash = ls[i].hash;
+		d->len = ls[i].len;
+		d->example = ls[i].addr;
 		d->copies = j - i;
 		for (size_t k = i; k < j; k++)
-			d->bytes += c->ls[k].size;
+			d->bytes += ls[k].size;
 	}
-	return 0;
+	ret = 0;
+out:
+	lc_huge_free(f, 2 * words * sizeof(*f));
+	lc_huge_free(ls, lcap * sizeof(*ls));
+	return ret;
 }
 
 /* o into t when it is among the biggest so far. */
@@ -528,7 +641,7 @@ static struct lc_error *walk_vm(struct lc_heap *h, struct lc_interp *in,
 	free(c.cm.idx);
 	if (!err && !c.nomem && dups_of(&c) < 0)
 		c.nomem = true;
-	lc_huge_free(c.ls, c.cls * sizeof(*c.ls));
+	lstrs_free(&c.ls);
 	v->walk_seconds = lc_now_s() - t0;
 	lc_log(LC_LOG_VERBOSE, "heap of VM 0x%" PRIx64 ": %" PRIu64 " objects walked in %.3f s (%.1f M objects/s)",
 	       v->g, v->info.objects, v->walk_seconds,

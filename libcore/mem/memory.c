@@ -82,10 +82,13 @@ void (*lc_read_hook)(uint64_t addr, size_t len);
 #define BLOCK_OVER	LC_PAGE_SIZE
 #define AHEAD		16
 
+/* A line each: the read-ahead thread writes the slots it fills while the
+ * walk reads its own, and sharing lines would move them between the
+ * cores at every view. */
 struct block {
 	uint64_t lo, hi;	/* target addresses held, hi == 0: empty */
 	atomic_int busy;	/* the read-ahead thread owns it */
-};
+} __attribute__((aligned(64)));
 
 struct ahead {
 	size_t slot;
@@ -702,6 +705,9 @@ static void read_ahead(struct lc_memory *m, const struct range *s,
 	bool added = false;
 
 	b->cur = base;
+	/* too few slots: the blocks ahead would take those in use */
+	if (b->n < 4 * AHEAD)
+		return;
 	if (d != (int64_t)BLOCK_SIZE && d != -(int64_t)BLOCK_SIZE) {
 		b->step = 0;
 		return;
@@ -851,7 +857,9 @@ bool lc_memory_set_blocks(struct lc_memory *m, size_t bytes)
 	if (!b)
 		return false;
 	b->n = n;
-	b->v = calloc(n, sizeof(*b->v));
+	b->v = aligned_alloc(_Alignof(struct block), n * sizeof(*b->v));
+	if (b->v)
+		memset(b->v, 0, n * sizeof(*b->v));
 	b->data = lc_huge_alloc(n * (size_t)(BLOCK_SIZE + BLOCK_OVER));
 	if (!b->v || !b->data) {
 		blocks_free(b);

@@ -170,7 +170,9 @@ struct lc_hobj {
 	/* What sorts it into a class: Lua functions their Proto, C
 	 * functions the C function, tables and userdata their metatable
 	 * (0: none); strings a hash of their bytes (never 0: equal
-	 * strings have equal hashes); threads, protos, upvalues 0. */
+	 * strings have equal hashes), but without LC_HW_EXACT a family
+	 * may leave 0 in strings it interns (no two of them alike);
+	 * threads, protos, upvalues 0. */
 	uint64_t klass;
 	/* strings: length; tables: array slots; userdata: bytes;
 	 * threads: stack slots; protos: instructions; functions:

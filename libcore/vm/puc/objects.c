@@ -95,14 +95,36 @@ static const uint8_t *view(struct lc_memory *m, uint64_t addr, size_t len,
 	return lc_memory_bytes(m, addr, len, buf, true);
 }
 
-static uint64_t get(const uint8_t *p, struct lc_field f)
+/* A field of the object at p, little-endian; by size, so that each is
+ * one load (a copy of f.size bytes into a wider variable makes the
+ * compiler store bytes and load them back, a stall an object). */
+static inline uint64_t get(const uint8_t *p, struct lc_field f)
 {
-	uint64_t v = 0;
+	const uint8_t *q = p + f.off;
+	uint64_t v8 = 0;
+	uint32_t v4;
+	uint16_t v2;
 
-	if (f.off < 0 || f.size == 0 || f.size > 8)
+	if (f.off < 0)
 		return 0;
-	memcpy(&v, p + f.off, f.size);	/* little-endian */
-	return v;
+	switch (f.size) {
+	case 1:
+		return *q;
+	case 2:
+		memcpy(&v2, q, 2);
+		return v2;
+	case 4:
+		memcpy(&v4, q, 4);
+		return v4;
+	case 8:
+		memcpy(&v8, q, 8);
+		return v8;
+	default:
+		if (f.size == 0 || f.size > 8)
+			return 0;
+		memcpy(&v8, q, f.size);
+		return v8;
+	}
 }
 
 static int64_t sget(const uint8_t *p, struct lc_field f)
@@ -495,7 +517,10 @@ static int describe(struct walk *w, uint64_t obj, int kind, bool islong,
 			return -1;
 		o->len = len;
 		o->size = l->ts_contents + len + 1;
-		if (lc_lua_string_bytes(w->ctx, obj, islong, &at) < 0)
+		if (!islong && !w->exact)
+			/* interned: no two alike, nothing to hash */
+			o->klass = 0;
+		else if (lc_lua_string_bytes(w->ctx, obj, islong, &at) < 0)
 			o->klass = obj | 1;
 		else if (pre && !(islong && l->ts_lngptr) &&
 			 l->ts_contents + len <= PRE_VIEW)
