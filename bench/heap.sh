@@ -11,8 +11,11 @@
 #    visits and sizes every object (vms[0].walk_seconds, timed by the
 #    library; the scan for VMs, loading the program and the output
 #    are in the wall time, not in it), median of 5 runs, on the core
-#    and on the live process (its bulk copy); and, for comparison,
-#    objects per second of the whole command's wall time;
+#    and on the live process (its bulk copy), with the best and worst
+#    of the five on the core; beside it the machine's pace in the same
+#    run (the core read once by 64 KiB reads, as the walk's blocks are);
+#    and, for comparison, objects per second of the whole command's
+#    wall time;
 #  - on the running process: the time `-p PID --heap` stopped it for
 #    (median of 5), beside the bound heap / 2 GB/s + 50 ms (heap: the
 #    process's RSS before, what the copy copies).
@@ -116,6 +119,12 @@ for i in 1 2 3 4 5; do
 done
 t=$(median "$tmp/times")
 walk=$(median "$tmp/walks")
+wbest=$(sort -n "$tmp/walks" | head -1)
+wworst=$(sort -n "$tmp/walks" | tail -1)
+# The machine's pace beside it, in this run: the core read once more by
+# 64 KiB reads from the page cache, as the walk's blocks are (a shared
+# machine's neighbours slow both alike).
+pace=$(dd if="$core" of=/dev/null bs=64K 2>&1 | sed -n 's/.* copied, \([0-9.]*\) s,.*/\1/p')
 kib=$(sort -n "$tmp/rsss" | tail -1)
 objects=$(field "$tmp/heap.json" objects)
 vm_memory=$(field "$tmp/heap.json" vm_memory)
@@ -142,6 +151,8 @@ row() {
 rate() {
 	[ -n "$2" ] && awk -v o="$1" -v t="$2" 'BEGIN { print o / (t > 0.001 ? t : 0.001) / 1e6 }'
 }
+echo "  the walk on the core: $(rate "$objects" "$walk") M objects/s median, $(rate "$objects" "$wbest") best, $(rate "$objects" "$wworst") worst of 5"
+echo "  the machine's pace in this run: the core read by 64 KiB reads in ${pace:-?} s ($(awk -v b="$core_bytes" -v t="$pace" 'BEGIN { if (t > 0) printf "%.1f", b / t / 1e9; else printf "?" }') GB/s); the walk takes $(awk -v w="$walk" -v t="$pace" 'BEGIN { if (t > 0) printf "%.2f", w / t; else printf "?" }') times as long"
 echo "  the whole command on the core: $(rate "$objects" "$t") M objects/s of its wall time (loading, the scan for VMs, the walk, the output)"
 echo "  the walk on the live process's copy (no target: the copy is 1.2 GB of memory read once, where a core's blocks stay in cache): $(rate "${lobjects:-0}" "$lwalk") M objects/s, median ${lwalk:-?} s"
 printf '  %-24s %12s %-7s %13s %-7s %7s\n' "" measured "" target "" ratio
