@@ -584,6 +584,42 @@ static void lc_atfork_child(void)
 	pthread_setspecific(lc_key, NULL);
 }
 
+/* START on the shared socket; on, the sampler's byte awaited.  0, or -1
+ * (no answer: nothing sent, or none within LC_ALLOC_START_MS). */
+static int lc_start(int fd, int on, unsigned why)
+{
+	struct lc_alloc_msg m;
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	uint64_t until = lc_now() + LC_ALLOC_START_MS * 1000000ull;
+	char ack;
+
+	lc_msg(&m, LC_ALLOC_START, 0);
+	m.ptr = (uint64_t)on;
+	m.nsize = why;
+	m.mean = (uint64_t)lc_mean;
+	if (send(fd, &m, sizeof m, MSG_NOSIGNAL) != (ssize_t)sizeof m)
+		return -1;
+	if (!on)
+		return 0;
+	for (;;) {
+		uint64_t now = lc_now();
+		int n;
+
+		if (now >= until)
+			return -1;
+		n = poll(&p, 1, (int)((until - now + 999999) / 1000000));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		n = (int)recv(fd, &ack, 1, MSG_DONTWAIT);
+		if (n == 1)
+			return 0;
+		if (n == 0 || (errno != EINTR && errno != EAGAIN))
+			return -1;
+	}
+}
+
 static void lc_init(void)
 {
 	const char *s = getenv(LC_ALLOC_ENV_FD), *mean;
@@ -618,8 +654,9 @@ static void lc_init(void)
 	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &big, sizeof big);
 	if (!lc_fn[LC_NEWSTATE] || !lc_fn[LC_GETALLOCF] ||
 	    !lc_fn[LC_SETALLOCF] || !lc_fn[LC_CLOSE]) {
-		dprintf(2, "luacore-alloc: no shared Lua library loaded at "
-			"start (Lua linked into the program?): not sampling\n");
+		/* the sampler says it, and what to use instead */
+		lc_start(fd, 0, LC_ALLOC_WHY_NO_LUA);
+		close(fd);
 		return;
 	}
 	if (pthread_key_create(&lc_key, lc_thread_exit) ||
@@ -627,6 +664,9 @@ static void lc_init(void)
 		return;
 	lc_fd = fd;
 	atomic_store(&lc_on, 1);
+	/* the program runs once the sampler has read its modules */
+	if (lc_start(fd, 1, 0))
+		lc_off("the sampler did not answer the start", 0);
 }
 
 __attribute__((constructor)) static void lc_load(void)

@@ -33,7 +33,7 @@
 #define LC_ALLOC_ENV_FD		"LUACORE_ALLOC_FD"
 #define LC_ALLOC_ENV_MEAN	"LUACORE_ALLOC_MEAN"
 #define LC_ALLOC_MAGIC		0x3141434cu	/* "LCA1" in memory */
-#define LC_ALLOC_VERSION	1
+#define LC_ALLOC_VERSION	2
 #define LC_ALLOC_MEAN_DEFAULT	(512 * 1024)
 #define LC_ALLOC_TIMEOUT_MS	100	/* a park waits this long at most */
 
@@ -44,7 +44,19 @@ enum lc_alloc_kind {
 	LC_ALLOC_FREE,		/* a sampled block was freed or reallocated */
 	LC_ALLOC_CLOSE,		/* lua_close: every sample of vm is gone */
 	LC_ALLOC_BYE,		/* shared socket, at exit: dropped, overflow */
+	/* shared socket, once, from the shim's constructor (before the
+	 * program's main): ptr 1, it samples, and waits for the sampler's
+	 * one byte on the shared socket (LC_ALLOC_START_MS at most) before
+	 * the program goes on; ptr 0, it cannot (nsize: why, enum
+	 * lc_alloc_why), and the program goes on unsampled */
+	LC_ALLOC_START,
 };
+
+enum lc_alloc_why {
+	LC_ALLOC_WHY_NO_LUA = 1,	/* no shared Lua library at start */
+};
+
+#define LC_ALLOC_START_MS	10000
 
 /* Registers of a parked thread, x86-64: at the park, inside the shim, so
  * that an unwinder starts with a consistent set (the callee-saved ones are

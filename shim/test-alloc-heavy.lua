@@ -2,7 +2,7 @@
 -- of the common kinds (string building, small records with a nested
 -- array, closures), with the collector running.  Prints a checksum that
 -- depends on neither addresses nor timing, to compare runs.
-local rounds = tonumber(arg and arg[1]) or 3000
+local rounds = tonumber(arg and arg[1] or (...)) or 3000
 local fmt, concat = string.format, table.concat
 local sum = 0
 for r = 1, rounds do

@@ -3,7 +3,7 @@
 -- without lua_close (os.exit), so that the blocks still live are the
 -- sampler's in-use set.  Prints live_bytes=B, Lua's own count of its heap
 -- at that point, which the in-use estimate must match.
-local n = tonumber(arg and arg[1]) or 400000
+local n = tonumber(arg and arg[1] or (...)) or 400000
 kept = {}
 for i = 1, n do
 	local r = { id = i, name = string.rep("r", 60 + i % 40), tags = { i, i } }

@@ -5,7 +5,7 @@
 -- string (not interned, so no string-table growth, whose reallocs count
 -- their full size on the sampler's byte line but only the difference in
 -- Lua's count).  Prints truth_bytes=B.
-local n = tonumber(arg and arg[1]) or 200000
+local n = tonumber(arg and arg[1] or (...)) or 200000
 local rep = string.rep
 collectgarbage("collect")
 collectgarbage("stop")

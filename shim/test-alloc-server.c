@@ -293,6 +293,10 @@ int main(int argc, char **argv)
 				continue;
 			}
 			switch (m.kind) {
+			case LC_ALLOC_START:
+				if (m.ptr == 1 && send(from, "g", 1, MSG_NOSIGNAL) != 1)
+					bad++;
+				break;
 			case LC_ALLOC_HELLO: {
 				struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
 				int fd;

@@ -18,12 +18,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <poll.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "luacore.h"
+#include "luacore-alloc.h"
 #include "sample/profile.h"
 #include "sample/sampler.h"
 #include "sample/sink.h"
@@ -170,6 +173,358 @@ static void sink_names(FILE *out)
 			lc_sinks[i]->name);
 }
 
+
+/* ---- --alloc: allocation profiles through the preloaded shim ---- */
+
+#define ALLOC_MAX_THREADS	4096
+#define ALLOC_MAX_ID		(64u << 20)	/* sample ids we track */
+
+/* A sampled block: the profile sample it went into and what it stands
+ * for, until it is freed (in use at the end otherwise). */
+struct alloc_live {
+	long sample;		/* -1: none (lost, filtered, or freed) */
+	int64_t objects, bytes;
+	uint32_t vm;
+};
+
+struct alloc_run {
+	int sock;		/* our end of the shared socket */
+	struct pollfd *pfd;	/* [0] the shared socket, then threads' */
+	int *tid;
+	size_t n;
+	struct alloc_live *live;	/* by sample id - 1 */
+	size_t nlive;
+	bool started, refused;
+	uint64_t parks, lost, answered_late;
+	uint64_t dropped, overflow, bad;
+	double *park_us;	/* how long each park took us, to answer */
+	size_t npark_us, cpark_us;
+};
+
+/* The shim: beside our own build (the build tree's shim/.libs), else
+ * where it is installed.  NULL if neither has it. */
+static char *alloc_shim_path(void)
+{
+	char exe[4096], *slash, *path = NULL;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n > 0) {
+		exe[n] = '\0';
+		if ((slash = strrchr(exe, '/'))) {
+			*slash = '\0';
+			if (asprintf(&path, "%s/../shim/.libs/libluacore-alloc.so",
+				     exe) > 0 && access(path, R_OK) == 0)
+				return path;
+			free(path);
+			path = NULL;
+		}
+	}
+	if (asprintf(&path, "%s/libluacore-alloc.so", LC_PKGLIBDIR) > 0 &&
+	    access(path, R_OK) == 0)
+		return path;
+	free(path);
+	return NULL;
+}
+
+/* Our end of the shared socket, and the environment that gives the
+ * other end, the mean and the shim to the command (set in ours for the
+ * fork, taken out again by alloc_unsetenv).  -1 (said) on failure. */
+static int alloc_setup(int64_t mean, int *child_end)
+{
+	int sv[2];
+	char num[32], *shim = alloc_shim_path(), *pre;
+	const char *old = getenv("LD_PRELOAD");
+
+	if (!shim) {
+		fprintf(stderr, "luacore-sample: --alloc: libluacore-alloc.so is neither in this build's shim/.libs nor in %s: build or install it (make)\n",
+			LC_PKGLIBDIR);
+		return -1;
+	}
+	/* ours close on exec; the command's end is inherited */
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) < 0) {
+		perror("luacore-sample: socketpair");
+		free(shim);
+		return -1;
+	}
+	fcntl(sv[0], F_SETFD, FD_CLOEXEC);
+	snprintf(num, sizeof(num), "%d", sv[1]);
+	setenv(LC_ALLOC_ENV_FD, num, 1);
+	snprintf(num, sizeof(num), "%" PRId64, mean);
+	setenv(LC_ALLOC_ENV_MEAN, num, 1);
+	if (old && *old && asprintf(&pre, "%s:%s", shim, old) > 0) {
+		setenv("LD_PRELOAD", pre, 1);
+		free(pre);
+	} else {
+		setenv("LD_PRELOAD", shim, 1);
+	}
+	free(shim);
+	*child_end = sv[1];
+	return sv[0];
+}
+
+static void alloc_unsetenv(const char *old_preload)
+{
+	unsetenv(LC_ALLOC_ENV_FD);
+	unsetenv(LC_ALLOC_ENV_MEAN);
+	if (old_preload)
+		setenv("LD_PRELOAD", old_preload, 1);
+	else
+		unsetenv("LD_PRELOAD");
+}
+
+/* The shim's START: 1 it samples (and waits for our byte), 0 it cannot
+ * (said), -1 none came (the command ended, or did not load the shim)
+ * within LC_ALLOC_START_MS. */
+static int alloc_wait_start(struct alloc_run *r, const char *cmd, pid_t child)
+{
+	double until = now_s() + LC_ALLOC_START_MS / 1e3;
+
+	while (now_s() < until && !stop_requested) {
+		struct pollfd p = { .fd = r->sock, .events = POLLIN };
+		struct lc_alloc_msg m;
+		ssize_t n;
+
+		if (poll(&p, 1, 50) <= 0) {
+			if (waitpid(child, NULL, WNOHANG) == child)
+				return -1;
+			continue;
+		}
+		n = recv(r->sock, &m, sizeof(m), MSG_DONTWAIT);
+		if (n == 0)
+			return -1;
+		if (n != (ssize_t)sizeof(m) || m.magic != LC_ALLOC_MAGIC ||
+		    m.version != LC_ALLOC_VERSION || m.kind != LC_ALLOC_START)
+			continue;
+		if (m.ptr == 1)
+			return 1;
+		fprintf(stderr, "luacore-sample: --alloc: %s loads no shared Lua library (Lua is linked into the program): the allocation shim cannot reach its allocator, and nothing was sampled.  What its heap holds can still be read from outside: luacore-inspect --heap -p PID (or a core)\n",
+			cmd);
+		r->refused = true;
+		return 0;
+	}
+	return -1;
+}
+
+static struct alloc_live *alloc_slot(struct alloc_run *r, uint64_t id)
+{
+	if (!id || id > ALLOC_MAX_ID)
+		return NULL;
+	if (id > r->nlive) {
+		size_t nn = r->nlive ? r->nlive : 1024;
+		struct alloc_live *nl;
+
+		while (nn < id)
+			nn *= 2;
+		nl = realloc(r->live, nn * sizeof(*nl));
+		if (!nl)
+			return NULL;
+		for (size_t i = r->nlive; i < nn; i++)
+			nl[i] = (struct alloc_live){ .sample = -1 };
+		r->live = nl;
+		r->nlive = nn;
+	}
+	return &r->live[id - 1];
+}
+
+/* A HELLO's thread socket, to poll. */
+static void alloc_add_thread(struct alloc_run *r, int fd, int tid)
+{
+	struct pollfd *np;
+	int *nt;
+
+	if (r->n >= ALLOC_MAX_THREADS + 1 ||
+	    !(np = realloc(r->pfd, (r->n + 1) * sizeof(*np)))) {
+		close(fd);	/* its parks find EOF: the shim goes off */
+		return;
+	}
+	r->pfd = np;
+	if (!(nt = realloc(r->tid, (r->n + 1) * sizeof(*nt)))) {
+		close(fd);
+		return;
+	}
+	r->tid = nt;
+	r->pfd[r->n] = (struct pollfd){ .fd = fd, .events = POLLIN };
+	r->tid[r->n] = tid;
+	r->n++;
+}
+
+/* A park: the thread's stack into the profile, then its answer. */
+static void alloc_park(struct alloc_run *r, struct lc_sampler *s, int fd,
+		       const struct lc_alloc_msg *m)
+{
+	uint64_t regs[17] = { 0 };
+	double t0 = now_s(), p, objects, bytes;
+	struct alloc_live *l;
+	long sample = -1;
+
+	r->parks++;
+	if (m->dropped > r->dropped)
+		r->dropped = m->dropped;
+	if (m->overflow > r->overflow)
+		r->overflow = m->overflow;
+	if (m->nregs >= LC_NREGS) {
+		regs[16] = m->regs[LC_REG_RIP];
+		regs[7] = m->regs[LC_REG_RSP];
+		regs[6] = m->regs[LC_REG_RBP];
+		regs[3] = m->regs[LC_REG_RBX];
+		regs[12] = m->regs[LC_REG_R12];
+		regs[13] = m->regs[LC_REG_R13];
+		regs[14] = m->regs[LC_REG_R14];
+		regs[15] = m->regs[LC_REG_R15];
+	}
+	/* What one sample stands for: with a sample every mean bytes on
+	 * average (exponential gaps), an allocation of n bytes is sampled
+	 * with probability 1 - exp(-n / mean). */
+	p = m->mean && m->nsize ?
+	    -expm1(-(double)m->nsize / (double)m->mean) : 1;
+	if (!(p > 0))
+		p = 1;
+	objects = 1 / p;
+	bytes = (double)m->nsize / p;
+	if (m->nregs < LC_NREGS ||
+	    lc_sampler_take_parked(s, m->tid, regs, m->pc,
+				   (int64_t)(objects + 0.5),
+				   (int64_t)(bytes + 0.5), &sample) < 0)
+		r->lost++;
+	if ((l = alloc_slot(r, m->id))) {
+		l->sample = sample;
+		l->objects = (int64_t)(objects + 0.5);
+		l->bytes = (int64_t)(bytes + 0.5);
+		l->vm = m->vm;
+	}
+	if (send(fd, "g", 1, MSG_NOSIGNAL | MSG_DONTWAIT) != 1)
+		r->answered_late++;
+	if (r->npark_us == r->cpark_us) {
+		size_t nc = r->cpark_us ? 2 * r->cpark_us : 1024;
+		double *nd = realloc(r->park_us, nc * sizeof(*nd));
+
+		if (nd) {
+			r->park_us = nd;
+			r->cpark_us = nc;
+		}
+	}
+	if (r->npark_us < r->cpark_us)
+		r->park_us[r->npark_us++] = (now_s() - t0) * 1e6;
+}
+
+/* Every message waiting on fd (the shared socket or a thread's); -1 at
+ * EOF. */
+static int alloc_read(struct alloc_run *r, struct lc_sampler *s, size_t k)
+{
+	for (int budget = 0; budget < 4096; budget++) {
+		union {
+			char buf[CMSG_SPACE(sizeof(int))];
+			struct cmsghdr align;
+		} c;
+		struct lc_alloc_msg m;
+		struct iovec iov = { &m, sizeof(m) };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+				     .msg_control = c.buf,
+				     .msg_controllen = sizeof(c.buf) };
+		ssize_t n = recvmsg(r->pfd[k].fd, &mh,
+				    MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+		struct cmsghdr *cm;
+		struct alloc_live *l;
+
+		if (n < 0)
+			return errno == EAGAIN || errno == EINTR ? 0 : -1;
+		if (n == 0)
+			return -1;
+		cm = CMSG_FIRSTHDR(&mh);
+		if (n != (ssize_t)sizeof(m) || m.magic != LC_ALLOC_MAGIC ||
+		    m.version != LC_ALLOC_VERSION) {
+			r->bad++;
+			if (cm && cm->cmsg_type == SCM_RIGHTS)
+				close(*(int *)(void *)CMSG_DATA(cm));
+			continue;
+		}
+		switch (m.kind) {
+		case LC_ALLOC_HELLO:
+			if (k == 0 && cm && cm->cmsg_level == SOL_SOCKET &&
+			    cm->cmsg_type == SCM_RIGHTS &&
+			    cm->cmsg_len == CMSG_LEN(sizeof(int)))
+				alloc_add_thread(r, *(int *)(void *)CMSG_DATA(cm),
+						 m.tid);
+			else
+				r->bad++;
+			break;
+		case LC_ALLOC_PARK:
+			alloc_park(r, s, r->pfd[k].fd, &m);
+			break;
+		case LC_ALLOC_NEW:
+			/* a failed allocation: no block to be in use */
+			if (!m.ptr && (l = alloc_slot(r, m.id)))
+				l->sample = -1;
+			break;
+		case LC_ALLOC_FREE:
+			if ((l = alloc_slot(r, m.id)))
+				l->sample = -1;
+			break;
+		case LC_ALLOC_CLOSE:
+			for (size_t i = 0; i < r->nlive; i++)
+				if (r->live[i].vm == m.vm)
+					r->live[i].sample = -1;
+			break;
+		case LC_ALLOC_BYE:
+			if (m.dropped > r->dropped)
+				r->dropped = m.dropped;
+			if (m.overflow > r->overflow)
+				r->overflow = m.overflow;
+			break;
+		default:
+			break;
+		}
+	}
+	return 0;
+}
+
+/* What is still allocated at the end, into the profile's in-use values. */
+static void alloc_inuse(struct alloc_run *r, struct lc_profile *p)
+{
+	for (size_t i = 0; i < r->nlive; i++) {
+		const struct alloc_live *l = &r->live[i];
+
+		if (l->sample < 0 || (size_t)l->sample >= p->nsamples)
+			continue;
+		p->samples[l->sample].inuse_objects += l->objects;
+		p->samples[l->sample].inuse_bytes += l->bytes;
+	}
+}
+
+static void alloc_free(struct alloc_run *r)
+{
+	for (size_t i = 0; i < r->n; i++)
+		close(r->pfd[i].fd);
+	free(r->pfd);
+	free(r->tid);
+	free(r->live);
+	free(r->park_us);
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void alloc_report(struct alloc_run *r, double elapsed)
+{
+	double med = 0, p99 = 0;
+
+	if (r->npark_us) {
+		qsort(r->park_us, r->npark_us, sizeof(double), cmp_dbl);
+		med = r->park_us[r->npark_us / 2];
+		p99 = r->park_us[(size_t)((double)(r->npark_us - 1) * 0.99)];
+	}
+	fprintf(stderr, "luacore-sample: %.1f s, %" PRIu64 " allocations sampled (%.1f parks/s), %" PRIu64 " lost; a park took us %.1f us to answer (median), %.1f us (p99)\n",
+		elapsed, r->parks, elapsed > 0 ? (double)r->parks / elapsed : 0,
+		r->lost, med, p99);
+	if (r->dropped || r->overflow || r->answered_late || r->bad)
+		fprintf(stderr, "luacore-sample: the shim dropped %" PRIu64 " block messages (its socket was full) and missed %" PRIu64 " blocks in its table; %" PRIu64 " answers could not be sent, %" PRIu64 " messages were unreadable: in-use figures are low by as much\n",
+			r->dropped, r->overflow, r->answered_late, r->bad);
+}
+
 static void usage(FILE *out)
 {
 	fputs("Usage: luacore-sample [OPTIONS] -p PID\n"
@@ -191,6 +546,16 @@ static void usage(FILE *out)
 	      "      --wall           wall-clock samples: every thread every tick, idle\n"
 	      "                       ones labelled (default: CPU time: a thread that\n"
 	      "                       used no CPU since the last tick is not sampled)\n"
+	      "      --alloc          with -- COMMAND: an allocation profile instead of\n"
+	      "                       a CPU profile: a preloaded shim wraps the\n"
+	      "                       allocator of each Lua VM the program makes and\n"
+	      "                       parks the allocating thread once per MEAN bytes\n"
+	      "                       on average (exponential gaps) while its stack is\n"
+	      "                       read; pprof with alloc_objects, alloc_space,\n"
+	      "                       inuse_objects, inuse_space; the other formats by\n"
+	      "                       bytes allocated.  Lua must be a shared library\n"
+	      "      --alloc-mean MEAN  bytes between samples on average (default\n"
+	      "                       524288); implies --alloc\n"
 	      "      --top            a live view of the hottest functions, refreshed\n"
 	      "                       every second (no file unless -o is given)\n"
 	      "      --host-frames    --top: the host's frames below Lua one by one\n"
@@ -668,12 +1033,18 @@ int main(int argc, char **argv)
 		{ "folded-vm", no_argument, NULL, 'P' },
 		{ "title", required_argument, NULL, 'L' },
 		{ "top", no_argument, NULL, 'T' },
+		{ "alloc", no_argument, NULL, 'A' },
+		{ "alloc-mean", required_argument, NULL, 'E' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
 	};
 	struct lc_sampler_options so = { .rate_hz = 100 };
+	bool alloc = false;
+	int64_t alloc_mean = LC_ALLOC_MEAN_DEFAULT;
+	struct alloc_run ar = { .sock = -1 };
+	char *old_preload = NULL;
 	const char *output = "profile.folded", *format = NULL;
 	double duration = 0, v, start, next, elapsed;
 	bool quiet = false, poor, top = false, output_given = false;
@@ -795,6 +1166,15 @@ int main(int argc, char **argv)
 		case 'T':
 			top = true;
 			break;
+		case 'A':
+			alloc = true;
+			break;
+		case 'E':
+			if (parse_double(optarg, 1, 1e15, "--alloc-mean", &v) < 0)
+				return EXIT_USAGE;
+			alloc_mean = (int64_t)v;
+			alloc = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -808,6 +1188,10 @@ int main(int argc, char **argv)
 	}
 	if ((pid != 0) == (optind < argc)) {
 		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (alloc && (pid || top || so.nonblocking || so.wall)) {
+		fprintf(stderr, "luacore-sample: --alloc samples a program it starts (-- COMMAND), where it preloads its allocation shim; it takes neither -p, --top, --wall nor --nonblocking.  For what a running process's heap holds: luacore-inspect --heap -p PID\n");
 		return EXIT_USAGE;
 	}
 	if (so.vm_only && !so.vm_name) {
@@ -829,7 +1213,72 @@ int main(int argc, char **argv)
 			return EXIT_FATAL;
 	}
 	launched = false;
-	if (!pid) {
+	if (alloc) {
+		int child_end = -1;
+
+		if (getenv("LD_PRELOAD"))
+			old_preload = strdup(getenv("LD_PRELOAD"));
+		ar.sock = alloc_setup(alloc_mean, &child_end);
+		if (ar.sock < 0) {
+			if (outf) {
+				fclose(outf);
+				if (out_created)
+					unlink(output);
+			}
+			return EXIT_FATAL;
+		}
+		child = start_command(argv + optind);
+		close(child_end);
+		alloc_unsetenv(old_preload);
+		free(old_preload);
+		if (child < 0) {
+			close(ar.sock);
+			if (outf) {
+				fclose(outf);
+				if (out_created)
+					unlink(output);
+			}
+			return 127;
+		}
+		pid = child;
+		launched = true;
+		so.alloc_mean = alloc_mean;
+		ar.pfd = malloc(sizeof(*ar.pfd));
+		ar.tid = malloc(sizeof(*ar.tid));
+		if (!ar.pfd || !ar.tid) {
+			fputs("luacore-sample: out of memory\n", stderr);
+			kill(child, SIGKILL);
+			waitpid(child, NULL, 0);
+			return EXIT_FATAL;
+		}
+		ar.pfd[0] = (struct pollfd){ .fd = ar.sock, .events = POLLIN };
+		ar.tid[0] = 0;
+		ar.n = 1;
+		/* It waits in the shim's constructor, before its main, for
+		 * us to have read its modules. */
+		if (alloc_wait_start(&ar, argv[optind], child) <= 0) {
+			int st = 0;
+
+			if (!ar.refused && waitpid(child, &st, WNOHANG) == child) {
+				fprintf(stderr, "luacore-sample: %s (pid %d) ended before it started sampling; no profile\n",
+					argv[optind], (int)child);
+				child_exit(argv[optind], st);
+			} else {
+				if (!ar.refused)
+					fprintf(stderr, "luacore-sample: --alloc: %s did not load the allocation shim within %d s (a set-user-ID program, or one that clears LD_PRELOAD?); nothing sampled\n",
+						argv[optind], LC_ALLOC_START_MS / 1000);
+				kill(child, SIGKILL);
+				waitpid(child, NULL, 0);
+			}
+			alloc_free(&ar);
+			if (outf) {
+				fclose(outf);
+				if (out_created)
+					unlink(output);
+			}
+			return EXIT_FATAL;
+		}
+	} else if (!pid) {
 		/* Start the program ourselves; it runs on its own. */
 		child = start_command(argv + optind);
 		if (child < 0) {
@@ -893,7 +1342,41 @@ int main(int argc, char **argv)
 	seed = (unsigned)getpid() ^ (unsigned)time(NULL);
 	start = now_s();
 	next = start;
-	{
+	if (alloc) {
+		/* Go: the program runs its main, and parks at samples. */
+		if (send(ar.sock, "g", 1, MSG_NOSIGNAL) != 1)
+			fprintf(stderr, "luacore-sample: cannot start %s's sampling: %s\n",
+				argv[optind], strerror(errno));
+		while (!stop_requested) {
+			int n, st;
+
+			if (duration && now_s() - start > duration)
+				break;
+			n = poll(ar.pfd, ar.n, 100);
+			for (size_t k = ar.n; n > 0 && k-- > 0;) {
+				if (!ar.pfd[k].revents)
+					continue;
+				if (alloc_read(&ar, s, k) < 0 && k > 0) {
+					/* a thread gone: its socket too */
+					close(ar.pfd[k].fd);
+					ar.pfd[k] = ar.pfd[ar.n - 1];
+					ar.tid[k] = ar.tid[ar.n - 1];
+					ar.n--;
+				} else if (k == 0 && (ar.pfd[0].revents & (POLLHUP | POLLERR))) {
+					ar.pfd[0].events = 0;	/* the shim is gone */
+				}
+			}
+			if (child && waitpid(child, &st, WNOHANG) == child) {
+				child = 0;
+				child_status = st;
+				child_done = true;
+				break;
+			}
+		}
+		/* What it said before it ended: frees, its last counts. */
+		for (size_t k = 0; k < ar.n; k++)
+			alloc_read(&ar, s, k);
+	} else {
 		double last_status = start;
 		unsigned long releases = lc_live_releases();
 		bool tty = isatty(STDERR_FILENO) && !quiet;
@@ -971,6 +1454,8 @@ int main(int argc, char **argv)
 		fputs("luacore-sample: out of memory\n", stderr);
 		return EXIT_FATAL;
 	}
+	if (alloc)
+		alloc_inuse(&ar, prof);
 	if ((so.vm || so.vm_only) && prof->q.taken == 0)
 		vm_unmatched = vm_message(s, so.vm, so.vm_only);
 	prof->folded_cpu = folded_time;
@@ -980,7 +1465,12 @@ int main(int argc, char **argv)
 			status = EXIT_FATAL;
 		outf = NULL;
 	}
-	report_quality(prof, so.vm || so.vm_only, launched, stderr);
+	if (alloc) {
+		alloc_report(&ar, elapsed);
+		alloc_free(&ar);
+	} else {
+		report_quality(prof, so.vm || so.vm_only, launched, stderr);
+	}
 	if (!status && (!top || output_given))
 		fprintf(stderr, "luacore-sample: wrote %s\n", output);
 	lost = lc_prof_lost(&prof->q);

@@ -347,7 +347,8 @@ const char *lc_profile_vm_alloc(const struct lc_profile *p, uint64_t vm)
 /* Append the event; past the cap, or out of memory, the rest are cut. */
 static void add_event(struct lc_profile *p, uint32_t sample, int64_t cpu_ns)
 {
-	int64_t us = (cpu_ns + 500) / 1000;
+	/* an allocation profile's weights are bytes */
+	int64_t us = p->alloc ? cpu_ns : (cpu_ns + 500) / 1000;
 
 	if (p->events_cut)
 		return;
@@ -406,11 +407,42 @@ int lc_profile_add(struct lc_profile *p, const uint32_t *locs, size_t nlocs,
 				      vm, coroutine, leaf, NULL);
 }
 
+static long add_sample(struct lc_profile *p, const uint32_t *locs,
+		       size_t nlocs, int64_t cpu_ns, int tid,
+		       const char *thread_name, uint64_t vm,
+		       uint64_t coroutine, enum lc_prof_kind leaf,
+		       const char *vmstate);
+
 int lc_profile_add_vmstate(struct lc_profile *p, const uint32_t *locs,
 			   size_t nlocs, int64_t cpu_ns, int tid,
 			   const char *thread_name, uint64_t vm,
 			   uint64_t coroutine, enum lc_prof_kind leaf,
 			   const char *vmstate)
+{
+	return add_sample(p, locs, nlocs, cpu_ns, tid, thread_name, vm,
+			  coroutine, leaf, vmstate) < 0 ? -1 : 0;
+}
+
+long lc_profile_add_alloc(struct lc_profile *p, const uint32_t *locs,
+			  size_t nlocs, int tid, const char *thread_name,
+			  uint64_t vm, uint64_t coroutine,
+			  enum lc_prof_kind leaf, int64_t objects,
+			  int64_t bytes)
+{
+	long i = add_sample(p, locs, nlocs, bytes, tid, thread_name, vm,
+			    coroutine, leaf, NULL);
+
+	if (i >= 0)
+		p->samples[i].alloc_objects += objects;
+	return i;
+}
+
+/* The sample index, or -1. */
+static long add_sample(struct lc_profile *p, const uint32_t *locs,
+		       size_t nlocs, int64_t cpu_ns, int tid,
+		       const char *thread_name, uint64_t vm,
+		       uint64_t coroutine, enum lc_prof_kind leaf,
+		       const char *vmstate)
 {
 	struct index *ix = p->index;
 	struct table *t = &ix->samples;
@@ -439,7 +471,7 @@ int lc_profile_add_vmstate(struct lc_profile *p, const uint32_t *locs,
 			s->count++;
 			s->cpu_ns += cpu_ns;
 			add_event(p, id - 1, cpu_ns);
-			return 0;
+			return (long)(id - 1);
 		}
 	}
 	if (reserve((void **)&p->samples, &p->capsamples, p->nsamples,
@@ -464,8 +496,7 @@ int lc_profile_add_vmstate(struct lc_profile *p, const uint32_t *locs,
 	s->vmstate = vst;
 	put(t, h, (uint32_t)p->nsamples);
 	add_event(p, (uint32_t)p->nsamples, cpu_ns);
-	p->nsamples++;
-	return 0;
+	return (long)p->nsamples++;
 }
 
 /* A Lua function's file as pprof wants it, to find the source: the

@@ -40,7 +40,9 @@ struct lc_prof_sample {
 	uint32_t *locs;		/* leaf first (pprof's order) */
 	size_t nlocs;
 	int64_t count;		/* samples merged into this one (>= 1) */
-	int64_t cpu_ns;		/* CPU time they stand for, as charged */
+	/* CPU time they stand for, as charged; in an allocation profile
+	 * (lc_profile.alloc) the bytes allocated they stand for */
+	int64_t cpu_ns;
 	double scale;		/* and the thread's calibration (1 unless
 				   lc_profile_scale_threads): outputs give
 				   lc_profile_cpu, cpu_ns times scale */
@@ -55,6 +57,10 @@ struct lc_prof_sample {
 	uint32_t vmstate;	/* and its VM, as the VM says it: index
 				   into strings ("lua", "trace#3", "c",
 				   "gc", "jit": LuaJIT), 0 = not said */
+	/* An allocation profile's: the allocations they stand for, and of
+	 * those allocations and bytes what was still allocated at the end
+	 * (estimates from the samples, as cpu_ns is). */
+	int64_t alloc_objects, inuse_objects, inuse_bytes;
 };
 
 /* What a run achieved, for the end-of-run report on stderr and for the
@@ -141,7 +147,8 @@ static inline uint64_t lc_prof_lost(const struct lc_prof_quality *q)
  * added to and its own weight.  For speedscope's time order. */
 struct lc_prof_event {
 	uint32_t sample;	/* index into samples */
-	uint32_t weight_us;	/* its cpu_ns in microseconds, >= 1 */
+	uint32_t weight_us;	/* its cpu_ns in microseconds, >= 1 (an
+				   allocation profile: its bytes) */
 };
 
 #define LC_PROF_EVENTS_MAX	(8u << 20)	/* 64 MB of them at most */
@@ -177,6 +184,11 @@ struct lc_profile {
 	char *cwd;		/* the target's working directory at the
 				   start, for relative chunk names; or NULL */
 	bool wall;		/* --wall: wall-clock samples */
+	/* --alloc: samples of allocations, one per alloc_mean bytes on
+	 * average (the values are estimates of the whole: alloc_*,
+	 * inuse_*, cpu_ns as bytes) */
+	bool alloc;
+	int64_t alloc_mean;
 	/* How the folded stacks are written (sink_folded.c): weights in
 	 * microseconds of CPU (wall) time rather than sample counts; and
 	 * each stack after its VM's name. */
@@ -207,6 +219,14 @@ int lc_profile_add_vmstate(struct lc_profile *p, const uint32_t *locs,
 			   const char *thread_name, uint64_t vm,
 			   uint64_t coroutine, enum lc_prof_kind leaf,
 			   const char *vmstate);
+/* An allocation's sample, standing for objects allocations of bytes in
+ * all: added as lc_profile_add_vmstate adds, with alloc_objects; the
+ * index of the sample it went into, or -1 on ENOMEM. */
+long lc_profile_add_alloc(struct lc_profile *p, const uint32_t *locs,
+			  size_t nlocs, int tid, const char *thread_name,
+			  uint64_t vm, uint64_t coroutine,
+			  enum lc_prof_kind leaf, int64_t objects,
+			  int64_t bytes);
 int lc_profile_add(struct lc_profile *p, const uint32_t *locs, size_t nlocs,
 		   int64_t cpu_ns, int tid, const char *thread_name,
 		   uint64_t vm, uint64_t coroutine, enum lc_prof_kind leaf);

@@ -664,14 +664,63 @@ static enum take take(struct lc_sampler *s, struct tstate *ts, int sched_fd,
 	return k;
 }
 
+/* Copy what the thread's sample decodes, its registers in s->cur: one
+ * process_vm_readv for last time's Lua pages and the top of its stack,
+ * which ends where its mapping does. */
+static void copy_snap(struct lc_sampler *s, struct tstate *ts)
+{
+	struct snap *sn = s->cur;
+	struct iovec local[HOT_PAGES + 1], remote[HOT_PAGES + 1];
+	size_t niov = 0;
+
+	sn->stack_lo = (sn->regs[7] - 128) & ~7ull;
+	{
+		uint64_t end = sn->stack_lo + 128 +
+			       (ts->stack_need ? ts->stack_need : STACK_COPY);
+
+		uint64_t rs, re;
+		unsigned rf;
+
+		if (lc_memory_region_at(s->t->prog->mem, sn->regs[7], &rs, &re,
+					&rf) && re < end)
+			end = re;
+		sn->stack_hi = end > sn->stack_lo ? end : sn->stack_lo;
+	}
+	for (size_t i = 0; i < ts->nhot_states; i++)
+		sn->held[sn->nheld++] = ts->hot_states[i];
+	for (size_t i = 0; i < ts->nhot; i++) {
+		sn->pages[i].addr = ts->hot[i];
+		local[niov] = (struct iovec){ sn->pages[i].data, PAGE };
+		remote[niov++] = (struct iovec){ (void *)(uintptr_t)ts->hot[i],
+						 PAGE };
+	}
+	local[niov] = (struct iovec){ sn->stack, sn->stack_hi - sn->stack_lo };
+	remote[niov++] = (struct iovec){ (void *)(uintptr_t)sn->stack_lo,
+					 sn->stack_hi - sn->stack_lo };
+	{
+		ssize_t got = process_vm_readv(sn->tid, local, niov, remote,
+					       niov, 0);
+		/* A short read stops at the first unreadable iovec: a page
+		 * freed since; the pages before it and none after count. */
+		size_t done = got > 0 ? (size_t)got : 0;
+		size_t pages = done / PAGE;
+
+		sn->npages = pages < ts->nhot ? pages : ts->nhot;
+		if (done < ts->nhot * PAGE + (sn->stack_hi - sn->stack_lo)) {
+			size_t st = done > ts->nhot * PAGE ?
+				    done - ts->nhot * PAGE : 0;
+
+			sn->stack_hi = sn->stack_lo + (st & ~7ull);
+		}
+	}
+}
+
 static enum take take_copy(struct lc_sampler *s, struct tstate *ts,
 			   int sched_fd, double *stop_us)
 {
 	struct snap *sn = s->cur;
 	struct user_regs_struct u;
-	struct iovec local[HOT_PAGES + 1], remote[HOT_PAGES + 1];
 	int sig = 0, slot;
-	size_t niov = 0;
 	double t0;
 	enum take res = TAKEN;
 	unsigned long releases = lc_live_releases();
@@ -742,52 +791,7 @@ static enum take take_copy(struct lc_sampler *s, struct tstate *ts,
 	if (sched_fd >= 0 &&
 	    schedstat_read(sched_fd, &sn->slices, &sn->wait) == UINT64_MAX)
 		sn->slices = UINT64_MAX;
-	/* One read for last time's Lua pages and the top of the stack,
-	 * which ends where its mapping does. */
-	sn->stack_lo = (sn->regs[7] - 128) & ~7ull;
-	{
-		uint64_t end = sn->stack_lo + 128 +
-			       (ts->stack_need ? ts->stack_need : STACK_COPY);
-
-		uint64_t rs, re;
-		unsigned rf;
-
-		if (lc_memory_region_at(s->t->prog->mem, sn->regs[7], &rs, &re,
-					&rf) && re < end)
-			end = re;
-		sn->stack_hi = end > sn->stack_lo ? end : sn->stack_lo;
-	}
-	if (over_budget(sn, budget)) {
-		res = CUT;
-		goto out;
-	}
-	for (size_t i = 0; i < ts->nhot_states; i++)
-		sn->held[sn->nheld++] = ts->hot_states[i];
-	for (size_t i = 0; i < ts->nhot; i++) {
-		sn->pages[i].addr = ts->hot[i];
-		local[niov] = (struct iovec){ sn->pages[i].data, PAGE };
-		remote[niov++] = (struct iovec){ (void *)(uintptr_t)ts->hot[i],
-						 PAGE };
-	}
-	local[niov] = (struct iovec){ sn->stack, sn->stack_hi - sn->stack_lo };
-	remote[niov++] = (struct iovec){ (void *)(uintptr_t)sn->stack_lo,
-					 sn->stack_hi - sn->stack_lo };
-	{
-		ssize_t got = process_vm_readv(sn->tid, local, niov, remote,
-					       niov, 0);
-		/* A short read stops at the first unreadable iovec: a page
-		 * freed since; the pages before it and none after count. */
-		size_t done = got > 0 ? (size_t)got : 0;
-		size_t pages = done / PAGE;
-
-		sn->npages = pages < ts->nhot ? pages : ts->nhot;
-		if (done < ts->nhot * PAGE + (sn->stack_hi - sn->stack_lo)) {
-			size_t st = done > ts->nhot * PAGE ?
-				    done - ts->nhot * PAGE : 0;
-
-			sn->stack_hi = sn->stack_lo + (st & ~7ull);
-		}
-	}
+	copy_snap(s, ts);
 	if (over_budget(sn, budget)) {
 		res = CUT;
 		goto out;
@@ -1513,6 +1517,119 @@ static void keep_sample(struct lc_sampler *s, struct tstate *ts,
 			ts->kept_ns += weight;
 		}
 	}
+}
+
+/* ---- allocations (lc_sampler_take_parked) ---- */
+
+/* The frames inner to the one whose pc is caller (the allocator's
+ * caller, by its return address), native ones: the shim's own.  None
+ * dropped when no frame has that pc. */
+static void drop_inner(struct lc_stack *st, uint64_t caller)
+{
+	size_t i = 0;
+
+	if (!caller)
+		return;
+	while (i < st->nframes && !(st->frames[i].kind == LC_FRAME_NATIVE &&
+				    st->frames[i].pc == caller))
+		i++;
+	if (i == st->nframes)
+		return;
+	for (size_t k = 0; k < i; k++) {
+		if (st->frames[k].kind != LC_FRAME_NATIVE)
+			return;
+	}
+	for (size_t k = 0; k < i; k++)
+		lc_frame_free(&st->frames[k]);
+	memmove(st->frames, st->frames + i,
+		(st->nframes - i) * sizeof(*st->frames));
+	st->nframes -= i;
+}
+
+int lc_sampler_take_parked(struct lc_sampler *s, int tid,
+			   const uint64_t *regs, uint64_t caller,
+			   int64_t objects, int64_t bytes, long *sample)
+{
+	struct snap *sn;
+	struct tstate *ts = tstate(s, tid);
+	struct lc_stack st;
+	double c0;
+	uint32_t *locs;
+	enum lc_prof_kind leaf;
+	size_t n;
+
+	*sample = -1;
+	s->prof->q.attempted++;
+	/* the first of the tick's copies: no tick runs meanwhile */
+	if (!s->nsnaps) {
+		s->snaps[0].pages = calloc(SNAP_PAGES, sizeof(*s->snaps[0].pages));
+		if (s->snaps[0].pages)
+			s->nsnaps = 1;
+	}
+	if (!ts || !s->nsnaps) {
+		s->prof->q.lost_read++;
+		return -1;
+	}
+	sn = s->cur = &s->snaps[0];
+	memcpy(sn->regs, regs, sizeof(sn->regs));
+	sn->tid = tid;
+	sn->asleep = false;
+	sn->syscall = -1;
+	sn->slices = UINT64_MAX;
+	sn->npages = 0;
+	sn->nheld = 0;
+	sn->t_stopped = 0;
+	sn->from_pc = sn->from_sp = 0;
+	/* It waits for our answer: nothing of its stack or of its VM
+	 * changes meanwhile, and nothing needs stopping. */
+	c0 = thread_cpu_s();
+	copy_snap(s, ts);
+	copy_found_states(s);
+	qsort(sn->pages, sn->npages, sizeof(*sn->pages), cmp_page);
+	s->prof->q.sampler_stop_cpu_s += thread_cpu_s() - c0;
+	if (decode(s, ts, &st) < 0) {
+		s->prof->q.lost_read++;
+		return -1;
+	}
+	if (st.vm) {
+		size_t i = 0;
+
+		while (i < s->nvms && s->vms[i] != st.vm)
+			i++;
+		if (i == s->nvms && s->nvms < LC_SAMPLER_VMS)
+			s->vms[s->nvms++] = st.vm;
+	}
+	if (st.nframes == 0) {
+		s->prof->q.lost_read++;
+		lc_stack_deinit(&st);
+		return -1;
+	}
+	drop_inner(&st, caller);
+	if ((s->o.vm && st.vm != s->o.vm) ||
+	    (s->o.vm_only && (!vm_name_of(s, st.vm) ||
+			      strcmp(vm_name_of(s, st.vm), s->o.vm_only) != 0))) {
+		s->prof->q.attempted--;
+		lc_stack_deinit(&st);
+		return 0;
+	}
+	if (st.partial & LC_PARTIAL_TRUNCATED)
+		s->prof->q.truncated++;
+	locs = calloc(st.nframes + 2, sizeof(*locs));
+	if (!locs) {
+		lc_stack_deinit(&st);
+		return -1;
+	}
+	n = lc_profile_stack_of(s->prof, &st, ts->in ? ts->in : s->in,
+				s->o.native, locs, &leaf);
+	*sample = lc_profile_add_alloc(s->prof, locs, n, tid, ts->name, st.vm,
+				       st.nstates ? st.states[0] : 0, leaf,
+				       objects, bytes);
+	free(locs);
+	lc_stack_deinit(&st);
+	if (*sample < 0)
+		return -1;
+	s->prof->q.taken++;
+	return 0;
 }
 
 /* Stop the thread at this sample point and see what it runs.  A thread
@@ -2883,6 +3000,8 @@ struct lc_error *lc_sampler_create(int pid,
 	}
 	s->prof->period_ns = (int64_t)(1e9 / s->o.rate_hz);
 	s->prof->wall = s->o.wall;
+	s->prof->alloc = s->o.alloc_mean > 0;
+	s->prof->alloc_mean = s->o.alloc_mean;
 	s->prof->q.rate_hz = s->o.rate_hz;
 	{
 		struct timespec ts;

@@ -40,6 +40,9 @@ struct lc_sampler_options {
 	 * module's DWARF, else its release's built-in layout. */
 	const char *types;
 	const char *layout;
+	/* An allocation profile (lc_sampler_take_parked; no ticks): the
+	 * shim's mean gap between samples in bytes; 0: a CPU profile. */
+	int64_t alloc_mean;
 };
 
 struct lc_sampler;
@@ -78,6 +81,20 @@ size_t lc_sampler_vms_seen(const struct lc_sampler *s, const uint64_t **ret);
 /* VM vm's name (lc_sampler_options.vm_name), or NULL; valid until
  * lc_sampler_destroy. */
 const char *lc_sampler_vm_name(const struct lc_sampler *s, uint64_t vm);
+
+/* A sample of an allocation by thread tid, which waits (parked by the
+ * allocation shim, shim/luacore-alloc.h) while its stack is copied and
+ * read: no stop, no ptrace.  regs: its registers where it parked, in
+ * DWARF's x86-64 numbering (0-15, 16 the pc; those it could not give
+ * 0).  caller: the return address into the allocator's caller, whose
+ * frame is the sample's innermost (the shim's own frames dropped; 0:
+ * all kept).  The sample stands for objects allocations of bytes in all
+ * (lc_profile_add_alloc); *sample gets the index of the profile sample
+ * it went into (-1: none, lost or filtered out by --vm).  0, or -1 when
+ * it was lost (counted as lost_read). */
+int lc_sampler_take_parked(struct lc_sampler *s, int tid,
+			   const uint64_t *regs, uint64_t caller,
+			   int64_t objects, int64_t bytes, long *sample);
 
 void lc_sampler_destroy(struct lc_sampler *s);
 

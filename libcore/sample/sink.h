@@ -93,8 +93,9 @@ void lc_sink_cat(char *buf, size_t size, const char *fmt, ...)
 
 /* A sample's weight in the folded stacks, speedscope and the SVG:
  * microseconds of CPU time (of wall-clock time with --wall), rounded, at
- * least 1. */
-int64_t lc_sink_weight(const struct lc_prof_sample *s);
+ * least 1; bytes in an allocation profile. */
+int64_t lc_sink_weight(const struct lc_profile *p,
+		       const struct lc_prof_sample *s);
 
 /* "pid 1234 (lua x.lua), CPU time, 10.00 s from 2024-05-01 12:00:00 UTC" */
 void lc_sink_describe_run(const struct lc_profile *p, char *buf, size_t size);

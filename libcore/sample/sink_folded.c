@@ -1,7 +1,8 @@
 /* Folded stacks, as flamegraph.pl, inferno and speedscope read them: one
  * "root;...;leaf COUNT" line per distinct stack of frame labels, in the
  * order the stacks were first seen.  The count is the number of samples
- * (folded_cpu: microseconds of CPU or wall time); with folded_vm a stack
+ * (folded_cpu: microseconds of CPU or wall time; an allocation profile:
+ * bytes allocated); with folded_vm a stack
  * of a VM starts with its name, "[vm NAME]". */
 #include <config.h>
 
@@ -98,7 +99,7 @@ static int collect(const struct lc_profile *p, struct stacks *t)
 			t->slots[h] = (uint32_t)t->n;
 		}
 		st->count += s->count;
-		st->us += lc_sink_weight(s);
+		st->us += lc_sink_weight(p, s);
 	}
 	return 0;
 }
@@ -145,7 +146,7 @@ int lc_profile_write_folded(const struct lc_profile *p, const char *title,
 				goto io;
 		}
 		if (fprintf(out, " %" PRId64 "\n",
-			    p->folded_cpu ? st->us : st->count) < 0)
+			    p->folded_cpu || p->alloc ? st->us : st->count) < 0)
 			goto io;
 	}
 	r = lc_sink_finish(out);

@@ -429,18 +429,37 @@ static void write_header(struct pw *w)
 	uint64_t comments[MAX_COMMENTS];
 	size_t nc = 0;
 
-	value_type(w, PROFILE_SAMPLE_TYPE, "samples", "count");
-	value_type(w, PROFILE_SAMPLE_TYPE, what, "nanoseconds");
-	put_int(w, &w->top, PROFILE_DEFAULT_SAMPLE_TYPE, str(w, what));
-	value_type(w, PROFILE_PERIOD_TYPE, what, "nanoseconds");
-	put_int(w, &w->top, PROFILE_PERIOD, p->period_ns);
+	if (p->alloc) {
+		/* Go's heap profile's types, so that pprof's
+		 * -sample_index=alloc_space and the others work as they do
+		 * on Go's; alloc_space shown when none is asked for */
+		value_type(w, PROFILE_SAMPLE_TYPE, "alloc_objects", "count");
+		value_type(w, PROFILE_SAMPLE_TYPE, "alloc_space", "bytes");
+		value_type(w, PROFILE_SAMPLE_TYPE, "inuse_objects", "count");
+		value_type(w, PROFILE_SAMPLE_TYPE, "inuse_space", "bytes");
+		put_int(w, &w->top, PROFILE_DEFAULT_SAMPLE_TYPE,
+			str(w, "alloc_space"));
+		value_type(w, PROFILE_PERIOD_TYPE, "space", "bytes");
+		put_int(w, &w->top, PROFILE_PERIOD, p->alloc_mean);
+	} else {
+		value_type(w, PROFILE_SAMPLE_TYPE, "samples", "count");
+		value_type(w, PROFILE_SAMPLE_TYPE, what, "nanoseconds");
+		put_int(w, &w->top, PROFILE_DEFAULT_SAMPLE_TYPE, str(w, what));
+		value_type(w, PROFILE_PERIOD_TYPE, what, "nanoseconds");
+		put_int(w, &w->top, PROFILE_PERIOD, p->period_ns);
+	}
 	put_int(w, &w->top, PROFILE_TIME_NANOS, p->start_ns);
 	put_int(w, &w->top, PROFILE_DURATION_NANOS, p->duration_ns);
 
-	comments[nc++] = (uint64_t)strf(w,
-		"luacore-sample: pid %d, %s, rate %g Hz requested, %.1f Hz achieved",
-		p->pid, p->wall ? "wall clock" : "CPU time", q->rate_hz,
-		q->achieved_hz);
+	if (p->alloc)
+		comments[nc++] = (uint64_t)strf(w,
+			"luacore-sample: pid %d, allocations, one sampled per %" PRId64 " bytes on average",
+			p->pid, p->alloc_mean);
+	else
+		comments[nc++] = (uint64_t)strf(w,
+			"luacore-sample: pid %d, %s, rate %g Hz requested, %.1f Hz achieved",
+			p->pid, p->wall ? "wall clock" : "CPU time", q->rate_hz,
+			q->achieved_hz);
 	comments[nc++] = (uint64_t)strf(w,
 		"samples: attempted %" PRIu64 ", taken %" PRIu64
 		", lost %" PRIu64 " (stack read failed %" PRIu64
@@ -562,7 +581,9 @@ static void label_num(struct pw *w, int64_t key, int64_t val)
 }
 
 /* Values: [count, nanoseconds]: the CPU time the thread used since its
- * previous sample or, with --wall, the wall-clock time since then. */
+ * previous sample or, with --wall, the wall-clock time since then.  An
+ * allocation profile's: [alloc_objects, alloc_space, inuse_objects,
+ * inuse_space], estimates of the whole. */
 static void write_samples(struct pw *w)
 {
 	const struct lc_profile *p = w->p;
@@ -576,7 +597,7 @@ static void write_samples(struct pw *w)
 		const struct lc_prof_sample *s = &p->samples[i];
 		const char *tname = "";
 		char esc[LC_SINK_LABEL_MAX];
-		uint64_t v[2];
+		uint64_t v[4];
 
 		for (size_t k = 0; k < s->nlocs; k++)
 			if (s->locs[k] >= p->nlocs) {
@@ -592,9 +613,17 @@ static void write_samples(struct pw *w)
 
 		put_packed_ids(w, &w->msg, SAMPLE_LOCATION_ID, s->locs,
 			       s->nlocs);
-		v[0] = (uint64_t)s->count;
-		v[1] = (uint64_t)lc_profile_cpu(s);
-		put_packed(w, &w->msg, SAMPLE_VALUE, v, 2);
+		if (p->alloc) {
+			v[0] = (uint64_t)s->alloc_objects;
+			v[1] = (uint64_t)lc_profile_cpu(s);
+			v[2] = (uint64_t)s->inuse_objects;
+			v[3] = (uint64_t)s->inuse_bytes;
+			put_packed(w, &w->msg, SAMPLE_VALUE, v, 4);
+		} else {
+			v[0] = (uint64_t)s->count;
+			v[1] = (uint64_t)lc_profile_cpu(s);
+			put_packed(w, &w->msg, SAMPLE_VALUE, v, 2);
+		}
 
 		/* The thread's name is the target's: escaped, as in the
 		 * labels of functions. */

@@ -126,7 +126,7 @@ static void speedscope_thread(const struct lc_profile *p,
 	fputs("{\"type\":\"sampled\",\"name\":", out);
 	json_str(out, name);
 	fprintf(out, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%" PRId64
-		",\n\"samples\":[", "microseconds", end);
+		",\n\"samples\":[", p->alloc ? "bytes" : "microseconds", end);
 	for (size_t i = 0; i < n; i++) {
 		if (i)
 			fputs(i % 16 ? "," : ",\n", out);
@@ -169,7 +169,7 @@ int lc_profile_write_speedscope(const struct lc_profile *p,
 
 			v[i].weight = w < 1 ? 1 : (int64_t)w;
 		} else {
-			v[i].weight = lc_sink_weight(&p->samples[sm]);
+			v[i].weight = lc_sink_weight(p, &p->samples[sm]);
 		}
 	}
 	qsort(v, nv, sizeof(*v), by_tid_cmp);
@@ -210,8 +210,9 @@ int lc_profile_write_speedscope(const struct lc_profile *p,
 	/* Speedscope wants a profile to show, even an empty one. */
 	if (!nv)
 		fprintf(out, "{\"type\":\"sampled\",\"name\":\"no samples\","
-			"\"unit\":\"microseconds\",\"startValue\":0,"
-			"\"endValue\":0,\"samples\":[],\"weights\":[]}");
+			"\"unit\":\"%s\",\"startValue\":0,"
+			"\"endValue\":0,\"samples\":[],\"weights\":[]}",
+			p->alloc ? "bytes" : "microseconds");
 	fputs("\n]}\n", out);
 	free(v);
 	return lc_sink_finish(out);

@@ -336,7 +336,7 @@ static int flame_init(struct flame *fl, const struct lc_profile *p,
 	fl->n = 1;
 	for (size_t i = 0; i < p->nsamples; i++) {
 		const struct lc_prof_sample *s = &p->samples[i];
-		int64_t w = lc_sink_weight(s);
+		int64_t w = lc_sink_weight(p, s);
 		uint32_t cur = 0;
 
 		fl->nodes[0].weight += w;
@@ -637,7 +637,7 @@ static void frame_title(const struct lc_profile *p, const struct flame *fl,
 
 	xml_str(out, label, SIZE_MAX);
 	fprintf(out, " (%s %s, %s%%)", lc_sink_grouped(n, sizeof(n), w),
-		"us",
+		p->alloc ? "bytes" : "us",
 		lc_sink_fixed(pct, sizeof(pct),
 		      fl->total ? 100.0 * (double)w / (double)fl->total : 0,
 		      2));
@@ -728,7 +728,8 @@ int lc_profile_write_svg(const struct lc_profile *p, const char *title,
 	bottom = TOP + (int)(fl.maxdepth + 1) * FRAME_H;
 	height = bottom + 30;
 	if (!title || !title[0])
-		title = p->wall ? "Wall-clock profile" : "CPU profile";
+		title = p->alloc ? "Allocation profile" :
+			p->wall ? "Wall-clock profile" : "CPU profile";
 	lc_sink_describe_run(p, run, sizeof(run));
 	lc_sink_cat(run, sizeof(run), "; widths: %s",
 	    p->wall ? "wall-clock time (us)" : "CPU time (us)");

@@ -138,9 +138,11 @@ void lc_sink_cat(char *buf, size_t size, const char *fmt, ...)
 
 /* ---- what the files say about the run --------------------------------- */
 
-int64_t lc_sink_weight(const struct lc_prof_sample *s)
+int64_t lc_sink_weight(const struct lc_profile *p,
+		       const struct lc_prof_sample *s)
 {
-	int64_t w = (lc_profile_cpu(s) + 500) / 1000;
+	int64_t w = p->alloc ? lc_profile_cpu(s) :
+		    (lc_profile_cpu(s) + 500) / 1000;
 
 	return w < 1 ? 1 : w;
 }
@@ -160,6 +162,7 @@ void lc_sink_describe_run(const struct lc_profile *p, char *buf, size_t size)
 		lc_sink_cat(buf, size, "%s(%s)", buf[0] ? " " : "", esc);
 	}
 	lc_sink_cat(buf, size, "%s%s", buf[0] ? ", " : "",
+	    p->alloc ? "allocated bytes" :
 	    p->wall ? "wall-clock samples" : "CPU time");
 	if (p->duration_ns > 0)
 		lc_sink_cat(buf, size, ", %s s",
