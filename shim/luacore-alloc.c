@@ -95,7 +95,8 @@ static __thread struct lc_thread lc_self __attribute__((tls_model("initial-exec"
 
 static atomic_int lc_on;	/* 1 while sampling; 0 for good once off */
 static int lc_fd = -1;		/* the shared socket */
-static double lc_mean = LC_ALLOC_MEAN_DEFAULT;
+/* the mean gap in bytes: the sampler may raise it in a park's answer */
+static _Atomic uint64_t lc_mean = LC_ALLOC_MEAN_DEFAULT;
 static atomic_uint_fast64_t lc_next_id, lc_dropped, lc_overflow;
 static atomic_uint lc_next_vm;
 static pthread_key_t lc_key;	/* closes a thread's socket at its exit */
@@ -253,7 +254,8 @@ static int64_t lc_gap(struct lc_thread *t)
 	x ^= x >> 27;
 	t->rng = x;
 	u = (double)((x * 0x2545f4914f6cdd1dull >> 11) + 1) * 0x1p-53;
-	g = -lc_mean * log(u);	/* u in (0, 1]: never log(0) */
+	g = -(double)atomic_load_explicit(&lc_mean, memory_order_relaxed) *
+	    log(u);		/* u in (0, 1]: never log(0) */
 	return g < 1 ? 1 : g > 0x1p62 ? (int64_t)1 << 62 : (int64_t)g;
 }
 
@@ -363,7 +365,7 @@ static __attribute__((noinline)) int64_t lc_park(struct lc_thread *t,
 	struct iovec iov = { m, sizeof *m };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 	ssize_t n;
-	char ack;
+	uint64_t ack;
 
 #if defined(__x86_64__)
 	uint64_t *r = m->regs;
@@ -384,9 +386,16 @@ static __attribute__((noinline)) int64_t lc_park(struct lc_thread *t,
 	for (;;) {
 		if (lc_wait(t->fd - 1, POLLIN, until))
 			return -1;
-		n = recv(t->fd - 1, &ack, 1, MSG_DONTWAIT);
+		n = recv(t->fd - 1, &ack, sizeof ack, MSG_DONTWAIT);
 		if (n == 1)
 			return (int64_t)(lc_now() - t0);
+		if (n == (ssize_t)sizeof ack) {
+			/* a new mean, for every thread's next gaps */
+			if (ack >= 1 && ack <= ((uint64_t)1 << 62))
+				atomic_store_explicit(&lc_mean, ack,
+						      memory_order_relaxed);
+			return (int64_t)(lc_now() - t0);
+		}
 		if (n == 0) {
 			lc_off("the sampler is gone (EOF)", 0);
 			return -1;
@@ -433,7 +442,7 @@ lc_slow(struct lc_vm *vm, void *ptr, size_t osize, size_t nsize,
 		m.ptr = (uintptr_t)ptr;
 		m.osize = osize;
 		m.nsize = nsize;
-		m.mean = (uint64_t)lc_mean;
+		m.mean = atomic_load_explicit(&lc_mean, memory_order_relaxed);
 		m.pc = (uintptr_t)pc;
 		m.sp = (uintptr_t)sp;
 		m.dropped = atomic_load(&lc_dropped);
@@ -596,7 +605,7 @@ static int lc_start(int fd, int on, unsigned why)
 	lc_msg(&m, LC_ALLOC_START, 0);
 	m.ptr = (uint64_t)on;
 	m.nsize = why;
-	m.mean = (uint64_t)lc_mean;
+	m.mean = atomic_load_explicit(&lc_mean, memory_order_relaxed);
 	if (send(fd, &m, sizeof m, MSG_NOSIGNAL) != (ssize_t)sizeof m)
 		return -1;
 	if (!on)
@@ -635,7 +644,7 @@ static void lc_init(void)
 		return;		/* not launched by a sampler */
 	mean = getenv(LC_ALLOC_ENV_MEAN);
 	if (mean && strtod(mean, &end) >= 1 && !*end)
-		lc_mean = fmin(strtod(mean, NULL), 0x1p62);
+		atomic_store(&lc_mean, (uint64_t)fmin(strtod(mean, NULL), 0x1p62));
 	fd = (int)strtol(s, &end, 10);
 	/* children get neither the variables nor the fd (nor the shim) */
 	unsetenv(LC_ALLOC_ENV_FD);

@@ -17,6 +17,11 @@
  * it in `dropped`.  The sampler polls the shared socket and one socket per
  * thread that has parked.
  *
+ * Answers.  A park's answer is one byte, or a uint64_t: a new mean in
+ * bytes, for every thread's gaps from their next one on (a sampler that
+ * caps the rate of parks raises it; each PARK carries the mean then in
+ * force).
+ *
  * Order.  The sampler has read a PARK before it answers, and NEW and FREE
  * of that sample id are sent after the answer, so they always come after
  * their PARK.  NEW and FREE of one id can come in either order (another

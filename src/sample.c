@@ -195,6 +195,12 @@ struct alloc_run {
 	struct alloc_live *live;	/* by sample id - 1 */
 	size_t nlive;
 	bool started, refused;
+	/* the cap on parks a second: over it, the mean is doubled in the
+	 * next answer */
+	double max_rate;
+	uint64_t mean, first_mean;	/* in force (as we asked), first */
+	double window_start;
+	uint64_t window_parks;
 	uint64_t parks, lost, answered_late;
 	uint64_t dropped, overflow, bad;
 	double *park_us;	/* how long each park took us, to answer */
@@ -348,12 +354,59 @@ static void alloc_add_thread(struct alloc_run *r, int fd, int tid)
 	r->n++;
 }
 
-/* A park: the thread's stack into the profile, then its answer. */
+/* The answer to a park: go, with a new mean when parks come faster
+ * than the cap. */
+struct alloc_answer {
+	struct alloc_run *r;
+	int fd;
+	double t0;
+	bool sent;
+};
+
+static void alloc_go(void *arg)
+{
+	struct alloc_answer *a = arg;
+	struct alloc_run *r = a->r;
+	uint64_t mean = 0;
+	double now = now_s();
+
+	if (a->sent)
+		return;
+	a->sent = true;
+	if (now - r->window_start >= 1.0) {
+		r->window_start = now;
+		r->window_parks = 0;
+	}
+	if (++r->window_parks > r->max_rate && r->max_rate > 0 &&
+	    r->mean < ((uint64_t)1 << 40)) {
+		mean = r->mean *= 2;
+		r->window_start = now;
+		r->window_parks = 0;
+	}
+	if (mean ? send(a->fd, &mean, sizeof(mean), MSG_NOSIGNAL | MSG_DONTWAIT) !=
+		   (ssize_t)sizeof(mean) :
+		   send(a->fd, "g", 1, MSG_NOSIGNAL | MSG_DONTWAIT) != 1)
+		r->answered_late++;
+	if (r->npark_us == r->cpark_us) {
+		size_t nc = r->cpark_us ? 2 * r->cpark_us : 1024;
+		double *nd = realloc(r->park_us, nc * sizeof(*nd));
+
+		if (nd) {
+			r->park_us = nd;
+			r->cpark_us = nc;
+		}
+	}
+	if (r->npark_us < r->cpark_us)
+		r->park_us[r->npark_us++] = (now_s() - a->t0) * 1e6;
+}
+
+/* A park: the thread's stack into the profile, and its answer. */
 static void alloc_park(struct alloc_run *r, struct lc_sampler *s, int fd,
 		       const struct lc_alloc_msg *m)
 {
 	uint64_t regs[17] = { 0 };
-	double t0 = now_s(), p, objects, bytes;
+	double p, objects, bytes;
+	struct alloc_answer ans = { .r = r, .fd = fd, .t0 = now_s() };
 	struct alloc_live *l;
 	long sample = -1;
 
@@ -381,30 +434,22 @@ static void alloc_park(struct alloc_run *r, struct lc_sampler *s, int fd,
 		p = 1;
 	objects = 1 / p;
 	bytes = (double)m->nsize / p;
-	if (m->nregs < LC_NREGS ||
-	    lc_sampler_take_parked(s, m->tid, regs, m->pc,
-				   (int64_t)(objects + 0.5),
-				   (int64_t)(bytes + 0.5), &sample) < 0)
+	if (m->nregs < LC_NREGS) {
 		r->lost++;
+		alloc_go(&ans);
+	} else if (lc_sampler_take_parked(s, m->tid, regs, m->pc,
+					  (int64_t)(objects + 0.5),
+					  (int64_t)(bytes + 0.5), alloc_go,
+					  &ans, &sample) < 0) {
+		r->lost++;
+	}
+	alloc_go(&ans);		/* answered once: a no-op if it was */
 	if ((l = alloc_slot(r, m->id))) {
 		l->sample = sample;
 		l->objects = (int64_t)(objects + 0.5);
 		l->bytes = (int64_t)(bytes + 0.5);
 		l->vm = m->vm;
 	}
-	if (send(fd, "g", 1, MSG_NOSIGNAL | MSG_DONTWAIT) != 1)
-		r->answered_late++;
-	if (r->npark_us == r->cpark_us) {
-		size_t nc = r->cpark_us ? 2 * r->cpark_us : 1024;
-		double *nd = realloc(r->park_us, nc * sizeof(*nd));
-
-		if (nd) {
-			r->park_us = nd;
-			r->cpark_us = nc;
-		}
-	}
-	if (r->npark_us < r->cpark_us)
-		r->park_us[r->npark_us++] = (now_s() - t0) * 1e6;
 }
 
 /* Every message waiting on fd (the shared socket or a thread's); -1 at
@@ -520,6 +565,9 @@ static void alloc_report(struct alloc_run *r, double elapsed)
 	fprintf(stderr, "luacore-sample: %.1f s, %" PRIu64 " allocations sampled (%.1f parks/s), %" PRIu64 " lost; a park took us %.1f us to answer (median), %.1f us (p99)\n",
 		elapsed, r->parks, elapsed > 0 ? (double)r->parks / elapsed : 0,
 		r->lost, med, p99);
+	if (r->mean != r->first_mean)
+		fprintf(stderr, "luacore-sample: parks came faster than %.0f a second: the mean was raised from %" PRIu64 " to %" PRIu64 " bytes (each sample weighs by its own)\n",
+			r->max_rate, r->first_mean, r->mean);
 	if (r->dropped || r->overflow || r->answered_late || r->bad)
 		fprintf(stderr, "luacore-sample: the shim dropped %" PRIu64 " block messages (its socket was full) and missed %" PRIu64 " blocks in its table; %" PRIu64 " answers could not be sent, %" PRIu64 " messages were unreadable: in-use figures are low by as much\n",
 			r->dropped, r->overflow, r->answered_late, r->bad);
@@ -556,6 +604,8 @@ static void usage(FILE *out)
 	      "                       bytes allocated.  Lua must be a shared library\n"
 	      "      --alloc-mean MEAN  bytes between samples on average (default\n"
 	      "                       524288); implies --alloc\n"
+	      "      --alloc-max-parks N  at most about N parks a second: above, the\n"
+	      "                       mean is doubled (default 200; 0: no cap)\n"
 	      "      --top            a live view of the hottest functions, refreshed\n"
 	      "                       every second (no file unless -o is given)\n"
 	      "      --host-frames    --top: the host's frames below Lua one by one\n"
@@ -1035,6 +1085,7 @@ int main(int argc, char **argv)
 		{ "top", no_argument, NULL, 'T' },
 		{ "alloc", no_argument, NULL, 'A' },
 		{ "alloc-mean", required_argument, NULL, 'E' },
+		{ "alloc-max-parks", required_argument, NULL, 'J' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -1043,7 +1094,7 @@ int main(int argc, char **argv)
 	struct lc_sampler_options so = { .rate_hz = 100 };
 	bool alloc = false;
 	int64_t alloc_mean = LC_ALLOC_MEAN_DEFAULT;
-	struct alloc_run ar = { .sock = -1 };
+	struct alloc_run ar = { .sock = -1, .max_rate = 200 };
 	char *old_preload = NULL;
 	const char *output = "profile.folded", *format = NULL;
 	double duration = 0, v, start, next, elapsed;
@@ -1175,6 +1226,11 @@ int main(int argc, char **argv)
 			alloc_mean = (int64_t)v;
 			alloc = true;
 			break;
+		case 'J':
+			if (parse_double(optarg, 0, 1e6, "--alloc-max-parks", &ar.max_rate) < 0)
+				return EXIT_USAGE;
+			alloc = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -1243,6 +1299,8 @@ int main(int argc, char **argv)
 		pid = child;
 		launched = true;
 		so.alloc_mean = alloc_mean;
+		ar.mean = ar.first_mean = (uint64_t)alloc_mean;
+		ar.window_start = now_s();
 		ar.pfd = malloc(sizeof(*ar.pfd));
 		ar.tid = malloc(sizeof(*ar.tid));
 		if (!ar.pfd || !ar.tid) {

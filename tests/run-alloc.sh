@@ -5,6 +5,8 @@
 #  - shares: fixtures/scenarios/alloc/sites.lua allocates 60/30/10 from three
 #    sites plus a rare 256 KiB site (1% of the bytes): each share within 2
 #    points at >= 2,000 samples, the rare site within 25% of its bytes;
+#  - the cap on parks a second: the mean raised, the bytes estimated within
+#    25% of the uncapped run's (from some 150 samples);
 #  - totals: shim/test-alloc-known.lua allocates with the collector stopped
 #    and prints Lua's own count of it: alloc_space within 10% of it;
 #  - pprof: go tool pprof reads every sample type with -sample_index and
@@ -61,7 +63,7 @@ for b in $builds; do
 	esac
 
 	# shares
-	"$sample" --alloc --alloc-mean 131072 -o "$tmp/s.folded" -- \
+	"$sample" --alloc --alloc-mean 131072 --alloc-max-parks 0 -o "$tmp/s.folded" -- \
 		"$host" "$scen/sites.lua" 1700 >"$tmp/s.out" 2>"$tmp/s.err"
 	rc=$?
 	n=$(sed -n 's/.* \([0-9]*\) allocations sampled.*/\1/p' "$tmp/s.err")
@@ -105,8 +107,22 @@ for b in $builds; do
 		fi
 	fi
 
+	# the cap on parks: the mean raised, the estimate as before
+	"$sample" --alloc --alloc-mean 8192 --alloc-max-parks 100 -o "$tmp/c.folded" -- \
+		"$host" "$scen/sites.lua" 1700 >"$tmp/c.out" 2>"$tmp/c.err"
+	rc=$?
+	ctot=$(awk '{ s += $NF } END { printf "%.0f\n", s }' "$tmp/c.folded" 2>/dev/null)
+	raised=$(grep -o 'the mean was raised from [0-9]* to [0-9]* bytes' "$tmp/c.err")
+	# (some 150 samples once the mean is up: 25% is four of their
+	# standard deviations)
+	if [ $rc = 0 ] && [ -n "$raised" ] && [ -n "${tot:-}" ] && within "$ctot" "$tot" 25; then
+		pass "$b at most 100 parks/s: $raised; $ctot bytes estimated, $tot uncapped"
+	else
+		fail "$b park cap: exit $rc, '${raised:-not raised}', $ctot bytes against ${tot:-?}: $(tail -2 "$tmp/c.err" | tr '\n' ' ')"
+	fi
+
 	# totals, and pprof's sample types
-	"$sample" --alloc --alloc-mean 32768 -o "$tmp/k.pb.gz" -- \
+	"$sample" --alloc --alloc-mean 32768 --alloc-max-parks 0 -o "$tmp/k.pb.gz" -- \
 		"$host" "$shim/test-alloc-known.lua" 300000 >"$tmp/k.out" 2>"$tmp/k.err"
 	rc=$?
 	truth=$(sed -n 's/^truth_bytes=//p' "$tmp/k.out")
@@ -132,7 +148,7 @@ for b in $builds; do
 	fi
 
 	# in-use
-	"$sample" --alloc --alloc-mean 32768 -o "$tmp/i.pb.gz" -- \
+	"$sample" --alloc --alloc-mean 8192 --alloc-max-parks 0 -o "$tmp/i.pb.gz" -- \
 		"$host" "$shim/test-alloc-inuse.lua" 300000 >"$tmp/i.out" 2>"$tmp/i.err"
 	rc=$?
 	live=$(sed -n 's/^live_bytes=//p' "$tmp/i.out")

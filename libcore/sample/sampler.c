@@ -1548,12 +1548,15 @@ static void drop_inner(struct lc_stack *st, uint64_t caller)
 
 int lc_sampler_take_parked(struct lc_sampler *s, int tid,
 			   const uint64_t *regs, uint64_t caller,
-			   int64_t objects, int64_t bytes, long *sample)
+			   int64_t objects, int64_t bytes,
+			   void (*go)(void *arg), void *arg, long *sample)
 {
 	struct snap *sn;
 	struct tstate *ts = tstate(s, tid);
 	struct lc_stack st;
 	double c0;
+	bool early;
+	int r;
 	uint32_t *locs;
 	enum lc_prof_kind leaf;
 	size_t n;
@@ -1568,6 +1571,7 @@ int lc_sampler_take_parked(struct lc_sampler *s, int tid,
 	}
 	if (!ts || !s->nsnaps) {
 		s->prof->q.lost_read++;
+		go(arg);
 		return -1;
 	}
 	sn = s->cur = &s->snaps[0];
@@ -1587,8 +1591,23 @@ int lc_sampler_take_parked(struct lc_sampler *s, int tid,
 	copy_found_states(s);
 	qsort(sn->pages, sn->npages, sizeof(*sn->pages), cmp_page);
 	s->prof->q.sampler_stop_cpu_s += thread_cpu_s() - c0;
-	if (decode(s, ts, &st) < 0) {
+	/* With the Lua states it ran last time in the copy, it goes now
+	 * and the copy is decoded after; a thread that runs a state the
+	 * copy lacks was read as it ran: not a sample.  Without them (its
+	 * first park), it waits until its stack is decoded. */
+	early = sn->nheld > 0;
+	if (early)
+		go(arg);
+	r = decode(s, ts, &st);
+	if (!early)
+		go(arg);
+	if (r < 0) {
 		s->prof->q.lost_read++;
+		return -1;
+	}
+	if (early && st.nstates && !held(sn, st.states[0])) {
+		s->prof->q.lost_inconsistent++;
+		lc_stack_deinit(&st);
 		return -1;
 	}
 	if (st.vm) {

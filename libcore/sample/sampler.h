@@ -90,11 +90,15 @@ const char *lc_sampler_vm_name(const struct lc_sampler *s, uint64_t vm);
  * frame is the sample's innermost (the shim's own frames dropped; 0:
  * all kept).  The sample stands for objects allocations of bytes in all
  * (lc_profile_add_alloc); *sample gets the index of the profile sample
- * it went into (-1: none, lost or filtered out by --vm).  0, or -1 when
- * it was lost (counted as lost_read). */
+ * it went into (-1: none, lost or filtered out by --vm).  go(arg) lets
+ * the thread go, called once: as soon as its copy is taken when the copy
+ * holds the Lua states its last park ran (decoded after), else after
+ * decoding.  0, or -1 when it was lost (lost_read; lost_inconsistent: it
+ * ran a state the copy lacked and went before it was read). */
 int lc_sampler_take_parked(struct lc_sampler *s, int tid,
 			   const uint64_t *regs, uint64_t caller,
-			   int64_t objects, int64_t bytes, long *sample);
+			   int64_t objects, int64_t bytes,
+			   void (*go)(void *arg), void *arg, long *sample);
 
 void lc_sampler_destroy(struct lc_sampler *s);
 
