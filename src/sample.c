@@ -202,6 +202,10 @@ struct alloc_run {
 	double window_start;
 	uint64_t window_parks;
 	uint64_t parks, lost, answered_late;
+	/* the program: when its main began (our go) and when it ended (0:
+	 * it runs on), and the CPU it used in all */
+	double started_at, ended;
+	struct rusage ru;
 	uint64_t dropped, overflow, bad;
 	double *park_us;	/* how long each park took us, to answer */
 	size_t npark_us, cpark_us;
@@ -565,6 +569,13 @@ static void alloc_report(struct alloc_run *r, double elapsed)
 	fprintf(stderr, "luacore-sample: %.1f s, %" PRIu64 " allocations sampled (%.1f parks/s), %" PRIu64 " lost; a park took us %.1f us to answer (median), %.1f us (p99)\n",
 		elapsed, r->parks, elapsed > 0 ? (double)r->parks / elapsed : 0,
 		r->lost, med, p99);
+	if (r->ended > 0)
+		fprintf(stderr, "luacore-sample: the program ran %.3f s from its main and used %.3f s of CPU in all (user %.3f, system %.3f)\n",
+			r->ended - r->started_at,
+			(double)r->ru.ru_utime.tv_sec + r->ru.ru_utime.tv_usec / 1e6 +
+			(double)r->ru.ru_stime.tv_sec + r->ru.ru_stime.tv_usec / 1e6,
+			(double)r->ru.ru_utime.tv_sec + r->ru.ru_utime.tv_usec / 1e6,
+			(double)r->ru.ru_stime.tv_sec + r->ru.ru_stime.tv_usec / 1e6);
 	if (r->mean != r->first_mean)
 		fprintf(stderr, "luacore-sample: parks came faster than %.0f a second: the mean was raised from %" PRIu64 " to %" PRIu64 " bytes (each sample weighs by its own)\n",
 			r->max_rate, r->first_mean, r->mean);
@@ -1402,6 +1413,7 @@ int main(int argc, char **argv)
 	next = start;
 	if (alloc) {
 		/* Go: the program runs its main, and parks at samples. */
+		ar.started_at = now_s();
 		if (send(ar.sock, "g", 1, MSG_NOSIGNAL) != 1)
 			fprintf(stderr, "luacore-sample: cannot start %s's sampling: %s\n",
 				argv[optind], strerror(errno));
@@ -1424,10 +1436,11 @@ int main(int argc, char **argv)
 					ar.pfd[0].events = 0;	/* the shim is gone */
 				}
 			}
-			if (child && waitpid(child, &st, WNOHANG) == child) {
+			if (child && wait4(child, &st, WNOHANG, &ar.ru) == child) {
 				child = 0;
 				child_status = st;
 				child_done = true;
+				ar.ended = now_s();
 				break;
 			}
 		}

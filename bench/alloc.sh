@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# What luacore-sample --alloc costs the program it samples: lchost (a
+# build whose Lua is a shared library, default deb-5.4) running
+# shim/test-alloc-heavy.lua (string building, small records, closures,
+# with the collector running), RUNS times each way, interleaved:
+#  - plain: no sampler (wall and CPU from /usr/bin/time);
+#  - wrapped: under --alloc with a mean so large that nothing is sampled
+#    (the shim's wrapper alone);
+#  - sampled: under --alloc at the default mean and park cap.
+# Under the sampler, the program's wall time is from its main (the
+# sampler's go) to its end and its CPU time is all it used (wait4), as
+# the sampler reports them.  Printed: the medians, their ratios to plain,
+# the parks a second, and the median time a park waited for its answer.
+# Targets: wall and CPU slowdown at the default rate <= 3%; median park
+# <= 40 us.  Reports, never fails: exit 0 whatever was measured.
+#   bench/alloc.sh [BUILDDIR] [BUILD] [ROUNDS] [RUNS]
+set -u
+set -- "${1:-.}" "${2:-deb-5.4}" "${3:-6000}" "${4:-7}"
+. "$(dirname "$0")/lib.sh"
+rounds=$3
+runs=$4
+tmp=$(mktemp -d /var/tmp/luacore-alloc.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM HUP
+work=$here/shim/test-alloc-heavy.lua
+[ -x "$host" ] || { echo "no $host: run fixtures/build-lua.sh fixtures/out $build first" >&2; exit 0; }
+[ -x /usr/bin/time ] || { echo "no /usr/bin/time (apt-get install time)" >&2; exit 0; }
+case $(ldd "$host") in
+*liblua*) ;;
+*) echo "$host has Lua linked in: --alloc cannot reach it; take a deb-* build" >&2; exit 0 ;;
+esac
+
+median() {
+	sort -n "$1" | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'
+}
+
+: >"$tmp/plain.wall"; : >"$tmp/plain.cpu"
+for m in wrapped sampled; do
+	: >"$tmp/$m.wall"; : >"$tmp/$m.cpu"; : >"$tmp/$m.park"; : >"$tmp/$m.rate"
+done
+echo "== luacore-sample --alloc on lchost ($build) running test-alloc-heavy.lua $rounds rounds, $runs runs each, interleaved"
+for i in $(seq "$runs"); do
+	/usr/bin/time -f '%e %U %S' -o "$tmp/time" "$host" "$work" "$rounds" >"$tmp/plain.out" 2>&1
+	awk '{ print $1 }' "$tmp/time" | tail -1 >>"$tmp/plain.wall"
+	awk '{ print $2 + $3 }' "$tmp/time" | tail -1 >>"$tmp/plain.cpu"
+	for m in wrapped sampled; do
+		if [ $m = wrapped ]; then
+			opt="--alloc-mean 1e15"
+		else
+			opt="--alloc"
+		fi
+		"$sample" $opt -o "$tmp/$m.folded" -- "$host" "$work" "$rounds" \
+			>"$tmp/$m.out" 2>"$tmp/$m.err"
+		rc=$?
+		[ "$rc" = 130 ] && exit 130
+		if ! cmp -s "$tmp/plain.out" "$tmp/$m.out"; then
+			echo "  $m run $i: output differs from the plain run's (exit $rc): $(tail -2 "$tmp/$m.err" | tr '\n' ' ')"
+			continue
+		fi
+		sed -n 's/.*the program ran \([0-9.]*\) s from its main and used \([0-9.]*\) s of CPU.*/\1 \2/p' "$tmp/$m.err" >"$tmp/ran"
+		awk '{ print $1 }' "$tmp/ran" >>"$tmp/$m.wall"
+		awk '{ print $2 }' "$tmp/ran" >>"$tmp/$m.cpu"
+		sed -n 's/.*(\([0-9.]*\) parks\/s).*took us \([0-9.]*\) us to answer (median).*/\1 \2/p' "$tmp/$m.err" >"$tmp/pk"
+		awk '{ print $1 }' "$tmp/pk" >>"$tmp/$m.rate"
+		awk '{ print $2 }' "$tmp/pk" >>"$tmp/$m.park"
+	done
+	echo "  run $i: plain $(tail -1 "$tmp/plain.wall") s, wrapped $(tail -1 "$tmp/wrapped.wall") s, sampled $(tail -1 "$tmp/sampled.wall") s wall; $(tail -1 "$tmp/sampled.rate") parks/s, median park $(tail -1 "$tmp/sampled.park") us"
+done
+grep 'mean was raised' "$tmp/sampled.err" | sed 's/^luacore-sample: /  last sampled run: /'
+pw=$(median "$tmp/plain.wall"); pc=$(median "$tmp/plain.cpu")
+ww=$(median "$tmp/wrapped.wall"); wc=$(median "$tmp/wrapped.cpu")
+sw=$(median "$tmp/sampled.wall"); sc=$(median "$tmp/sampled.cpu")
+park=$(median "$tmp/sampled.park"); rate=$(median "$tmp/sampled.rate")
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a != "" && b > 0) printf "%.3f", a / b; else print "" }'; }
+printf '  %-34s %10s %10s\n' "" "wall s" "CPU s"
+printf '  %-34s %10s %10s\n' "plain (median)" "$pw" "$pc"
+printf '  %-34s %10s %10s\n' "wrapped, nothing sampled" "${ww:-?}" "${wc:-?}"
+printf '  %-34s %10s %10s\n' "sampled at the default mean" "${sw:-?}" "${sc:-?}"
+echo "  parks a second (median of runs): ${rate:-?}"
+row() {
+	awk -v n="$1" -v m="$2" -v c="$3" -v t="$4" 'BEGIN {
+		if (m == "") { printf "  %-34s %10s %3s %8s  failed\n", n, "n/a", c, t; exit }
+		ok = (c == "<=") ? (m <= t) : (m >= t)
+		printf "  %-34s %10.3f %3s %8.3f  %s\n", n, m, c, t, ok ? "ok" : "over"
+	}'
+}
+{
+	row "wall slowdown, sampled / plain" "$(ratio "$sw" "$pw")" "<=" 1.03
+	row "CPU slowdown, sampled / plain" "$(ratio "$sc" "$pc")" "<=" 1.03
+	row "wall, wrapped / plain" "$(ratio "$ww" "$pw")" "<=" 1.03
+	row "median park (us)" "$park" "<=" 40
+} | tee "$tmp/table"
+if grep -q -e ' over$' -e ' failed$' "$tmp/table"; then
+	echo "targets NOT met"
+else
+	echo "targets met"
+fi
+exit 0
