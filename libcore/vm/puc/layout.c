@@ -95,6 +95,11 @@ struct sym_search {
 	Dwfl_Module *luajit;
 	const char *luajit_name;
 	char luajit_what[32];
+	/* Leave out modules that define the first name but none of the
+	 * others when those are among the names (lua_newstate without
+	 * luaV_execute or lua_ident): a library that wraps Lua's API, such
+	 * as luacore-sample --alloc's shim, not Lua. */
+	bool skip_wrappers;
 };
 
 static int find_symbol_cb(Dwfl_Module *mod, void **ud, const char *mname,
@@ -103,6 +108,10 @@ static int find_symbol_cb(Dwfl_Module *mod, void **ud, const char *mname,
 	struct sym_search *s = arg;
 	int n = dwfl_module_getsymtab(mod);
 	bool checked = false;
+	Dwfl_Module *mod0 = s->mod;
+	GElf_Addr addr0 = s->addr;
+	int which0 = s->which;
+	unsigned found = 0;
 
 	(void)ud;
 	(void)start;
@@ -133,12 +142,21 @@ static int find_symbol_cb(Dwfl_Module *mod, void **ud, const char *mname,
 					return DWARF_CB_OK;
 				}
 			}
+			if (j < 32)
+				found |= 1u << j;
 			if (!s->mod || (int)j < s->which) {
 				s->mod = mod;
 				s->addr = addr;
 				s->which = (int)j;
 			}
 		}
+	}
+	if (s->skip_wrappers && s->nnames > 1 && found == 1u) {
+		/* the first name alone: a wrapper; as if not seen */
+		s->mod = mod0;
+		s->addr = addr0;
+		s->which = which0;
+		return DWARF_CB_OK;
 	}
 	return s->mod && s->which == 0 ? DWARF_CB_ABORT : DWARF_CB_OK;
 }
@@ -520,7 +538,7 @@ struct lc_error *lc_layout_open(struct lc_program *t, struct lc_layout **ret)
 	static const char *const api_syms[] = { "lua_newstate", "luaV_execute",
 						"lua_ident" };
 	struct sym_search ss = { .names = api_syms, .nnames = 3,
-				 .skip_luajit = true };
+				 .skip_luajit = true, .skip_wrappers = true };
 	struct ident_search is = { 0 };
 	struct type_search ts;
 	struct lc_layout *l;
