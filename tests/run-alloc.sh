@@ -7,6 +7,8 @@
 #    points at >= 2,000 samples, the rare site within 25% of its bytes;
 #  - the cap on parks a second: the mean raised, the bytes estimated within
 #    25% of the uncapped run's (from some 150 samples);
+#  - lines: fixtures/scenarios/alloc/lines.lua allocates from a table
+#    constructor after a loop: its own line has >= 95% of the bytes;
 #  - totals: shim/test-alloc-known.lua allocates with the collector stopped
 #    and prints Lua's own count of it: alloc_space within 10% of it;
 #  - pprof: go tool pprof reads every sample type with -sample_index and
@@ -63,7 +65,7 @@ for b in $builds; do
 	esac
 
 	# shares
-	"$sample" --alloc --alloc-mean 131072 --alloc-max-parks 0 -o "$tmp/s.folded" -- \
+	"$sample" --alloc --alloc-mean 65536 --alloc-max-parks 0 -o "$tmp/s.folded" -- \
 		"$host" "$scen/sites.lua" 1700 >"$tmp/s.out" 2>"$tmp/s.err"
 	rc=$?
 	n=$(sed -n 's/.* \([0-9]*\) allocations sampled.*/\1/p' "$tmp/s.err")
@@ -119,6 +121,21 @@ for b in $builds; do
 		pass "$b at most 100 parks/s: $raised; $ctot bytes estimated, $tot uncapped"
 	else
 		fail "$b park cap: exit $rc, '${raised:-not raised}', $ctot bytes against ${tot:-?}: $(tail -2 "$tmp/c.err" | tr '\n' ' ')"
+	fi
+
+	# lines: a table constructor after a loop, on its own line (5.4 at
+	# -O2 saves no pc before it allocates)
+	"$sample" --alloc --alloc-mean 65536 --alloc-max-parks 0 -o "$tmp/l.pb.gz" -- \
+		"$host" "$scen/lines.lua" 200000 >"$tmp/l.out" 2>"$tmp/l.err"
+	rc=$?
+	want=$(sed -n 's/^truth line=//p' "$tmp/l.out")
+	top=$(go tool pprof -lines -top -nodecount=1 "$tmp/l.pb.gz" 2>/dev/null |
+		awk '/lines.lua:[0-9]+$/ { print $2, $NF; exit }')
+	if [ $rc = 0 ] && [ -n "$want" ] && [ "${top##*lines.lua:}" = "$want" ] &&
+	   awk -v p="${top%% *}" 'BEGIN { exit !(p + 0 >= 95) }'; then
+		pass "$b lines: ${top%% *} of the bytes at lines.lua:$want, the constructor's line"
+	else
+		fail "$b lines: top '${top:-none}', the constructor is at line ${want:-?} (exit $rc)"
 	fi
 
 	# totals, and pprof's sample types
