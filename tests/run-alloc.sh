@@ -13,8 +13,9 @@
 #    and prints Lua's own count of it: alloc_space within 10% of it;
 #  - pprof: go tool pprof reads every sample type with -sample_index and
 #    no other flag;
-#  - in-use: shim/test-alloc-inuse.lua keeps one record in ten and prints
-#    what its heap holds at the end: inuse_space within 10% of it;
+#  - in-use: fixtures/scenarios/alloc/inuse.lua: the site that keeps one
+#    table in ten has inuse_space within 10% of what it retains (Lua's
+#    count), the site that keeps none at most 5% of what it allocated;
 #  - no leak to children: a child of the script sees neither the shim's
 #    variables nor its sockets;
 #  - refusal: a host with Lua linked in (src-5.4.7-O2) is refused with a
@@ -164,18 +165,24 @@ for b in $builds; do
 		fail "$b pprof without flags: $(go tool pprof -top "$tmp/k.pb.gz" 2>&1 | head -3)"
 	fi
 
-	# in-use
+	# in-use: the keeping site's in-use is what it retains, the churning
+	# site's is (nearly) nothing
 	"$sample" --alloc --alloc-mean 8192 --alloc-max-parks 0 -o "$tmp/i.pb.gz" -- \
-		"$host" "$shim/test-alloc-inuse.lua" 300000 >"$tmp/i.out" 2>"$tmp/i.err"
+		"$host" "$scen/inuse.lua" 200000 >"$tmp/i.out" 2>"$tmp/i.err"
 	rc=$?
-	live=$(sed -n 's/^live_bytes=//p' "$tmp/i.out")
-	inuse=$(go tool pprof -raw "$tmp/i.pb.gz" 2>/dev/null | awk '
-		/^Samples:/ { on = 1; next } /^Locations/ { on = 0 }
-		on && /^ *[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+:/ { s += $4 } END { print s + 0 }')
-	if [ $rc = 0 ] && [ -n "$live" ] && within "$inuse" "$live" 10; then
-		pass "$b inuse_space $inuse bytes, Lua holds $live"
+	live=$(sed -n 's/^truth retained=//p' "$tmp/i.out")
+	site() {	# site SAMPLE_INDEX NAME: its flat bytes
+		go tool pprof -sample_index="$1" -top -unit=B "$tmp/i.pb.gz" 2>/dev/null |
+			awk -v f="$2" '$6 == f { sub(/B$/, "", $1); print $1; exit }'
+	}
+	keep=$(site inuse_space keep_site)
+	churn=$(site inuse_space churn_site)
+	churn_all=$(site alloc_space churn_site)
+	if [ $rc = 0 ] && [ -n "$live" ] && [ -n "$keep" ] && within "$keep" "$live" 10 &&
+	   [ -n "$churn_all" ] && awk -v c="${churn:-0}" -v a="$churn_all" 'BEGIN { exit !(c <= 0.05 * a) }'; then
+		pass "$b in use: keep_site $keep bytes, it retains $live; churn_site ${churn:-0} of $churn_all allocated"
 	else
-		fail "$b inuse_space $inuse bytes, Lua holds ${live:-?} (exit $rc: $(tail -2 "$tmp/i.err" | tr '\n' ' '))"
+		fail "$b in use: keep_site ${keep:-?} bytes against ${live:-?} retained; churn_site ${churn:-0} of ${churn_all:-?} allocated (exit $rc: $(tail -2 "$tmp/i.err" | tr '\n' ' '))"
 	fi
 
 	# nothing left to the script's children

@@ -460,22 +460,33 @@ static void write_header(struct pw *w)
 			"luacore-sample: pid %d, %s, rate %g Hz requested, %.1f Hz achieved",
 			p->pid, p->wall ? "wall clock" : "CPU time", q->rate_hz,
 			q->achieved_hz);
-	comments[nc++] = (uint64_t)strf(w,
-		"samples: attempted %" PRIu64 ", taken %" PRIu64
-		", lost %" PRIu64 " (stack read failed %" PRIu64
-		", thread gone %" PRIu64 ", inconsistent %" PRIu64
-		", released at the stop budget %" PRIu64 "), truncated %" PRIu64 ", idle skipped %" PRIu64
-		"; ticks %" PRIu64 ", late ticks %" PRIu64,
-		q->attempted, q->taken,
-		lc_prof_lost(q),
-		q->lost_read, q->lost_gone, q->lost_inconsistent, q->lost_held,
-		q->truncated, q->idle_skipped, q->ticks, q->late_ticks);
-	comments[nc++] = (uint64_t)strf(w,
-		"target stopped: total %.3f s, median %.1f us, p99 %.1f us, longest hold %.1f us (stop budget %.0f us), its threads held stopped %.3f%% of the time (at most %.3f%%); sampler CPU %.3f s",
-		q->stop_total_s, q->stop_median_us, q->stop_p99_us,
-		q->stop_max_us, q->stop_budget_us, 100 * q->stop_share, 100 * q->stop_share_max,
-		q->sampler_cpu_s);
-	if (q->cpu_before_ns >= 0)
+	if (p->alloc)
+		comments[nc++] = (uint64_t)strf(w,
+			"allocations sampled: %" PRIu64 ", taken %" PRIu64
+			", lost %" PRIu64 " (stack read failed %" PRIu64
+			", read as it ran %" PRIu64 "), truncated %" PRIu64
+			"; decoding took the sampler %.3f s of CPU",
+			q->attempted, q->taken, lc_prof_lost(q), q->lost_read,
+			q->lost_inconsistent, q->truncated,
+			q->sampler_decode_cpu_s);
+	else
+		comments[nc++] = (uint64_t)strf(w,
+			"samples: attempted %" PRIu64 ", taken %" PRIu64
+			", lost %" PRIu64 " (stack read failed %" PRIu64
+			", thread gone %" PRIu64 ", inconsistent %" PRIu64
+			", released at the stop budget %" PRIu64 "), truncated %" PRIu64 ", idle skipped %" PRIu64
+			"; ticks %" PRIu64 ", late ticks %" PRIu64,
+			q->attempted, q->taken,
+			lc_prof_lost(q),
+			q->lost_read, q->lost_gone, q->lost_inconsistent, q->lost_held,
+			q->truncated, q->idle_skipped, q->ticks, q->late_ticks);
+	if (!p->alloc)
+		comments[nc++] = (uint64_t)strf(w,
+			"target stopped: total %.3f s, median %.1f us, p99 %.1f us, longest hold %.1f us (stop budget %.0f us), its threads held stopped %.3f%% of the time (at most %.3f%%); sampler CPU %.3f s",
+			q->stop_total_s, q->stop_median_us, q->stop_p99_us,
+			q->stop_max_us, q->stop_budget_us, 100 * q->stop_share, 100 * q->stop_share_max,
+			q->sampler_cpu_s);
+	if (q->cpu_before_ns >= 0 && !p->alloc)
 		comments[nc++] = (uint64_t)strf(w,
 			"process CPU time before sampling began: %.3f s (not in the profile)",
 			(double)q->cpu_before_ns / 1e9);
