@@ -20,8 +20,9 @@
 #    variables nor its sockets;
 #  - refusal: a host with Lua linked in (src-5.4.7-O2) is refused with a
 #    pointer to the heap census, exit status 2;
-#  - SIGKILL of the sampler at random moments: the program finishes with
-#    the output of an unsampled run, and is never left stopped or traced.
+#  - SIGKILL of the sampler at random moments (LC_ALLOC_KILLS a build,
+#    default 3): the program finishes with the output of an unsampled
+#    run, and is never left stopped or traced.
 # go (golang-go) is required: without it the test says so (exit 99).
 set -uo pipefail
 top_srcdir=${top_srcdir:-.}
@@ -32,6 +33,7 @@ scen=$(cd "$top_srcdir/fixtures/scenarios/alloc" && pwd)
 shim=$(cd "$top_srcdir/shim" && pwd)
 export LC_TRUTH_LUA=$(cd "$top_srcdir/fixtures/lua" && pwd)/truth.lua
 builds=${LC_ALLOC_BUILDS:-"deb-5.4 deb-5.3"}
+kills=${LC_ALLOC_KILLS:-3}	# SIGKILLs of the sampler per build
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 status=0
@@ -197,11 +199,12 @@ for b in $builds; do
 	# SIGKILL of the sampler: the program's output is an unsampled run's
 	"$host" "$scen/sites.lua" 600 >"$tmp/plain.out" 2>&1
 	bad=0
-	for i in 1 2 3; do
-		"$sample" --alloc --alloc-mean 16384 -o "$tmp/x.folded" -- \
+	for i in $(seq "$kills"); do
+		"$sample" --alloc --alloc-mean 16384 --alloc-max-parks 0 -o "$tmp/x.folded" -- \
 			"$host" "$scen/sites.lua" 600 >"$tmp/x.out" 2>/dev/null &
 		sp=$!
-		sleep "0.$((RANDOM % 9 + 1))"
+		# a random moment of the sampled run (about 1 s), parks or not
+		sleep "$((RANDOM % 2)).$((RANDOM % 10))$((RANDOM % 10))"
 		tp=$(pgrep -P "$sp" | head -1)
 		kill -KILL "$sp" 2>/dev/null
 		wait "$sp" 2>/dev/null
@@ -223,7 +226,7 @@ for b in $builds; do
 		fi
 	done
 	if [ $bad = 0 ]; then
-		pass "$b sampler SIGKILLed 3 times: the program finished as unsampled, never stopped or traced"
+		pass "$b sampler SIGKILLed $kills times: the program finished as unsampled, never stopped or traced"
 	else
 		fail "$b sampler SIGKILLed: $bad bad outcomes"
 	fi
