@@ -635,6 +635,7 @@ static void lc_init(void)
 	int fd, type = 0, dom = 0, big = 1 << 20;
 	socklen_t len = sizeof type;
 	char *end;
+	int hold;
 
 	for (int i = 0; i < LC_NFN; i++)
 		lc_fn[i] = dlsym(RTLD_NEXT, lc_fn_name[i]);
@@ -645,6 +646,7 @@ static void lc_init(void)
 	mean = getenv(LC_ALLOC_ENV_MEAN);
 	if (mean && strtod(mean, &end) >= 1 && !*end)
 		atomic_store(&lc_mean, (uint64_t)fmin(strtod(mean, NULL), 0x1p62));
+	hold = mean && strcmp(mean, "0") == 0;
 	fd = (int)strtol(s, &end, 10);
 	/* children get neither the variables nor the fd (nor the shim) */
 	unsetenv(LC_ALLOC_ENV_FD);
@@ -661,6 +663,12 @@ static void lc_init(void)
 	fcntl(fd, F_SETFD, FD_CLOEXEC);
 	/* room for bursts of NEW and FREE; the kernel caps it at wmem_max */
 	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &big, sizeof big);
+	if (hold) {
+		/* held only, Lua or not: the program goes on unsampled */
+		lc_start(fd, 2, 0);
+		close(fd);
+		return;
+	}
 	if (!lc_fn[LC_NEWSTATE] || !lc_fn[LC_GETALLOCF] ||
 	    !lc_fn[LC_SETALLOCF] || !lc_fn[LC_CLOSE]) {
 		/* the sampler says it, and what to use instead */

@@ -53,7 +53,9 @@ enum lc_alloc_kind {
 	 * program's main): ptr 1, it samples, and waits for the sampler's
 	 * one byte on the shared socket (LC_ALLOC_START_MS at most) before
 	 * the program goes on; ptr 0, it cannot (nsize: why, enum
-	 * lc_alloc_why), and the program goes on unsampled */
+	 * lc_alloc_why), and the program goes on unsampled; ptr 2, asked to
+	 * hold the program only (LC_ALLOC_ENV_MEAN "0": luacore-sample
+	 * --at), it waits as with 1, then goes on unsampled, Lua or not */
 	LC_ALLOC_START,
 };
 

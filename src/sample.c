@@ -305,7 +305,7 @@ static int alloc_wait_start(struct alloc_run *r, const char *cmd, pid_t child)
 		if (n != (ssize_t)sizeof(m) || m.magic != LC_ALLOC_MAGIC ||
 		    m.version != LC_ALLOC_VERSION || m.kind != LC_ALLOC_START)
 			continue;
-		if (m.ptr == 1)
+		if (m.ptr == 1 || m.ptr == 2)
 			return 1;
 		fprintf(stderr, "luacore-sample: --alloc: %s loads no shared Lua library (Lua is linked into the program): the allocation shim cannot reach its allocator, and nothing was sampled.  What its heap holds can still be read from outside: luacore-inspect --heap -p PID (or a core)\n",
 			cmd);
@@ -584,6 +584,157 @@ static void alloc_report(struct alloc_run *r, double elapsed)
 			r->dropped, r->overflow, r->answered_late, r->bad);
 }
 
+
+static void say(void *arg, enum lc_log_level level, const char *msg)
+{
+	(void)arg;
+	(void)level;
+	fprintf(stderr, "luacore-sample: %s\n", msg);
+}
+
+/* ---- --at --count-only: calls of functions, counted by the kernel ---- */
+
+/* Count the calls of the comma-separated functions in process pid (or
+ * the command, held by the shim before its main), until duration,
+ * SIGINT or the end; the counts on stdout.  The exit status. */
+static int run_at_count(const char *list, int pid, char **cmd, double duration,
+			const struct lc_sampler_options *so, bool verbose)
+{
+	struct lc_probe_point pts[64];
+	size_t n = 0;
+	struct lc_probe *pr = NULL;
+	struct lc_sampler *s = NULL;
+	struct lc_error *err;
+	struct alloc_run ar = { .sock = -1 };
+	char *copy = strdup(list), *tok, *save = NULL;
+	uint64_t counts[64];
+	pid_t child = 0;
+	int status = 0, st = 0;
+	bool child_done = false;
+	double start;
+
+	if (!copy)
+		return EXIT_FATAL;
+	lc_set_log(say, NULL, verbose ? LC_LOG_VERBOSE : LC_LOG_NOTICE);
+	if (!pid) {
+		int child_end = -1;
+		char *old = getenv("LD_PRELOAD") ? strdup(getenv("LD_PRELOAD")) : NULL;
+
+		/* the shim holds the program before its main, and only that */
+		ar.sock = alloc_setup(0, &child_end);
+		if (ar.sock < 0) {
+			free(old);
+			free(copy);
+			return EXIT_FATAL;
+		}
+		child = start_command(cmd);
+		close(child_end);
+		alloc_unsetenv(old);
+		free(old);
+		if (child < 0) {
+			close(ar.sock);
+			free(copy);
+			return 127;
+		}
+		pid = child;
+		ar.pfd = malloc(sizeof(*ar.pfd));
+		if (!ar.pfd || alloc_wait_start(&ar, cmd[0], child) <= 0) {
+			fprintf(stderr, "luacore-sample: --at: %s was not held before its main (it ended, or does not load the shim: a set-user-ID program?); nothing counted\n",
+				cmd[0]);
+			kill(child, SIGKILL);
+			waitpid(child, NULL, 0);
+			free(ar.pfd);
+			close(ar.sock);
+			free(copy);
+			return EXIT_FATAL;
+		}
+	}
+	lc_debuginfod_take();
+	err = lc_sampler_create(pid, so, &s);
+	for (tok = strtok_r(copy, ",", &save); !err && tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (n == sizeof(pts) / sizeof(pts[0])) {
+			err = lc_error_create(LC_ERR_INVALID, "--at: 64 functions at most");
+			break;
+		}
+		err = lc_sampler_resolve(s, tok, &pts[n]);
+		if (!err)
+			n++;
+	}
+	if (!err && !n)
+		err = lc_error_create(LC_ERR_INVALID, "--at: no function named");
+	if (!err)
+		err = lc_probe_open(pid, child != 0, pts, n, -1, &pr);
+	if (err) {
+		message("", lc_error_message(err));
+		lc_error_destroy(err);
+		status = EXIT_FATAL;
+		goto out;
+	}
+	if (child && send(ar.sock, "g", 1, MSG_NOSIGNAL) != 1)
+		fprintf(stderr, "luacore-sample: cannot let %s go: %s\n", cmd[0],
+			strerror(errno));
+	start = now_s();
+	while (!stop_requested) {
+		usleep(50000);
+		if (duration && now_s() - start > duration)
+			break;
+		if (child) {
+			if (waitpid(child, &st, WNOHANG) == child) {
+				child_done = true;
+				break;
+			}
+		} else {
+			if (kill(pid, 0) < 0 && errno == ESRCH)
+				break;
+			lc_probe_rescan(pr);
+		}
+	}
+	if (lc_probe_read(pr, counts) < 0)
+		fprintf(stderr, "luacore-sample: --at: a count could not be read\n");
+	printf("%12s  %s\n", "calls", "function");
+	for (size_t k = 0; k < n; k++)
+		printf("%12" PRIu64 "  %s (%s+0x%" PRIx64 ")\n", counts[k],
+		       pts[k].name, pts[k].module, pts[k].offset);
+	fflush(stdout);
+	{
+		size_t nth = lc_probe_rescan(pr);
+		const char *why = lc_probe_how(pr) == LC_PROBE_UPROBE ?
+				  lc_probe_why_not_hw(pr) : NULL;
+
+		fprintf(stderr, "luacore-sample: counted by %s%s%s%s on %zu thread%s for %.1f s; nothing was stopped\n",
+			lc_probe_how(pr) == LC_PROBE_HW ? "hardware breakpoints" : "uprobes",
+			why ? " (not hardware breakpoints: " : "", why ? why : "",
+			why ? ")" : "", nth, nth == 1 ? "" : "s", now_s() - start);
+		if (!child)
+			fprintf(stderr, "luacore-sample: threads are probed as they are found, every 50 ms: calls on a thread that began and ended in between are not counted\n");
+	}
+out:
+	lc_probe_close(pr);
+	if (s)
+		lc_sampler_destroy(s);
+	for (size_t k = 0; k < n; k++) {
+		free(pts[k].name);
+		free(pts[k].module);
+	}
+	free(copy);
+	if (child) {
+		if (status)
+			kill(child, SIGKILL);
+		else if (!child_done)
+			fprintf(stderr, "luacore-sample: counting stopped; %s (pid %d) runs on: waiting for it to end\n",
+				cmd[0], (int)child);
+		if (!child_done)
+			while (waitpid(child, &st, 0) < 0 && errno == EINTR)
+				;
+		if (!status)
+			status = child_exit(cmd[0], st);
+		free(ar.pfd);
+		close(ar.sock);
+	}
+	return status;
+}
+
 static void usage(FILE *out)
 {
 	fputs("Usage: luacore-sample [OPTIONS] -p PID\n"
@@ -617,6 +768,10 @@ static void usage(FILE *out)
 	      "                       524288); implies --alloc\n"
 	      "      --alloc-max-parks N  at most about N parks a second: above, the\n"
 	      "                       mean is doubled (default 200; 0: no cap)\n"
+	      "      --at F[,F...] --count-only  count the calls of these functions\n"
+	      "                       (symbols of the program or its libraries) with\n"
+	      "                       the kernel's hardware breakpoints or uprobes:\n"
+	      "                       nothing is stopped; the counts on stdout\n"
 	      "      --top            a live view of the hottest functions, refreshed\n"
 	      "                       every second (no file unless -o is given)\n"
 	      "      --host-frames    --top: the host's frames below Lua one by one\n"
@@ -1062,12 +1217,6 @@ static char *vm_message(const struct lc_sampler *s, uint64_t vm,
 }
 
 /* The library's lines (lc_set_log), on stderr. */
-static void say(void *arg, enum lc_log_level level, const char *msg)
-{
-	(void)arg;
-	(void)level;
-	fprintf(stderr, "luacore-sample: %s\n", msg);
-}
 
 int main(int argc, char **argv)
 {
@@ -1097,13 +1246,16 @@ int main(int argc, char **argv)
 		{ "alloc", no_argument, NULL, 'A' },
 		{ "alloc-mean", required_argument, NULL, 'E' },
 		{ "alloc-max-parks", required_argument, NULL, 'J' },
+		{ "at", required_argument, NULL, 'U' },
+		{ "count-only", no_argument, NULL, 'C' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
 	};
 	struct lc_sampler_options so = { .rate_hz = 100 };
-	bool alloc = false;
+	bool alloc = false, count_only = false;
+	const char *at = NULL;
 	int64_t alloc_mean = LC_ALLOC_MEAN_DEFAULT;
 	struct alloc_run ar = { .sock = -1, .max_rate = 200 };
 	char *old_preload = NULL;
@@ -1237,6 +1389,12 @@ int main(int argc, char **argv)
 			alloc_mean = (int64_t)v;
 			alloc = true;
 			break;
+		case 'U':
+			at = optarg;
+			break;
+		case 'C':
+			count_only = true;
+			break;
 		case 'J':
 			if (parse_double(optarg, 0, 1e6, "--alloc-max-parks", &ar.max_rate) < 0)
 				return EXIT_USAGE;
@@ -1256,6 +1414,24 @@ int main(int argc, char **argv)
 	if ((pid != 0) == (optind < argc)) {
 		usage(stderr);
 		return EXIT_USAGE;
+	}
+	if (count_only && !at) {
+		fprintf(stderr, "luacore-sample: --count-only goes with --at FUNCTION[,FUNCTION...]\n");
+		return EXIT_USAGE;
+	}
+	if (at && !count_only) {
+		fprintf(stderr, "luacore-sample: --at records stacks only with --count-only so far: this build counts the calls (--at %s --count-only) but does not stop at them\n",
+			at);
+		return EXIT_USAGE;
+	}
+	if (at && (alloc || top)) {
+		fprintf(stderr, "luacore-sample: --at takes neither --alloc nor --top\n");
+		return EXIT_USAGE;
+	}
+	if (at) {
+		handle_signals();
+		return run_at_count(at, pid, pid ? NULL : argv + optind, duration,
+				    &so, verbose);
 	}
 	if (alloc && (pid || top || so.nonblocking || so.wall)) {
 		fprintf(stderr, "luacore-sample: --alloc samples a program it starts (-- COMMAND), where it preloads its allocation shim; it takes neither -p, --top, --wall nor --nonblocking.  For what a running process's heap holds: luacore-inspect --heap -p PID\n");

@@ -1519,6 +1519,91 @@ static void keep_sample(struct lc_sampler *s, struct tstate *ts,
 	}
 }
 
+/* ---- functions by name (lc_sampler_resolve) ---- */
+
+struct resolve {
+	const char *name;
+	Dwfl_Module *mod;
+	GElf_Addr addr;		/* in the process */
+	bool shim;		/* only in our allocation shim so far */
+};
+
+static int resolve_cb(Dwfl_Module *mod, void **ud, const char *mname,
+		      Dwarf_Addr start, void *arg)
+{
+	struct resolve *r = arg;
+	int n = dwfl_module_getsymtab(mod);
+
+	(void)ud;
+	(void)start;
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		const char *name = dwfl_module_getsym_info(mod, i, &sym, &addr,
+							   NULL, NULL, NULL);
+
+		if (!name || sym.st_shndx == SHN_UNDEF ||
+		    GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+		    strcmp(name, r->name) != 0)
+			continue;
+		/* the shim's wrappers of Lua's API are not the function */
+		bool shim = mname && strstr(mname, "libluacore-alloc") != NULL;
+
+		if (!r->mod || (r->shim && !shim)) {
+			r->mod = mod;
+			r->addr = addr;
+			r->shim = shim;
+		}
+		return r->shim ? DWARF_CB_OK : DWARF_CB_ABORT;
+	}
+	return DWARF_CB_OK;
+}
+
+struct lc_error *lc_sampler_resolve(struct lc_sampler *s, const char *name,
+				    struct lc_probe_point *ret)
+{
+	struct resolve r = { .name = name };
+	Dwfl *dwfl = s->t->prog->dwfl;
+	GElf_Addr bias = 0, vaddr;
+	Elf *elf;
+	size_t nph = 0;
+	const char *path;
+
+	memset(ret, 0, sizeof(*ret));
+	if (dwfl)
+		dwfl_getmodules(dwfl, resolve_cb, &r, 0);
+	if (!r.mod)
+		return lc_error_create(LC_ERR_NOT_FOUND,
+			"--at %s: no module of process %d defines a function of that name (symbols of the program and its libraries, and their debug files)",
+			name, s->pid);
+	path = lc_program_module_name(s->t->prog, r.mod);
+	elf = dwfl_module_getelf(r.mod, &bias);
+	if (!elf || !path || elf_getphdrnum(elf, &nph) != 0)
+		return lc_error_create(LC_ERR_INVALID,
+			"--at %s: its module's file cannot be read", name);
+	vaddr = r.addr - bias;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
+		    vaddr < ph.p_vaddr || vaddr >= ph.p_vaddr + ph.p_filesz)
+			continue;
+		ret->name = strdup(name);
+		ret->module = strdup(path);
+		ret->addr = r.addr;
+		ret->offset = vaddr - ph.p_vaddr + ph.p_offset;
+		if (!ret->name || !ret->module) {
+			free(ret->name);
+			free(ret->module);
+			return &lc_error_nomem;
+		}
+		return NULL;
+	}
+	return lc_error_create(LC_ERR_INVALID,
+		"--at %s: 0x%" PRIx64 " is in no loadable segment of %s", name,
+		(uint64_t)r.addr, path);
+}
+
 /* ---- allocations (lc_sampler_take_parked) ---- */
 
 /* The frames inner to the one whose pc is caller (the allocator's

@@ -13,6 +13,7 @@
 #define LC_SAMPLER_H
 
 #include "base/base.h"
+#include "sample/probe.h"
 #include "sample/profile.h"
 
 struct lc_sampler_options {
@@ -99,6 +100,13 @@ int lc_sampler_take_parked(struct lc_sampler *s, int tid,
 			   const uint64_t *regs, uint64_t caller,
 			   int64_t objects, int64_t bytes,
 			   void (*go)(void *arg), void *arg, long *sample);
+
+/* The function called name in the process's modules (the program's and
+ * its libraries' symbols, and their debug files'): its address, file and
+ * offset in the file, into *ret (malloc'd name and module, the caller's).
+ * LC_ERR_NOT_FOUND when no module defines it. */
+struct lc_error *lc_sampler_resolve(struct lc_sampler *s, const char *name,
+				    struct lc_probe_point *ret);
 
 void lc_sampler_destroy(struct lc_sampler *s);
 
