@@ -136,9 +136,11 @@ static struct lc_error *open_error(const struct lc_probe *p,
 			p->uprobe_type >= 0 ? " (uprobes count more, where permitted: as root, or with CAP_SYS_ADMIN)" : "");
 	if (e == EACCES || e == EPERM)
 		return lc_error_create(LC_ERR_OS,
-			"--at %s: perf_event_open refused a %s on thread %d (%s; kernel.perf_event_paranoid is %d).  %s  A seccomp filter that denies perf_event_open refuses it too.  What still works: luacore-sample without --at (CPU profiles by ptrace), and --alloc",
+			"--at %s: perf_event_open refused a %s on thread %d (%s; kernel.perf_event_paranoid is %d%s%s).  %s  A seccomp filter that denies perf_event_open refuses it too.  What still works: luacore-sample without --at (CPU profiles by ptrace), and --alloc",
 			pt->name, p->how == LC_PROBE_HW ? "hardware breakpoint" : "uprobe",
 			tid, strerror(e), par,
+			p->how == LC_PROBE_UPROBE && p->why_not_hw ? "; not hardware breakpoints: " : "",
+			p->how == LC_PROBE_UPROBE && p->why_not_hw ? p->why_not_hw : "",
 			p->how == LC_PROBE_HW ?
 			"Hardware breakpoints on another process need perf_event_paranoid <= 2 and the right to trace it, or CAP_PERFMON." :
 			"Uprobes need CAP_SYS_ADMIN (root), or perf_event_paranoid -1 and CAP_PERFMON.");
