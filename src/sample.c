@@ -853,6 +853,17 @@ static FILE *open_output(const char *path, bool *created)
 	return out;
 }
 
+/* The output opened before the run, closed unwritten: removed if we made
+ * it (outf NULL: none). */
+static void discard_output(FILE *outf, bool created, const char *path)
+{
+	if (!outf)
+		return;
+	fclose(outf);
+	if (created)
+		unlink(path);
+}
+
 static int write_profile(const struct lc_profile *p,
 			 const struct lc_sink *sink, FILE *out,
 			 const char *path, const char *title)
@@ -1463,11 +1474,7 @@ int main(int argc, char **argv)
 			old_preload = strdup(getenv("LD_PRELOAD"));
 		ar.sock = alloc_setup(alloc_mean, &child_end);
 		if (ar.sock < 0) {
-			if (outf) {
-				fclose(outf);
-				if (out_created)
-					unlink(output);
-			}
+			discard_output(outf, out_created, output);
 			return EXIT_FATAL;
 		}
 		child = start_command(argv + optind);
@@ -1476,11 +1483,7 @@ int main(int argc, char **argv)
 		free(old_preload);
 		if (child < 0) {
 			close(ar.sock);
-			if (outf) {
-				fclose(outf);
-				if (out_created)
-					unlink(output);
-			}
+			discard_output(outf, out_created, output);
 			return 127;
 		}
 		pid = child;
@@ -1516,22 +1519,14 @@ int main(int argc, char **argv)
 				waitpid(child, NULL, 0);
 			}
 			alloc_free(&ar);
-			if (outf) {
-				fclose(outf);
-				if (out_created)
-					unlink(output);
-			}
+			discard_output(outf, out_created, output);
 			return EXIT_FATAL;
 		}
 	} else if (!pid) {
 		/* Start the program ourselves; it runs on its own. */
 		child = start_command(argv + optind);
 		if (child < 0) {
-			if (outf) {
-				fclose(outf);
-				if (out_created)
-					unlink(output);
-			}
+			discard_output(outf, out_created, output);
 			return 127;
 		}
 		pid = child;
@@ -1560,11 +1555,7 @@ int main(int argc, char **argv)
 	if (err) {
 		int st;
 
-		if (outf) {
-			fclose(outf);
-			if (out_created)
-				unlink(output);
-		}
+		discard_output(outf, out_created, output);
 		/* A command that ended first: how it ended is the news. */
 		if (child && waitpid(child, &st, WNOHANG) == child) {
 			lc_error_destroy(err);

@@ -664,6 +664,19 @@ static enum take take(struct lc_sampler *s, struct tstate *ts, int sched_fd,
 	return k;
 }
 
+/* A copy about to be taken of thread tid. */
+static void snap_reset(struct snap *sn, int tid)
+{
+	sn->tid = tid;
+	sn->asleep = false;
+	sn->syscall = -1;
+	sn->slices = UINT64_MAX;
+	sn->npages = 0;
+	sn->nheld = 0;
+	sn->t_stopped = 0;
+	sn->stack_lo = sn->stack_hi = 0;
+}
+
 /* Copy what the thread's sample decodes, its registers in s->cur: one
  * process_vm_readv for last time's Lua pages and the top of its stack,
  * which ends where its mapping does. */
@@ -726,14 +739,7 @@ static enum take take_copy(struct lc_sampler *s, struct tstate *ts,
 	unsigned long releases = lc_live_releases();
 	double budget = s->o.stop_budget_us / 1e6;
 
-	sn->tid = ts->tid;
-	sn->asleep = false;
-	sn->syscall = -1;
-	sn->slices = UINT64_MAX;
-	sn->npages = 0;
-	sn->nheld = 0;
-	sn->t_stopped = 0;
-	sn->stack_lo = sn->stack_hi = 0;
+	snap_reset(sn, ts->tid);
 	/* Held before it is seized: a handler that runs from here on
 	 * finds it. */
 	slot = lc_live_hold(ts->tid, 0);
@@ -1660,14 +1666,8 @@ int lc_sampler_take_parked(struct lc_sampler *s, int tid,
 		return -1;
 	}
 	sn = s->cur = &s->snaps[0];
+	snap_reset(sn, tid);
 	memcpy(sn->regs, regs, sizeof(sn->regs));
-	sn->tid = tid;
-	sn->asleep = false;
-	sn->syscall = -1;
-	sn->slices = UINT64_MAX;
-	sn->npages = 0;
-	sn->nheld = 0;
-	sn->t_stopped = 0;
 	sn->from_pc = sn->from_sp = 0;
 	/* It waits for our answer: nothing of its stack or of its VM
 	 * changes meanwhile, and nothing needs stopping. */
