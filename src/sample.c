@@ -209,6 +209,8 @@ struct alloc_run {
 	uint64_t dropped, overflow, bad;
 	double *park_us;	/* how long each park took us, to answer */
 	size_t npark_us, cpark_us;
+	double *stall_us;	/* and the thread, as it saw it (NEW) */
+	size_t nstall_us, cstall_us;
 };
 
 /* The shim: beside our own build (the build tree's shim/.libs), else
@@ -377,11 +379,12 @@ static void alloc_go(void *arg)
 	if (a->sent)
 		return;
 	a->sent = true;
-	if (now - r->window_start >= 1.0) {
+	/* tenths of a second: a burst is capped within one */
+	if (now - r->window_start >= 0.1) {
 		r->window_start = now;
 		r->window_parks = 0;
 	}
-	if (++r->window_parks > r->max_rate && r->max_rate > 0 &&
+	if (++r->window_parks > r->max_rate / 10 && r->max_rate > 0 &&
 	    r->mean < ((uint64_t)1 << 40)) {
 		mean = r->mean *= 2;
 		r->window_start = now;
@@ -501,6 +504,17 @@ static int alloc_read(struct alloc_run *r, struct lc_sampler *s, size_t k)
 			alloc_park(r, s, r->pfd[k].fd, &m);
 			break;
 		case LC_ALLOC_NEW:
+			if (r->nstall_us == r->cstall_us) {
+				size_t nc = r->cstall_us ? 2 * r->cstall_us : 1024;
+				double *nd = realloc(r->stall_us, nc * sizeof(*nd));
+
+				if (nd) {
+					r->stall_us = nd;
+					r->cstall_us = nc;
+				}
+			}
+			if (r->nstall_us < r->cstall_us)
+				r->stall_us[r->nstall_us++] = (double)m.stall_ns / 1e3;
 			/* a failed allocation: no block to be in use */
 			if (!m.ptr && (l = alloc_slot(r, m.id)))
 				l->sample = -1;
@@ -548,6 +562,16 @@ static void alloc_free(struct alloc_run *r)
 	free(r->tid);
 	free(r->live);
 	free(r->park_us);
+	free(r->stall_us);
+}
+
+static double stall_total(const struct alloc_run *r)
+{
+	double t = 0;
+
+	for (size_t i = 0; i < r->nstall_us; i++)
+		t += r->stall_us[i];
+	return t;
 }
 
 static int cmp_dbl(const void *a, const void *b)
@@ -559,16 +583,24 @@ static int cmp_dbl(const void *a, const void *b)
 
 static void alloc_report(struct alloc_run *r, double elapsed)
 {
-	double med = 0, p99 = 0;
+	double med = 0, p99 = 0, smed = 0, sp99 = 0;
 
 	if (r->npark_us) {
 		qsort(r->park_us, r->npark_us, sizeof(double), cmp_dbl);
 		med = r->park_us[r->npark_us / 2];
 		p99 = r->park_us[(size_t)((double)(r->npark_us - 1) * 0.99)];
 	}
+	if (r->nstall_us) {
+		qsort(r->stall_us, r->nstall_us, sizeof(double), cmp_dbl);
+		smed = r->stall_us[r->nstall_us / 2];
+		sp99 = r->stall_us[(size_t)((double)(r->nstall_us - 1) * 0.99)];
+	}
 	fprintf(stderr, "luacore-sample: %.1f s, %" PRIu64 " allocations sampled (%.1f parks/s), %" PRIu64 " lost; a park took us %.1f us to answer (median), %.1f us (p99)\n",
 		elapsed, r->parks, elapsed > 0 ? (double)r->parks / elapsed : 0,
 		r->lost, med, p99);
+	if (r->nstall_us)
+		fprintf(stderr, "luacore-sample: a parked thread waited %.1f us (median), %.1f us (p99), %.3f s in all\n",
+			smed, sp99, stall_total(r) / 1e6);
 	if (r->ended > 0)
 		fprintf(stderr, "luacore-sample: the program ran %.3f s from its main and used %.3f s of CPU in all (user %.3f, system %.3f)\n",
 			r->ended - r->started_at,
@@ -767,7 +799,7 @@ static void usage(FILE *out)
 	      "      --alloc-mean MEAN  bytes between samples on average (default\n"
 	      "                       524288); implies --alloc\n"
 	      "      --alloc-max-parks N  at most about N parks a second: above, the\n"
-	      "                       mean is doubled (default 200; 0: no cap)\n"
+	      "                       mean is doubled (default 100; 0: no cap)\n"
 	      "      --at F[,F...] --count-only  count the calls of these functions\n"
 	      "                       (symbols of the program or its libraries) with\n"
 	      "                       the kernel's hardware breakpoints or uprobes:\n"
@@ -1268,7 +1300,7 @@ int main(int argc, char **argv)
 	bool alloc = false, count_only = false;
 	const char *at = NULL;
 	int64_t alloc_mean = LC_ALLOC_MEAN_DEFAULT;
-	struct alloc_run ar = { .sock = -1, .max_rate = 200 };
+	struct alloc_run ar = { .sock = -1, .max_rate = 100 };
 	char *old_preload = NULL;
 	const char *output = "profile.folded", *format = NULL;
 	double duration = 0, v, start, next, elapsed;
