@@ -61,7 +61,7 @@ while IFS= read -r c; do
 	objs+=("$o")
 done < <(find "$src/libcore" -name '*.c' | sort)
 ${CC:-gcc} $flags -o "$san/src/luacore-inspect" "$src/src/inspect.c" "${objs[@]}" $libs &&
-${CC:-gcc} $flags -o "$san/src/luacore-sample" "$src/src/sample.c" "${objs[@]}" $libs &&
+${CC:-gcc} $flags -I"$src/shim" -DLC_PKGLIBDIR='"/nonexistent"' -o "$san/src/luacore-sample" "$src/src/sample.c" "${objs[@]}" $libs &&
 ${CC:-gcc} $flags -o "$san/tests/corrupt/corrupt" "$src/tests/corrupt/corrupt.c" "${objs[@]}" $libs ||
 	{ echo "FAIL: cannot link the sanitized programs"; exit 1; }
 checkflags=$(pkg-config --cflags --libs check) ||
