@@ -187,6 +187,26 @@ struct alloc_live {
 	uint32_t vm;
 };
 
+/* Durations in microseconds, as many as memory allows. */
+struct times {
+	double *v;
+	size_t n, cap;
+};
+
+static void times_add(struct times *t, double us)
+{
+	if (t->n == t->cap) {
+		size_t nc = t->cap ? 2 * t->cap : 1024;
+		double *nd = realloc(t->v, nc * sizeof(*nd));
+
+		if (!nd)
+			return;
+		t->v = nd;
+		t->cap = nc;
+	}
+	t->v[t->n++] = us;
+}
+
 struct alloc_run {
 	int sock;		/* our end of the shared socket */
 	struct pollfd *pfd;	/* [0] the shared socket, then threads' */
@@ -194,7 +214,7 @@ struct alloc_run {
 	size_t n;
 	struct alloc_live *live;	/* by sample id - 1 */
 	size_t nlive;
-	bool started, refused;
+	bool refused;
 	/* the cap on parks a second: over it, the mean is doubled in the
 	 * next answer */
 	double max_rate;
@@ -207,10 +227,8 @@ struct alloc_run {
 	double started_at, ended;
 	struct rusage ru;
 	uint64_t dropped, overflow, bad;
-	double *park_us;	/* how long each park took us, to answer */
-	size_t npark_us, cpark_us;
-	double *stall_us;	/* and the thread, as it saw it (NEW) */
-	size_t nstall_us, cstall_us;
+	struct times park_us;	/* how long each park took us, to answer */
+	struct times stall_us;	/* and the thread, as it saw it (NEW) */
 };
 
 /* The shim: beside our own build (the build tree's shim/.libs), else
@@ -394,17 +412,7 @@ static void alloc_go(void *arg)
 		   (ssize_t)sizeof(mean) :
 		   send(a->fd, "g", 1, MSG_NOSIGNAL | MSG_DONTWAIT) != 1)
 		r->answered_late++;
-	if (r->npark_us == r->cpark_us) {
-		size_t nc = r->cpark_us ? 2 * r->cpark_us : 1024;
-		double *nd = realloc(r->park_us, nc * sizeof(*nd));
-
-		if (nd) {
-			r->park_us = nd;
-			r->cpark_us = nc;
-		}
-	}
-	if (r->npark_us < r->cpark_us)
-		r->park_us[r->npark_us++] = (now_s() - a->t0) * 1e6;
+	times_add(&r->park_us, (now_s() - a->t0) * 1e6);
 }
 
 /* A park: the thread's stack into the profile, and its answer. */
@@ -504,17 +512,7 @@ static int alloc_read(struct alloc_run *r, struct lc_sampler *s, size_t k)
 			alloc_park(r, s, r->pfd[k].fd, &m);
 			break;
 		case LC_ALLOC_NEW:
-			if (r->nstall_us == r->cstall_us) {
-				size_t nc = r->cstall_us ? 2 * r->cstall_us : 1024;
-				double *nd = realloc(r->stall_us, nc * sizeof(*nd));
-
-				if (nd) {
-					r->stall_us = nd;
-					r->cstall_us = nc;
-				}
-			}
-			if (r->nstall_us < r->cstall_us)
-				r->stall_us[r->nstall_us++] = (double)m.stall_ns / 1e3;
+			times_add(&r->stall_us, (double)m.stall_ns / 1e3);
 			/* a failed allocation: no block to be in use */
 			if (!m.ptr && (l = alloc_slot(r, m.id)))
 				l->sample = -1;
@@ -561,17 +559,8 @@ static void alloc_free(struct alloc_run *r)
 	free(r->pfd);
 	free(r->tid);
 	free(r->live);
-	free(r->park_us);
-	free(r->stall_us);
-}
-
-static double stall_total(const struct alloc_run *r)
-{
-	double t = 0;
-
-	for (size_t i = 0; i < r->nstall_us; i++)
-		t += r->stall_us[i];
-	return t;
+	free(r->park_us.v);
+	free(r->stall_us.v);
 }
 
 static int cmp_dbl(const void *a, const void *b)
@@ -581,26 +570,34 @@ static int cmp_dbl(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* t's median and 99th percentile (0 when empty), and its sum. */
+static double times_summary(struct times *t, double *med, double *p99)
+{
+	double sum = 0;
+
+	*med = *p99 = 0;
+	if (!t->n)
+		return 0;
+	qsort(t->v, t->n, sizeof(double), cmp_dbl);
+	*med = t->v[t->n / 2];
+	*p99 = t->v[(size_t)((double)(t->n - 1) * 0.99)];
+	for (size_t i = 0; i < t->n; i++)
+		sum += t->v[i];
+	return sum;
+}
+
 static void alloc_report(struct alloc_run *r, double elapsed)
 {
-	double med = 0, p99 = 0, smed = 0, sp99 = 0;
+	double med, p99, smed, sp99, stall;
 
-	if (r->npark_us) {
-		qsort(r->park_us, r->npark_us, sizeof(double), cmp_dbl);
-		med = r->park_us[r->npark_us / 2];
-		p99 = r->park_us[(size_t)((double)(r->npark_us - 1) * 0.99)];
-	}
-	if (r->nstall_us) {
-		qsort(r->stall_us, r->nstall_us, sizeof(double), cmp_dbl);
-		smed = r->stall_us[r->nstall_us / 2];
-		sp99 = r->stall_us[(size_t)((double)(r->nstall_us - 1) * 0.99)];
-	}
+	times_summary(&r->park_us, &med, &p99);
+	stall = times_summary(&r->stall_us, &smed, &sp99);
 	fprintf(stderr, "luacore-sample: %.1f s, %" PRIu64 " allocations sampled (%.1f parks/s), %" PRIu64 " lost; a park took us %.1f us to answer (median), %.1f us (p99)\n",
 		elapsed, r->parks, elapsed > 0 ? (double)r->parks / elapsed : 0,
 		r->lost, med, p99);
-	if (r->nstall_us)
+	if (r->stall_us.n)
 		fprintf(stderr, "luacore-sample: a parked thread waited %.1f us (median), %.1f us (p99), %.3f s in all\n",
-			smed, sp99, stall_total(r) / 1e6);
+			smed, sp99, stall / 1e6);
 	if (r->ended > 0)
 		fprintf(stderr, "luacore-sample: the program ran %.3f s from its main and used %.3f s of CPU in all (user %.3f, system %.3f)\n",
 			r->ended - r->started_at,
