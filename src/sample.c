@@ -215,12 +215,14 @@ struct alloc_run {
 	struct alloc_live *live;	/* by sample id - 1 */
 	size_t nlive;
 	bool refused;
-	/* the cap on parks a second: over it, the mean is doubled in the
-	 * next answer */
+	/* the cap on parks a second: over it in a tenth of a second, the
+	 * mean is raised in the next answer; under a quarter of it over a
+	 * second, halved again (never below the first), so that a chance
+	 * burst does not ratchet it up for the rest of the run */
 	double max_rate;
-	uint64_t mean, first_mean;	/* in force (as we asked), first */
-	double window_start;
-	uint64_t window_parks;
+	uint64_t mean, first_mean, top_mean;	/* in force, first, highest */
+	double window_start, second_start;
+	uint64_t window_parks, second_parks;
 	uint64_t parks, lost, answered_late;
 	/* the program: when its main began (our go) and when it ended (0:
 	 * it runs on), and the CPU it used in all */
@@ -402,11 +404,30 @@ static void alloc_go(void *arg)
 		r->window_start = now;
 		r->window_parks = 0;
 	}
+	r->second_parks++;
 	if (++r->window_parks > r->max_rate / 10 && r->max_rate > 0 &&
 	    r->mean < ((uint64_t)1 << 40)) {
-		mean = r->mean *= 2;
-		r->window_start = now;
-		r->window_parks = 0;
+		/* by the power of two that brings the rate seen in this
+		 * window under the cap: a fast start is tamed in a step
+		 * or two rather than ten parks a doubling */
+		double over = (double)r->window_parks /
+			      fmax(now - r->window_start, 1e-3) / r->max_rate;
+		unsigned k = 1;
+
+		while (k < 10 && over > (double)(1u << k))
+			k++;
+		mean = r->mean <<= k;
+		if (r->mean > r->top_mean)
+			r->top_mean = r->mean;
+		r->window_start = r->second_start = now;
+		r->window_parks = r->second_parks = 0;
+	} else if (now - r->second_start >= 1) {
+		if (r->mean > r->first_mean &&
+		    (double)r->second_parks / (now - r->second_start) <
+		    r->max_rate / 4)
+			mean = r->mean /= 2;
+		r->second_start = now;
+		r->second_parks = 0;
 	}
 	if (mean ? send(a->fd, &mean, sizeof(mean), MSG_NOSIGNAL | MSG_DONTWAIT) !=
 		   (ssize_t)sizeof(mean) :
@@ -580,7 +601,8 @@ static double times_summary(struct times *t, double *med, double *p99)
 		return 0;
 	qsort(t->v, t->n, sizeof(double), cmp_dbl);
 	*med = t->v[t->n / 2];
-	*p99 = t->v[(size_t)((double)(t->n - 1) * 0.99)];
+	/* nearest rank: never below the median */
+	*p99 = t->v[(t->n * 99 + 99) / 100 - 1];
 	for (size_t i = 0; i < t->n; i++)
 		sum += t->v[i];
 	return sum;
@@ -605,9 +627,9 @@ static void alloc_report(struct alloc_run *r, double elapsed)
 			(double)r->ru.ru_stime.tv_sec + r->ru.ru_stime.tv_usec / 1e6,
 			(double)r->ru.ru_utime.tv_sec + r->ru.ru_utime.tv_usec / 1e6,
 			(double)r->ru.ru_stime.tv_sec + r->ru.ru_stime.tv_usec / 1e6);
-	if (r->mean != r->first_mean)
-		fprintf(stderr, "luacore-sample: parks came faster than %.0f a second: the mean was raised from %" PRIu64 " to %" PRIu64 " bytes (each sample weighs by its own)\n",
-			r->max_rate, r->first_mean, r->mean);
+	if (r->top_mean != r->first_mean)
+		fprintf(stderr, "luacore-sample: parks came faster than %.0f a second: the mean was raised from %" PRIu64 " to %" PRIu64 " bytes at most, %" PRIu64 " at the end (each sample weighs by its own)\n",
+			r->max_rate, r->first_mean, r->top_mean, r->mean);
 	if (r->dropped || r->overflow || r->answered_late || r->bad)
 		fprintf(stderr, "luacore-sample: the shim dropped %" PRIu64 " block messages (its socket was full) and missed %" PRIu64 " blocks in its table; %" PRIu64 " answers could not be sent, %" PRIu64 " messages were unreadable: in-use figures are low by as much\n",
 			r->dropped, r->overflow, r->answered_late, r->bad);
@@ -796,7 +818,7 @@ static void usage(FILE *out)
 	      "      --alloc-mean MEAN  bytes between samples on average (default\n"
 	      "                       524288); implies --alloc\n"
 	      "      --alloc-max-parks N  at most about N parks a second: above, the\n"
-	      "                       mean is doubled (default 100; 0: no cap)\n"
+	      "                       mean is raised (default 100; 0: no cap)\n"
 	      "      --at F[,F...] --count-only  count the calls of these functions\n"
 	      "                       (symbols of the program or its libraries) with\n"
 	      "                       the kernel's hardware breakpoints or uprobes:\n"
@@ -1518,8 +1540,8 @@ int main(int argc, char **argv)
 		pid = child;
 		launched = true;
 		so.alloc_mean = alloc_mean;
-		ar.mean = ar.first_mean = (uint64_t)alloc_mean;
-		ar.window_start = now_s();
+		ar.mean = ar.first_mean = ar.top_mean = (uint64_t)alloc_mean;
+		ar.window_start = ar.second_start = now_s();
 		ar.pfd = malloc(sizeof(*ar.pfd));
 		ar.tid = malloc(sizeof(*ar.tid));
 		if (!ar.pfd || !ar.tid) {
