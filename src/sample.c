@@ -786,6 +786,121 @@ out:
 	return status;
 }
 
+/* ---- --at: stacks at calls of functions ---- */
+
+#define AT_MAX_STOPS	200	/* stops a second, unless --at-period */
+
+struct at_run {
+	struct lc_probe_point pts[LC_PROBE_MAX];
+	size_t n;
+	struct lc_probe_holder *h;
+	bool held;		/* the holder runs */
+	bool hw;		/* its mechanism: hardware breakpoints */
+	const char *why_not_hw;	/* static */
+	uint64_t period;	/* --at-period, 0: the cap's */
+	bool bare;
+};
+
+struct at_go_arg {
+	struct lc_probe_holder *h;
+	uint64_t seq;
+};
+
+static void at_go(void *arg)
+{
+	struct at_go_arg *g = arg;
+
+	lc_probe_holder_go(g->h, g->seq);
+}
+
+/* The comma-separated functions, resolved in the process's modules. */
+static struct lc_error *at_resolve(struct at_run *a, struct lc_sampler *s,
+				   const char *list)
+{
+	char *copy = strdup(list), *tok, *save = NULL;
+	struct lc_error *err = NULL;
+
+	if (!copy)
+		return &lc_error_nomem;
+	for (tok = strtok_r(copy, ",", &save); !err && tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (a->n == LC_PROBE_MAX) {
+			err = lc_error_create(LC_ERR_INVALID, "--at: %d functions at most",
+					      LC_PROBE_MAX);
+			break;
+		}
+		err = lc_sampler_resolve(s, tok, &a->pts[a->n]);
+		if (!err)
+			a->n++;
+	}
+	free(copy);
+	if (!err && !a->n)
+		err = lc_error_create(LC_ERR_INVALID, "--at: no function named");
+	return err;
+}
+
+/* The holder's stops so far into the profile.  -1 when it is gone. */
+static int at_serve(struct at_run *a, struct lc_sampler *s)
+{
+	struct lc_probe_hit hit;
+	int r;
+
+	while ((r = lc_probe_holder_next(a->h, &hit)) == 1) {
+		struct at_go_arg g = { .h = a->h, .seq = hit.seq };
+		long sample;
+
+		lc_sampler_take_parked(s, hit.tid, hit.regs, 0, 1,
+				       (int64_t)hit.weight, at_go, &g, &sample);
+	}
+	return r < 0 ? -1 : 0;
+}
+
+static int at_report(struct at_run *a, const struct lc_probe_stats *st,
+		     int finished, double elapsed)
+{
+	const char *why = a->why_not_hw;
+	bool hw = a->hw;
+	uint64_t calls = 0;
+
+	if (finished < 0) {
+		fprintf(stderr, "luacore-sample: --at: the holder process ended without its report: counts unknown, and the target may be left traced (see TracerPid in /proc/PID/status)\n");
+		return EXIT_FATAL;
+	}
+	printf("%12s  %s\n", "calls", "function");
+	for (size_t k = 0; k < a->n; k++) {
+		printf("%12" PRIu64 "  %s (%s+0x%" PRIx64 ")\n", st->counts[k],
+		       a->pts[k].name, a->pts[k].module, a->pts[k].offset);
+		calls += st->counts[k];
+	}
+	fflush(stdout);
+	fprintf(stderr, "luacore-sample: %" PRIu64 " calls counted by %s%s%s%s on %" PRIu64 " thread%s in %.1f s%s; %" PRIu64 " stops",
+		calls, hw ? "hardware breakpoints" : "uprobes",
+		why ? " (not hardware breakpoints: " : "", why ? why : "",
+		why ? ")" : "", st->threads, st->threads == 1 ? "" : "s",
+		elapsed, st->complete ? "" : " (some counts could not be read: low)",
+		st->stops);
+	if (a->bare)
+		fprintf(stderr, " (bare: no stack read)");
+	else if (a->period == 1)
+		fprintf(stderr, ", one a call (--at-period 1)");
+	else if (a->period)
+		fprintf(stderr, ", one every %" PRIu64 " calls on average (--at-period)", a->period);
+	else if (st->period_last > 1)
+		fprintf(stderr, ", one every %" PRIu64 " calls on average at the end: stops came faster than %d a second (--at-period sets it)",
+			st->period_last, AT_MAX_STOPS);
+	else
+		fprintf(stderr, ", one a call");
+	fputc('\n', stderr);
+	fprintf(stderr, "luacore-sample: a stop held its thread %.1f us (median), %.1f us (p99), %.3f s in all; %" PRIu64 " let go before their stack was read (held %.0f ms)\n",
+		st->hold_med_us, st->hold_p99_us, st->hold_total_s,
+		st->unanswered, 250.0);
+	fprintf(stderr, "luacore-sample: the holder detached in %.1f ms%s; it dropped %" PRIu64 " stops still on their way%s\n",
+		st->cleanup_s * 1e3,
+		st->left_traced ? " (some threads could not be detached: they are let go as it ends)" : "",
+		st->drained, "");
+	return 0;
+}
+
 static void usage(FILE *out)
 {
 	fputs("Usage: luacore-sample [OPTIONS] -p PID\n"
@@ -1310,6 +1425,7 @@ int main(int argc, char **argv)
 		{ "alloc-max-parks", required_argument, NULL, 'J' },
 		{ "at", required_argument, NULL, 'U' },
 		{ "count-only", no_argument, NULL, 'C' },
+		{ "at-period", required_argument, NULL, 'Q' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -1320,6 +1436,9 @@ int main(int argc, char **argv)
 	const char *at = NULL;
 	int64_t alloc_mean = LC_ALLOC_MEAN_DEFAULT;
 	struct alloc_run ar = { .sock = -1, .max_rate = 100 };
+	struct at_run atr = { .period = 0 };
+	struct lc_probe_stats at_st;
+	int at_finished = -1;
 	char *old_preload = NULL;
 	const char *output = "profile.folded", *format = NULL;
 	double duration = 0, v, start, next, elapsed;
@@ -1457,6 +1576,11 @@ int main(int argc, char **argv)
 		case 'C':
 			count_only = true;
 			break;
+		case 'Q':
+			if (parse_double(optarg, 1, 1e12, "--at-period", &v) < 0)
+				return EXIT_USAGE;
+			atr.period = (uint64_t)v;
+			break;
 		case 'J':
 			if (parse_double(optarg, 0, 1e6, "--alloc-max-parks", &ar.max_rate) < 0)
 				return EXIT_USAGE;
@@ -1481,16 +1605,19 @@ int main(int argc, char **argv)
 		fprintf(stderr, "luacore-sample: --count-only goes with --at FUNCTION[,FUNCTION...]\n");
 		return EXIT_USAGE;
 	}
-	if (at && !count_only) {
-		fprintf(stderr, "luacore-sample: --at records stacks only with --count-only so far: this build counts the calls (--at %s --count-only) but does not stop at them\n",
-			at);
+	if (atr.period && !at) {
+		fprintf(stderr, "luacore-sample: --at-period goes with --at FUNCTION[,FUNCTION...]\n");
 		return EXIT_USAGE;
 	}
-	if (at && (alloc || top)) {
-		fprintf(stderr, "luacore-sample: --at takes neither --alloc nor --top\n");
+	if (at && (alloc || top || so.wall || so.nonblocking)) {
+		fprintf(stderr, "luacore-sample: --at takes neither --alloc, --top, --wall nor --nonblocking\n");
 		return EXIT_USAGE;
 	}
-	if (at) {
+	if (at && count_only && atr.period) {
+		fprintf(stderr, "luacore-sample: --count-only stops nowhere: no --at-period\n");
+		return EXIT_USAGE;
+	}
+	if (at && count_only) {
 		handle_signals();
 		return run_at_count(at, pid, pid ? NULL : argv + optind, duration,
 				    &so, verbose);
@@ -1518,12 +1645,19 @@ int main(int argc, char **argv)
 			return EXIT_FATAL;
 	}
 	launched = false;
-	if (alloc) {
+	if (at) {
+		/* a stop stands for a call, or a period's */
+		so.alloc_mean = atr.period ? (int64_t)atr.period : 1;
+		so.at = true;
+		atr.bare = getenv("LUACORE_AT_BARE") != NULL;	/* bench/at.sh */
+	}
+	if (alloc || (at && !pid)) {
 		int child_end = -1;
 
 		if (getenv("LD_PRELOAD"))
 			old_preload = strdup(getenv("LD_PRELOAD"));
-		ar.sock = alloc_setup(alloc_mean, &child_end);
+		/* --at: the shim only holds the program before its main */
+		ar.sock = alloc_setup(at ? 0 : alloc_mean, &child_end);
 		if (ar.sock < 0) {
 			discard_output(outf, out_created, output);
 			return EXIT_FATAL;
@@ -1539,7 +1673,8 @@ int main(int argc, char **argv)
 		}
 		pid = child;
 		launched = true;
-		so.alloc_mean = alloc_mean;
+		if (alloc)
+			so.alloc_mean = alloc_mean;
 		ar.mean = ar.first_mean = ar.top_mean = (uint64_t)alloc_mean;
 		ar.window_start = ar.second_start = now_s();
 		ar.pfd = malloc(sizeof(*ar.pfd));
@@ -1564,8 +1699,8 @@ int main(int argc, char **argv)
 				child_exit(argv[optind], st);
 			} else {
 				if (!ar.refused)
-					fprintf(stderr, "luacore-sample: --alloc: %s did not load the allocation shim within %d s (a set-user-ID program, or one that clears LD_PRELOAD?); nothing sampled\n",
-						argv[optind], LC_ALLOC_START_MS / 1000);
+					fprintf(stderr, "luacore-sample: %s: %s did not load the allocation shim within %d s (a set-user-ID program, or one that clears LD_PRELOAD?); nothing sampled\n",
+						at ? "--at" : "--alloc", argv[optind], LC_ALLOC_START_MS / 1000);
 				kill(child, SIGKILL);
 				waitpid(child, NULL, 0);
 			}
@@ -1623,13 +1758,63 @@ int main(int argc, char **argv)
 		}
 		return EXIT_FATAL;
 	}
+	if (at) {
+		/* The functions, then the holder: every thread seized and
+		 * probed before the program goes on. */
+		err = at_resolve(&atr, s, at);
+		if (!err)
+			err = lc_probe_hold(pid, atr.pts, atr.n, -1, atr.period,
+					    AT_MAX_STOPS, atr.bare, &atr.h);
+		if (err) {
+			discard_output(outf, out_created, output);
+			message("", lc_error_message(err));
+			lc_error_destroy(err);
+			lc_sampler_destroy(s);
+			if (child) {
+				kill(child, SIGKILL);
+				waitpid(child, NULL, 0);
+			}
+			return EXIT_FATAL;
+		}
+		atr.held = true;
+		atr.hw = lc_probe_holder_how(atr.h) == LC_PROBE_HW;
+		atr.why_not_hw = lc_probe_holder_why_not_hw(atr.h);
+	}
 	no_lua = lc_sampler_no_lua(s);
 	if (no_lua)
 		message("warning: ", no_lua);
 	seed = (unsigned)getpid() ^ (unsigned)time(NULL);
 	start = now_s();
 	next = start;
-	if (alloc) {
+	if (at) {
+		struct pollfd pf = { .fd = lc_probe_holder_fd(atr.h), .events = POLLIN };
+
+		if (child && send(ar.sock, "g", 1, MSG_NOSIGNAL) != 1)
+			fprintf(stderr, "luacore-sample: cannot let %s go: %s\n",
+				argv[optind], strerror(errno));
+		while (!stop_requested) {
+			int st;
+
+			if (duration && now_s() - start > duration)
+				break;
+			if (poll(&pf, 1, 50) > 0 && at_serve(&atr, s) < 0) {
+				fprintf(stderr, "luacore-sample: --at: the holder process is gone\n");
+				break;
+			}
+			if (child && waitpid(child, &st, WNOHANG) == child) {
+				child = 0;
+				child_status = st;
+				child_done = true;
+				break;
+			}
+			if (!child && !launched && kill(pid, 0) < 0 && errno == ESRCH) {
+				ended = true;
+				break;
+			}
+		}
+		at_serve(&atr, s);
+		at_finished = lc_probe_holder_finish(atr.h, &at_st);
+	} else if (alloc) {
 		/* Go: the program runs its main, and parks at samples. */
 		ar.started_at = now_s();
 		if (send(ar.sock, "g", 1, MSG_NOSIGNAL) != 1)
@@ -1754,7 +1939,16 @@ int main(int argc, char **argv)
 			status = EXIT_FATAL;
 		outf = NULL;
 	}
-	if (alloc) {
+	if (at) {
+		if (at_report(&atr, &at_st, at_finished, elapsed) && !status)
+			status = EXIT_FATAL;
+		for (size_t k = 0; k < atr.n; k++) {
+			free(atr.pts[k].name);
+			free(atr.pts[k].module);
+		}
+		if (ar.pfd)
+			alloc_free(&ar);
+	} else if (alloc) {
 		alloc_report(&ar, elapsed);
 		alloc_free(&ar);
 	} else {

@@ -189,6 +189,10 @@ struct lc_profile {
 	 * inuse_*, cpu_ns as bytes) */
 	bool alloc;
 	int64_t alloc_mean;
+	/* --at: samples of stops at functions (alloc set too): cpu_ns is
+	 * the entries a stop stands for, alloc_objects 1 a stop;
+	 * alloc_mean the mean period at the start (1: every entry) */
+	bool at;
 	/* How the folded stacks are written (sink_folded.c): weights in
 	 * microseconds of CPU (wall) time rather than sample counts; and
 	 * each stack after its VM's name. */

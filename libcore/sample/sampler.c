@@ -3106,6 +3106,7 @@ struct lc_error *lc_sampler_create(int pid,
 	s->prof->wall = s->o.wall;
 	s->prof->alloc = s->o.alloc_mean > 0;
 	s->prof->alloc_mean = s->o.alloc_mean;
+	s->prof->at = s->o.at && s->prof->alloc;
 	s->prof->q.rate_hz = s->o.rate_hz;
 	{
 		struct timespec ts;

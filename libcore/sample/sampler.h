@@ -44,6 +44,9 @@ struct lc_sampler_options {
 	/* An allocation profile (lc_sampler_take_parked; no ticks): the
 	 * shim's mean gap between samples in bytes; 0: a CPU profile. */
 	int64_t alloc_mean;
+	/* With alloc_mean (the mean period): stops at functions (--at),
+	 * each lc_sampler_take_parked's objects 1, bytes its calls. */
+	bool at;
 };
 
 struct lc_sampler;

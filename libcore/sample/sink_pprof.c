@@ -429,7 +429,16 @@ static void write_header(struct pw *w)
 	uint64_t comments[MAX_COMMENTS];
 	size_t nc = 0;
 
-	if (p->alloc) {
+	if (p->at) {
+		/* calls (the stops' estimate of them: the default) and
+		 * stops; the period, stops' mean spacing at the start */
+		value_type(w, PROFILE_SAMPLE_TYPE, "stops", "count");
+		value_type(w, PROFILE_SAMPLE_TYPE, "calls", "count");
+		put_int(w, &w->top, PROFILE_DEFAULT_SAMPLE_TYPE,
+			str(w, "calls"));
+		value_type(w, PROFILE_PERIOD_TYPE, "calls", "count");
+		put_int(w, &w->top, PROFILE_PERIOD, p->alloc_mean);
+	} else if (p->alloc) {
 		/* Go's heap profile's types, so that pprof's
 		 * -sample_index=alloc_space and the others work as they do
 		 * on Go's; alloc_space shown when none is asked for */
@@ -451,7 +460,11 @@ static void write_header(struct pw *w)
 	put_int(w, &w->top, PROFILE_TIME_NANOS, p->start_ns);
 	put_int(w, &w->top, PROFILE_DURATION_NANOS, p->duration_ns);
 
-	if (p->alloc)
+	if (p->at)
+		comments[nc++] = (uint64_t)strf(w,
+			"luacore-sample: pid %d, calls of functions, a stop every %" PRId64 " calls on average at the start; each stop weighs the calls since the last",
+			p->pid, p->alloc_mean);
+	else if (p->alloc)
 		comments[nc++] = (uint64_t)strf(w,
 			"luacore-sample: pid %d, allocations, one sampled per %" PRId64 " bytes on average",
 			p->pid, p->alloc_mean);
@@ -462,11 +475,11 @@ static void write_header(struct pw *w)
 			q->achieved_hz);
 	if (p->alloc)
 		comments[nc++] = (uint64_t)strf(w,
-			"allocations sampled: %" PRIu64 ", taken %" PRIu64
+			"%s: %" PRIu64 ", taken %" PRIu64
 			", lost %" PRIu64 " (stack read failed %" PRIu64
 			", read as it ran %" PRIu64 "), truncated %" PRIu64
 			"; decoding took the sampler %.3f s of CPU",
-			q->attempted, q->taken, lc_prof_lost(q), q->lost_read,
+			p->at ? "stops" : "allocations sampled", q->attempted, q->taken, lc_prof_lost(q), q->lost_read,
 			q->lost_inconsistent, q->truncated,
 			q->sampler_decode_cpu_s);
 	else
@@ -624,7 +637,11 @@ static void write_samples(struct pw *w)
 
 		put_packed_ids(w, &w->msg, SAMPLE_LOCATION_ID, s->locs,
 			       s->nlocs);
-		if (p->alloc) {
+		if (p->at) {
+			v[0] = (uint64_t)s->alloc_objects;
+			v[1] = (uint64_t)lc_profile_cpu(s);
+			put_packed(w, &w->msg, SAMPLE_VALUE, v, 2);
+		} else if (p->alloc) {
 			v[0] = (uint64_t)s->alloc_objects;
 			v[1] = (uint64_t)lc_profile_cpu(s);
 			v[2] = (uint64_t)s->inuse_objects;

@@ -126,7 +126,7 @@ static void speedscope_thread(const struct lc_profile *p,
 	fputs("{\"type\":\"sampled\",\"name\":", out);
 	json_str(out, name);
 	fprintf(out, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%" PRId64
-		",\n\"samples\":[", p->alloc ? "bytes" : "microseconds", end);
+		",\n\"samples\":[", p->at ? "none" : p->alloc ? "bytes" : "microseconds", end);
 	for (size_t i = 0; i < n; i++) {
 		if (i)
 			fputs(i % 16 ? "," : ",\n", out);
@@ -212,7 +212,7 @@ int lc_profile_write_speedscope(const struct lc_profile *p,
 		fprintf(out, "{\"type\":\"sampled\",\"name\":\"no samples\","
 			"\"unit\":\"%s\",\"startValue\":0,"
 			"\"endValue\":0,\"samples\":[],\"weights\":[]}",
-			p->alloc ? "bytes" : "microseconds");
+			p->at ? "none" : p->alloc ? "bytes" : "microseconds");
 	fputs("\n]}\n", out);
 	free(v);
 	return lc_sink_finish(out);

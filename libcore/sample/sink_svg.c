@@ -637,7 +637,7 @@ static void frame_title(const struct lc_profile *p, const struct flame *fl,
 
 	xml_str(out, label, SIZE_MAX);
 	fprintf(out, " (%s %s, %s%%)", lc_sink_grouped(n, sizeof(n), w),
-		p->alloc ? "bytes" : "us",
+		p->at ? "calls" : p->alloc ? "bytes" : "us",
 		lc_sink_fixed(pct, sizeof(pct),
 		      fl->total ? 100.0 * (double)w / (double)fl->total : 0,
 		      2));
@@ -728,10 +728,12 @@ int lc_profile_write_svg(const struct lc_profile *p, const char *title,
 	bottom = TOP + (int)(fl.maxdepth + 1) * FRAME_H;
 	height = bottom + 30;
 	if (!title || !title[0])
-		title = p->alloc ? "Allocation profile" :
+		title = p->at ? "Calls of functions" :
+			p->alloc ? "Allocation profile" :
 			p->wall ? "Wall-clock profile" : "CPU profile";
 	lc_sink_describe_run(p, run, sizeof(run));
 	lc_sink_cat(run, sizeof(run), "; widths: %s",
+	    p->at ? "calls" : p->alloc ? "bytes allocated" :
 	    p->wall ? "wall-clock time (us)" : "CPU time (us)");
 	if (!fl.total)
 		lc_sink_cat(run, sizeof(run), "; no samples");

@@ -162,6 +162,7 @@ void lc_sink_describe_run(const struct lc_profile *p, char *buf, size_t size)
 		lc_sink_cat(buf, size, "%s(%s)", buf[0] ? " " : "", esc);
 	}
 	lc_sink_cat(buf, size, "%s%s", buf[0] ? ", " : "",
+	    p->at ? "calls of functions" :
 	    p->alloc ? "allocated bytes" :
 	    p->wall ? "wall-clock samples" : "CPU time");
 	if (p->duration_ns > 0)
