@@ -1,6 +1,30 @@
 #!/usr/bin/env bash
-# luacore-sample --at FUNCTION --count-only: the kernel's count of a
-# function's calls (hardware breakpoints where they fire, else uprobes):
+# luacore-sample --at FUNCTION: the stacks that call a function, and
+# with --count-only the kernel's count of its calls (hardware breakpoints
+# where they fire, else uprobes).
+#
+# Stacks (a holder process stops the threads at the calls):
+#  - launched, a stop at every call (--at-period 1) of l_now_s, called
+#    from three Lua functions 60/30/10 (at/calls.lua): the shares within
+#    2 points at >= 2000 stops, the count equal to the script's, and each
+#    site's stack the script's own (debug.getinfo there) with now_s [C]
+#    innermost and the host's main and run_script under the Lua frames;
+#    pprof's sample types calls and stops;
+#  - -p, a stop every 7 calls on average (random gaps): the shares again;
+#  - SIGKILL of the sampler at random moments (LC_AT_KILLS, default 20,
+#    each on a tight loop and on calls 1 ms apart, at/loop.lua): the
+#    program never dies, is never left stopped or traced, no holder is
+#    left (so no event: the kernel removes it with the last descriptor),
+#    the tight loop's call rate returns to its unprobed rate, and its
+#    output checks out;
+#  - SIGKILL of the holder itself (LC_AT_HOLDER_KILLS, default 10): how
+#    often the program dies of it is measured and printed (not a
+#    failure: luacore-sample(1) documents the risk);
+#  - as root without CAP_SYS_ADMIN: hardware breakpoints where they fire,
+#    else uprobes refused with the reason; five functions on hardware
+#    breakpoints (--at-mechanism hardware): the "4 a thread" error.
+#
+# Counts:
 #  - launch mode: the program held before its main; the count of lchost's
 #    l_now_s (a host C function) equals the script's own count
 #    (fixtures/scenarios/at/calls.lua), on a shared-Lua and a static-Lua
@@ -65,8 +89,97 @@ for b in $builds; do
 	fi
 done
 
+# the stacks at calls
+folded_sum() { awk -v k="$2" 'index($0, k) { s += $NF } END { print s + 0 }' "$1"; }
+# a site's folded stack as the script writes it: "name:line;..." of the
+# Lua frames (those in the scenario's files)
+lua_part() {
+	awk -v k="$2" 'index($0, k " (") {
+		sub(/ [0-9]+$/, ""); n = split($0, f, ";"); out = ""
+		for (i = 1; i <= n; i++)
+			if (f[i] ~ /\/at\/[a-z_]*\.lua:[0-9]+\)$/) {
+				name = f[i]; sub(/ \(.*$/, "", name)
+				line = f[i]; sub(/^.*:/, "", line); sub(/\)$/, "", line)
+				out = out (out == "" ? "" : ";") name ":" line
+			}
+		print out; exit }' "$1"
+}
+shares_ok() {	# folded file, label: "ok" and the message
+	local f=$1 a b c t msg="" ok=1
+	a=$(folded_sum "$f" "site_a (")
+	b=$(folded_sum "$f" "site_b (")
+	c=$(folded_sum "$f" "site_c (")
+	t=$((a + b + c))
+	[ "$t" -gt 0 ] || { echo "bad no stops"; return; }
+	for s in "a $a 60" "b $b 30" "c $c 10"; do
+		set -- $s
+		msg="$msg site_$1 $(awk -v x="$2" -v t="$t" 'BEGIN { printf "%.1f%%", 100 * x / t }') (truth $3%)"
+		awk -v x="$2" -v t="$t" -v w="$3" 'BEGIN { d = 100 * x / t - w; exit !(d <= 2 && d >= -2) }' || ok=0
+	done
+	[ $ok = 1 ] && echo "ok$msg" || echo "bad$msg"
+}
+
 host=$out/deb-5.4/lchost
 if [ -x "$host" ]; then
+	"$sample" --at l_now_s --at-period 1 -o "$tmp/s.folded" -- "$host" "$scen/calls.lua" 300 \
+		>"$tmp/s.out" 2>"$tmp/s.err"
+	rc=$?
+	want=$(sed -n 's/^truth calls=//p' "$tmp/s.out")
+	got=$(count_of "$tmp/s.out" l_now_s)
+	stops=$(sed -n 's/.*; \([0-9]*\) stops.*/\1/p' "$tmp/s.err" | head -1)
+	sh=$(shares_ok "$tmp/s.folded")
+	if [ $rc = 0 ] && [ -n "$want" ] && [ "$got" = "$want" ] && [ "${stops:-0}" -ge 2000 ] &&
+	   [ "${sh%%[ ]*}" = ok ]; then
+		pass "launched, a stop a call: $stops stops,${sh#ok}; counted $got, the script $want"
+	else
+		fail "launched, a stop a call: exit $rc, ${stops:-?} stops,${sh#??}; counted ${got:-?}, the script ${want:-?}: $(tail -3 "$tmp/s.err" | tr '\n' ' ')"
+	fi
+	for site in site_a site_b site_c; do
+		truth=$(sed -n "s/^truth stack $site=//p" "$tmp/s.out")
+		line=$(grep -m1 "$site (" "$tmp/s.folded")
+		got=$(lua_part "$tmp/s.folded" "$site")
+		if [ -n "$truth" ] && [ "$got" = "$truth" ] &&
+		   [[ $line == *";main;run_script;main chunk ("*";now_s [C] "* ]]; then
+			pass "the stack at $site: $got, as the script saw it, now_s [C] innermost, main;run_script under it"
+		else
+			fail "the stack at $site: '${got:-none}' against the script's '${truth:-?}': $line"
+		fi
+	done
+	"$sample" --at l_now_s --at-period 1 -o "$tmp/s.pb.gz" -- "$host" "$scen/calls.lua" 100 \
+		>/dev/null 2>"$tmp/s.err"
+	c=$(go tool pprof -sample_index=calls -raw "$tmp/s.pb.gz" 2>/dev/null | grep -c 'calls/count')
+	d=$(go tool pprof -top "$tmp/s.pb.gz" 2>/dev/null | grep -c '^Type: calls')
+	e=$(go tool pprof -sample_index=stops -top "$tmp/s.pb.gz" 2>/dev/null | grep -c '^Type: stops')
+	if [ "$c" -ge 1 ] && [ "$d" = 1 ] && [ "$e" = 1 ]; then
+		pass "pprof: sample types calls (the default) and stops"
+	else
+		fail "pprof: sample types: calls $c, default $d, stops $e"
+	fi
+
+	# -p, a stop every 7 calls on average
+	rm -f "$tmp/go"
+	"$host" "$scen/wait_calls.lua" "$tmp/go" 3000 >"$tmp/p.prog" 2>&1 &
+	hp=$!
+	sleep 0.3
+	"$sample" --at l_now_s --at-period 7 -o "$tmp/p.folded" -p "$hp" >"$tmp/p.out" 2>"$tmp/p.err" &
+	sp=$!
+	sleep 1
+	touch "$tmp/go"
+	wait "$hp"
+	wait "$sp"
+	rc=$?
+	want=$(sed -n 's/^truth calls=//p' "$tmp/p.prog")
+	got=$(count_of "$tmp/p.out" l_now_s)
+	stops=$(sed -n 's/.*; \([0-9]*\) stops.*/\1/p' "$tmp/p.err" | head -1)
+	sh=$(shares_ok "$tmp/p.folded")
+	est=$(awk '{ s += $NF } END { print s + 0 }' "$tmp/p.folded")
+	if [ $rc = 0 ] && [ "$got" = "$want" ] && [ "${stops:-0}" -ge 2000 ] && [ "${sh%%[ ]*}" = ok ] &&
+	   awk -v e="$est" -v w="$want" 'BEGIN { exit !(e >= 0.9 * w && e <= 1.1 * w) }'; then
+		pass "-p, a stop every 7 calls: $stops stops,${sh#ok}; $est calls estimated, $got counted, the script $want"
+	else
+		fail "-p, a stop every 7 calls: exit $rc, ${stops:-?} stops,${sh#??}; $est estimated, ${got:-?} counted, the script ${want:-?}: $(tail -3 "$tmp/p.err" | tr '\n' ' ')"
+	fi
+
 	"$sample" --at no_such_function_here --count-only -- "$host" "$scen/calls.lua" 10 \
 		>"$tmp/n.out" 2>"$tmp/n.err"
 	rc=$?
