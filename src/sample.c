@@ -649,7 +649,8 @@ static void say(void *arg, enum lc_log_level level, const char *msg)
  * the command, held by the shim before its main), until duration,
  * SIGINT or the end; the counts on stdout.  The exit status. */
 static int run_at_count(const char *list, int pid, char **cmd, double duration,
-			const struct lc_sampler_options *so, bool verbose)
+			const struct lc_sampler_options *so, int want,
+			bool verbose)
 {
 	struct lc_probe_point pts[64];
 	size_t n = 0;
@@ -715,7 +716,7 @@ static int run_at_count(const char *list, int pid, char **cmd, double duration,
 	if (!err && !n)
 		err = lc_error_create(LC_ERR_INVALID, "--at: no function named");
 	if (!err)
-		err = lc_probe_open(pid, child != 0, pts, n, -1, &pr);
+		err = lc_probe_open(pid, child != 0, pts, n, want, &pr);
 	if (err) {
 		message("", lc_error_message(err));
 		lc_error_destroy(err);
@@ -1426,6 +1427,7 @@ int main(int argc, char **argv)
 		{ "at", required_argument, NULL, 'U' },
 		{ "count-only", no_argument, NULL, 'C' },
 		{ "at-period", required_argument, NULL, 'Q' },
+		{ "at-mechanism", required_argument, NULL, 'R' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -1437,6 +1439,7 @@ int main(int argc, char **argv)
 	int64_t alloc_mean = LC_ALLOC_MEAN_DEFAULT;
 	struct alloc_run ar = { .sock = -1, .max_rate = 100 };
 	struct at_run atr = { .period = 0 };
+	int at_want = -1;
 	struct lc_probe_stats at_st;
 	int at_finished = -1;
 	char *old_preload = NULL;
@@ -1576,6 +1579,16 @@ int main(int argc, char **argv)
 		case 'C':
 			count_only = true;
 			break;
+		case 'R':
+			if (strcmp(optarg, "hardware") == 0)
+				at_want = LC_PROBE_HW;
+			else if (strcmp(optarg, "uprobe") == 0)
+				at_want = LC_PROBE_UPROBE;
+			else {
+				fprintf(stderr, "luacore-sample: --at-mechanism is hardware or uprobe\n");
+				return EXIT_USAGE;
+			}
+			break;
 		case 'Q':
 			if (parse_double(optarg, 1, 1e12, "--at-period", &v) < 0)
 				return EXIT_USAGE;
@@ -1605,8 +1618,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "luacore-sample: --count-only goes with --at FUNCTION[,FUNCTION...]\n");
 		return EXIT_USAGE;
 	}
-	if (atr.period && !at) {
-		fprintf(stderr, "luacore-sample: --at-period goes with --at FUNCTION[,FUNCTION...]\n");
+	if ((atr.period || at_want >= 0) && !at) {
+		fprintf(stderr, "luacore-sample: --at-period and --at-mechanism go with --at FUNCTION[,FUNCTION...]\n");
 		return EXIT_USAGE;
 	}
 	if (at && (alloc || top || so.wall || so.nonblocking)) {
@@ -1620,7 +1633,7 @@ int main(int argc, char **argv)
 	if (at && count_only) {
 		handle_signals();
 		return run_at_count(at, pid, pid ? NULL : argv + optind, duration,
-				    &so, verbose);
+				    &so, at_want, verbose);
 	}
 	if (alloc && (pid || top || so.nonblocking || so.wall)) {
 		fprintf(stderr, "luacore-sample: --alloc samples a program it starts (-- COMMAND), where it preloads its allocation shim; it takes neither -p, --top, --wall nor --nonblocking.  For what a running process's heap holds: luacore-inspect --heap -p PID\n");
@@ -1763,7 +1776,7 @@ int main(int argc, char **argv)
 		 * probed before the program goes on. */
 		err = at_resolve(&atr, s, at);
 		if (!err)
-			err = lc_probe_hold(pid, atr.pts, atr.n, -1, atr.period,
+			err = lc_probe_hold(pid, atr.pts, atr.n, at_want, atr.period,
 					    AT_MAX_STOPS, atr.bare, &atr.h);
 		if (err) {
 			discard_output(outf, out_created, output);

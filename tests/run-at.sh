@@ -48,7 +48,7 @@ export LC_TRUTH_LUA=$(cd "$top_srcdir/fixtures/lua" && pwd)/truth.lua
 builds=${LC_AT_BUILDS:-"deb-5.4 src-5.4.7-O2"}
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
-trap 'rm -rf "$tmp"' EXIT
+trap 'rm -rf "$tmp" /tmp/luacore-at-u.$$.folded' EXIT
 status=0
 pass() { echo "PASS $*"; }
 fail() { echo "FAIL $*"; status=1; }
@@ -205,6 +205,56 @@ if [ -x "$host" ]; then
 		else
 			fail "unprivileged: exit $rc: $(tr '\n' ' ' <"$tmp/u.err")"
 		fi
+	fi
+
+	# stacks as an unprivileged user on its own process
+	if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
+		setpriv --reuid=65534 --regid=65534 --clear-groups \
+			env LC_TRUTH_LUA="$LC_TRUTH_LUA" "$sample" --at l_now_s -o /tmp/luacore-at-u.$$.folded -- \
+			"$host" "$scen/calls.lua" 1000 >"$tmp/u.out" 2>"$tmp/u.err"
+		rc=$?
+		want=$(sed -n 's/^truth calls=//p' "$tmp/u.out")
+		got=$(count_of "$tmp/u.out" l_now_s)
+		if [ $rc = 2 ] && grep -q 'perf_event_paranoid is' "$tmp/u.err" &&
+		   grep -q 'CAP_SYS_ADMIN' "$tmp/u.err" && [ ! -s /tmp/luacore-at-u.$$.folded ]; then
+			pass "unprivileged, stacks: refused, with what is missing, nothing run"
+		elif [ $rc = 0 ] && [ -n "$want" ] && [ "$got" = "$want" ]; then
+			pass "unprivileged, stacks: the kernel allows it here: counted $got of $want"
+		else
+			fail "unprivileged, stacks: exit $rc: $(tr '\n' ' ' <"$tmp/u.err")"
+		fi
+	fi
+
+	# root without CAP_SYS_ADMIN: hardware breakpoints where they fire,
+	# else uprobes refused with the reason
+	if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
+		setpriv --bounding-set=-sys_admin --inh-caps=-sys_admin \
+			"$sample" --at l_now_s -o "$tmp/r.folded" -- \
+			"$host" "$scen/calls.lua" 1000 >"$tmp/r.out" 2>"$tmp/r.err"
+		rc=$?
+		want=$(sed -n 's/^truth calls=//p' "$tmp/r.out")
+		got=$(count_of "$tmp/r.out" l_now_s)
+		if [ $rc = 0 ] && grep -q 'counted by hardware breakpoints' "$tmp/r.err" &&
+		   [ "$got" = "$want" ]; then
+			pass "root without CAP_SYS_ADMIN: hardware breakpoints, $got calls of $want"
+		elif [ $rc = 2 ] && grep -q 'do not fire' "$tmp/r.err" &&
+		     grep -q 'Uprobes need CAP_SYS_ADMIN, which this process lacks' "$tmp/r.err"; then
+			pass "root without CAP_SYS_ADMIN: hardware breakpoints do not fire on this machine, uprobes refused with the reason: $(grep -o 'perf_event_open refused[^)]*)' "$tmp/r.err")"
+		else
+			fail "root without CAP_SYS_ADMIN: exit $rc: $(tr '\n' ' ' <"$tmp/r.err")"
+		fi
+	fi
+
+	# five functions on hardware breakpoints
+	"$sample" --at l_now_s,l_sleep_ms,lua_gettop,lua_settop,lua_pushnumber \
+		--at-mechanism hardware -o "$tmp/h.folded" -- "$host" "$scen/calls.lua" 10 \
+		>"$tmp/h.out" 2>"$tmp/h.err"
+	rc=$?
+	if [ $rc = 2 ] && grep -q 'hardware breakpoints: a thread has 4, and 5 functions were asked for' "$tmp/h.err" &&
+	   ! grep -q '^truth' "$tmp/h.out"; then
+		pass "five functions on hardware breakpoints: $(cat "$tmp/h.err")"
+	else
+		fail "five functions on hardware breakpoints: exit $rc: $(tr '\n' ' ' <"$tmp/h.err")"
 	fi
 
 	# SIGKILL of the sampler while it counts

@@ -157,6 +157,8 @@ static struct lc_error *open_error(const struct lc_probe *p,
 			p->how == LC_PROBE_UPROBE && p->why_not_hw ? p->why_not_hw : "",
 			p->how == LC_PROBE_HW ?
 			"Hardware breakpoints on another process need perf_event_paranoid <= 2 and the right to trace it, or CAP_PERFMON." :
+			geteuid() == 0 ?
+			"Uprobes need CAP_SYS_ADMIN, which this process lacks though it runs as root (its capabilities were dropped), or perf_event_paranoid -1 and CAP_PERFMON." :
 			"Uprobes need CAP_SYS_ADMIN (root), or perf_event_paranoid -1 and CAP_PERFMON.");
 	if (e == ENOSYS)
 		return lc_error_create(LC_ERR_OS,
@@ -270,6 +272,13 @@ static struct lc_error *probe_new(int pid, bool follow,
 			lc_probe_close(p);
 			return &lc_error_nomem;
 		}
+	}
+	if (want == LC_PROBE_HW && n > LC_PROBE_HW_MAX) {
+		err = lc_error_create(LC_ERR_INVALID,
+			"--at: hardware breakpoints: a thread has %d, and %zu functions were asked for: ask for %d at most, or let uprobes take them (--at-mechanism uprobe: as root, or with CAP_SYS_ADMIN)",
+			LC_PROBE_HW_MAX, n, LC_PROBE_HW_MAX);
+		lc_probe_close(p);
+		return err;
 	}
 	if (want == LC_PROBE_UPROBE)
 		p->why_not_hw = "uprobes asked for";
