@@ -21,6 +21,7 @@
 #include <poll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -664,6 +665,7 @@ static int run_at_count(const char *list, int pid, char **cmd, double duration,
 	int status = 0, st = 0;
 	bool child_done = false;
 	double start;
+	int pidfd = -1;
 
 	if (!copy)
 		return EXIT_FATAL;
@@ -727,13 +729,23 @@ static int run_at_count(const char *list, int pid, char **cmd, double duration,
 		fprintf(stderr, "luacore-sample: cannot let %s go: %s\n", cmd[0],
 			strerror(errno));
 	start = now_s();
+	/* the command's end seen at once (its run time is reported) */
+	pidfd = child ? (int)syscall(SYS_pidfd_open, child, 0) : -1;
 	while (!stop_requested) {
-		usleep(50000);
+		if (pidfd >= 0) {
+			struct pollfd pf = { .fd = pidfd, .events = POLLIN };
+
+			poll(&pf, 1, 50);
+		} else {
+			usleep(50000);
+		}
 		if (duration && now_s() - start > duration)
 			break;
 		if (child) {
 			if (waitpid(child, &st, WNOHANG) == child) {
 				child_done = true;
+				fprintf(stderr, "luacore-sample: the program ran %.3f s from its main\n",
+					now_s() - start);
 				break;
 			}
 		} else {
@@ -762,6 +774,8 @@ static int run_at_count(const char *list, int pid, char **cmd, double duration,
 			fprintf(stderr, "luacore-sample: threads are probed as they are found, every 50 ms: calls on a thread that began and ended in between are not counted\n");
 	}
 out:
+	if (pidfd >= 0)
+		close(pidfd);
 	lc_probe_close(pr);
 	if (s)
 		lc_sampler_destroy(s);
@@ -1802,6 +1816,7 @@ int main(int argc, char **argv)
 	if (at) {
 		struct pollfd pf = { .fd = lc_probe_holder_fd(atr.h), .events = POLLIN };
 
+		ar.started_at = now_s();
 		if (child && send(ar.sock, "g", 1, MSG_NOSIGNAL) != 1)
 			fprintf(stderr, "luacore-sample: cannot let %s go: %s\n",
 				argv[optind], strerror(errno));
@@ -1818,6 +1833,7 @@ int main(int argc, char **argv)
 				child = 0;
 				child_status = st;
 				child_done = true;
+				ar.ended = now_s();
 				break;
 			}
 			if (!child && !launched && kill(pid, 0) < 0 && errno == ESRCH) {
@@ -1955,6 +1971,9 @@ int main(int argc, char **argv)
 	if (at) {
 		if (at_report(&atr, &at_st, at_finished, elapsed) && !status)
 			status = EXIT_FATAL;
+		if (ar.ended > 0)
+			fprintf(stderr, "luacore-sample: the program ran %.3f s from its main\n",
+				ar.ended - ar.started_at);
 		for (size_t k = 0; k < atr.n; k++) {
 			free(atr.pts[k].name);
 			free(atr.pts[k].module);
