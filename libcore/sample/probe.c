@@ -137,11 +137,32 @@ static const char *hw_selftest(void)
 	       "hardware breakpoints are accepted here but do not fire (a virtual machine without debug registers)";
 }
 
+/* Does a seccomp filter govern this process (Seccomp: 2)? */
+static bool seccomp_filtered(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[128];
+	int mode = 0;
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Seccomp: %d", &mode) == 1)
+			break;
+	fclose(f);
+	return mode == 2;
+}
+
 static struct lc_error *open_error(const struct lc_probe *p,
 				   const struct lc_probe_point *pt, int tid,
 				   int e)
 {
 	int par = paranoid();
+
+	if ((e == EACCES || e == EPERM || e == ENOSYS) && seccomp_filtered())
+		return lc_error_create(LC_ERR_OS,
+			"--at %s: perf_event_open was refused (%s), and this process runs under a seccomp filter (Seccomp: 2 in /proc/self/status): a container's default profile (docker, podman) denies perf_event_open without CAP_SYS_ADMIN or CAP_PERFMON.  Allow it (--cap-add SYS_ADMIN, or a profile that permits perf_event_open), or run luacore-sample outside the filter.  What still works: luacore-sample without --at (CPU profiles by ptrace, where the filter allows ptrace), and --alloc",
+			pt->name, strerror(e));
 
 	if (p->how == LC_PROBE_HW && e == ENOSPC)
 		return lc_error_create(LC_ERR_INVALID,
