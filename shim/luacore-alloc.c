@@ -33,6 +33,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <elf.h>
 #include <link.h>
 #include <math.h>
 #include <poll.h>
@@ -42,6 +43,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -100,6 +102,12 @@ static _Atomic uint64_t lc_mean = LC_ALLOC_MEAN_DEFAULT;
 static atomic_uint_fast64_t lc_next_id, lc_dropped, lc_overflow;
 static atomic_uint lc_next_vm;
 static pthread_key_t lc_key;	/* closes a thread's socket at its exit */
+/* --at through the shim: the functions interposed (0: none, not this
+ * mode), their targets, the mean period between parks, their counts */
+static size_t lc_at_n;
+static void *lc_at_real[LC_ALLOC_AT_MAX];
+static _Atomic uint64_t lc_at_period = 1;
+static atomic_uint_fast64_t lc_at_count[LC_ALLOC_AT_MAX];
 static pthread_once_t lc_once = PTHREAD_ONCE_INIT;
 
 /* The threads' sockets, + 1, for a forked child to close them all: it
@@ -146,8 +154,9 @@ static void lc_off(const char *why, int err)
 
 	if (!atomic_exchange(&lc_on, 0))
 		return;		/* said once already */
-	n = snprintf(line, sizeof line, "luacore-alloc: allocation sampling "
-		     "off: %s%s%s\n", why, err ? ": " : "",
+	n = snprintf(line, sizeof line, "luacore-alloc: %s "
+		     "off: %s%s%s\n", lc_at_n ? "stops at calls" :
+		     "allocation sampling", why, err ? ": " : "",
 		     err ? strerror(err) : "");
 	if (n > 0 && write(2, line, (size_t)n < sizeof line ? (size_t)n :
 			   sizeof line - 1) < 0)
@@ -355,11 +364,10 @@ static int lc_thread_socket(struct lc_thread *t, uint64_t until)
 	return 0;
 }
 
-/* Park: send m, wait for the sampler's byte.  The stall in ns, or -1
- * (then off).  noinline: the registers are taken in this frame, which
- * the shim's CFI lets an unwinder leave. */
-static __attribute__((noinline)) int64_t lc_park(struct lc_thread *t,
-						 struct lc_alloc_msg *m)
+/* Send m (its registers set), wait for the sampler's answer.  The stall
+ * in ns, or -1 (then off). */
+static __attribute__((noinline)) int64_t lc_park_regs(struct lc_thread *t,
+						      struct lc_alloc_msg *m)
 {
 	uint64_t t0 = lc_now(), until = t0 + LC_ALLOC_TIMEOUT_MS * 1000000ull;
 	struct iovec iov = { m, sizeof *m };
@@ -367,6 +375,42 @@ static __attribute__((noinline)) int64_t lc_park(struct lc_thread *t,
 	ssize_t n;
 	uint64_t ack;
 
+	if (!t->fd && lc_thread_socket(t, until))
+		return -1;
+	if (lc_send(t->fd - 1, &mh, until))
+		return -1;
+	for (;;) {
+		if (lc_wait(t->fd - 1, POLLIN, until))
+			return -1;
+		n = recv(t->fd - 1, &ack, sizeof ack, MSG_DONTWAIT);
+		if (n == 1)
+			return (int64_t)(lc_now() - t0);
+		if (n == (ssize_t)sizeof ack) {
+			/* a new mean (or period), for every thread's next
+			 * gaps */
+			if (ack >= 1 && ack <= ((uint64_t)1 << 62))
+				atomic_store_explicit(lc_at_n ? &lc_at_period :
+						      &lc_mean, ack,
+						      memory_order_relaxed);
+			return (int64_t)(lc_now() - t0);
+		}
+		if (n == 0) {
+			lc_off("the sampler is gone (EOF)", 0);
+			return -1;
+		}
+		if (errno != EINTR && errno != EAGAIN) {
+			lc_off("cannot read the sampler's answer", errno);
+			return -1;
+		}
+	}
+}
+
+/* Park: send m, wait for the sampler's byte.  The stall in ns, or -1
+ * (then off).  noinline: the registers are taken in this frame, which
+ * the shim's CFI lets an unwinder leave. */
+static __attribute__((noinline)) int64_t lc_park(struct lc_thread *t,
+						 struct lc_alloc_msg *m)
+{
 #if defined(__x86_64__)
 	uint64_t *r = m->regs;
 
@@ -379,31 +423,13 @@ static __attribute__((noinline)) int64_t lc_park(struct lc_thread *t,
 			 : : "rax");
 	m->nregs = LC_NREGS;
 #endif
-	if (!t->fd && lc_thread_socket(t, until))
-		return -1;
-	if (lc_send(t->fd - 1, &mh, until))
-		return -1;
-	for (;;) {
-		if (lc_wait(t->fd - 1, POLLIN, until))
-			return -1;
-		n = recv(t->fd - 1, &ack, sizeof ack, MSG_DONTWAIT);
-		if (n == 1)
-			return (int64_t)(lc_now() - t0);
-		if (n == (ssize_t)sizeof ack) {
-			/* a new mean, for every thread's next gaps */
-			if (ack >= 1 && ack <= ((uint64_t)1 << 62))
-				atomic_store_explicit(&lc_mean, ack,
-						      memory_order_relaxed);
-			return (int64_t)(lc_now() - t0);
-		}
-		if (n == 0) {
-			lc_off("the sampler is gone (EOF)", 0);
-			return -1;
-		}
-		if (errno != EINTR && errno != EAGAIN) {
-			lc_off("cannot read the sampler's answer", errno);
-			return -1;
-		}
+	{
+		int64_t r = lc_park_regs(t, m);
+
+		/* not a tail call: this frame, whose registers were taken,
+		 * stays as it was while the thread waits */
+		__asm__ volatile("" : : : "memory");
+		return r;
 	}
 }
 
@@ -593,14 +619,270 @@ static void lc_atfork_child(void)
 	pthread_setspecific(lc_key, NULL);
 }
 
+
+/* ---- luacore-sample --at through the shim ----
+ *
+ * Where perf events are refused (a seccomp filter), a launched program's
+ * calls of exported functions can still be stopped at: the PLT slots
+ * that call them, in every module loaded at start, are pointed at stubs
+ * of ours.  Stub k pushes k and jumps to lc_at_common, which saves the
+ * argument registers, asks lc_at_enter for the target (counting, and
+ * parking every so many calls) and jumps to it with the registers as
+ * they were: the function runs as if called directly.  Calls inside a
+ * library to its own functions (no PLT) are not seen. */
+#if defined(__x86_64__)
+void *lc_at_enter(uint64_t *save, uint64_t k, uint64_t sp, uint64_t bp)
+	__attribute__((visibility("hidden"), used));
+extern const char lc_at_stubs[] __attribute__((visibility("hidden")));
+
+__asm__(
+	"	.text\n"
+	"	.p2align 4\n"
+	"lc_at_common:\n"
+	/* 0(%rsp): k, 8(%rsp): the return address */
+	"	pushq %rbp\n"
+	"	movq %rsp, %rbp\n"
+	"	subq $248, %rsp\n"	/* 16-aligned for the call */
+	"	movq %rdi, 0(%rsp)\n"
+	"	movq %rsi, 8(%rsp)\n"
+	"	movq %rdx, 16(%rsp)\n"
+	"	movq %rcx, 24(%rsp)\n"
+	"	movq %r8, 32(%rsp)\n"
+	"	movq %r9, 40(%rsp)\n"
+	"	movq %rax, 48(%rsp)\n"
+	"	movq %r10, 56(%rsp)\n"
+	"	movdqu %xmm0, 64(%rsp)\n"
+	"	movdqu %xmm1, 80(%rsp)\n"
+	"	movdqu %xmm2, 96(%rsp)\n"
+	"	movdqu %xmm3, 112(%rsp)\n"
+	"	movdqu %xmm4, 128(%rsp)\n"
+	"	movdqu %xmm5, 144(%rsp)\n"
+	"	movdqu %xmm6, 160(%rsp)\n"
+	"	movdqu %xmm7, 176(%rsp)\n"
+	"	movq %rbx, 192(%rsp)\n"
+	"	movq %r12, 200(%rsp)\n"
+	"	movq %r13, 208(%rsp)\n"
+	"	movq %r14, 216(%rsp)\n"
+	"	movq %r15, 224(%rsp)\n"
+	"	movq %rsp, %rdi\n"
+	"	movq 8(%rbp), %rsi\n"
+	"	leaq 16(%rbp), %rdx\n"	/* rsp at the function's entry */
+	"	movq 0(%rbp), %rcx\n"	/* and rbp */
+	"	call lc_at_enter\n"
+	"	movq %rax, %r11\n"
+	"	movq 0(%rsp), %rdi\n"
+	"	movq 8(%rsp), %rsi\n"
+	"	movq 16(%rsp), %rdx\n"
+	"	movq 24(%rsp), %rcx\n"
+	"	movq 32(%rsp), %r8\n"
+	"	movq 40(%rsp), %r9\n"
+	"	movq 48(%rsp), %rax\n"
+	"	movq 56(%rsp), %r10\n"
+	"	movdqu 64(%rsp), %xmm0\n"
+	"	movdqu 80(%rsp), %xmm1\n"
+	"	movdqu 96(%rsp), %xmm2\n"
+	"	movdqu 112(%rsp), %xmm3\n"
+	"	movdqu 128(%rsp), %xmm4\n"
+	"	movdqu 144(%rsp), %xmm5\n"
+	"	movdqu 160(%rsp), %xmm6\n"
+	"	movdqu 176(%rsp), %xmm7\n"
+	"	leave\n"
+	"	addq $8, %rsp\n"	/* k */
+	"	jmp *%r11\n"
+	"	.p2align 4\n"
+	"	.globl lc_at_stubs\n"
+	"	.hidden lc_at_stubs\n"
+	"lc_at_stubs:\n"
+	"	.set lc_at_i, 0\n"
+	"	.rept 64\n"		/* LC_ALLOC_AT_MAX, 8 bytes each */
+	"	pushq $lc_at_i\n"
+	"	jmp lc_at_common\n"
+	"	.p2align 3\n"
+	"	.set lc_at_i, lc_at_i + 1\n"
+	"	.endr\n");
+
+/* calls to the next park, per thread and function */
+static __thread int64_t lc_at_left[LC_ALLOC_AT_MAX]
+	__attribute__((tls_model("initial-exec")));
+static __thread int64_t lc_at_gap_of[LC_ALLOC_AT_MAX]
+	__attribute__((tls_model("initial-exec")));
+
+static int64_t lc_at_gap(struct lc_thread *t)
+{
+	uint64_t p = atomic_load_explicit(&lc_at_period, memory_order_relaxed);
+
+	if (p <= 1)
+		return 1;
+	t->rng ^= t->rng << 13;
+	t->rng ^= t->rng >> 7;
+	t->rng ^= t->rng << 17;
+	return 1 + (int64_t)(t->rng % (2 * p - 1));
+}
+
+void *lc_at_enter(uint64_t *save, uint64_t k, uint64_t sp, uint64_t bp)
+{
+	struct lc_thread *t = &lc_self;
+	struct lc_alloc_msg m;
+	uint64_t c;
+	int64_t gap;
+
+	if (k >= lc_at_n)
+		abort();	/* no slot points at it */
+	c = atomic_fetch_add_explicit(&lc_at_count[k], 1,
+				      memory_order_relaxed) + 1;
+	if (!atomic_load_explicit(&lc_on, memory_order_relaxed))
+		return lc_at_real[k];
+	if (!t->rng)
+		lc_seed(t);
+	if (!lc_at_left[k]) {
+		lc_at_left[k] = lc_at_gap(t);
+		lc_at_gap_of[k] = lc_at_left[k];
+	}
+	if (--lc_at_left[k] > 0)
+		return lc_at_real[k];
+	gap = lc_at_gap_of[k];		/* the calls this park stands for */
+	lc_at_left[k] = lc_at_gap_of[k] = lc_at_gap(t);
+	lc_msg(&m, LC_ALLOC_AT, 0);
+	m.id = k;
+	m.nsize = (uint64_t)gap;
+	m.osize = c;
+	m.pc = (uintptr_t)lc_at_real[k];
+	m.sp = sp;
+	m.dropped = atomic_load(&lc_dropped);
+	m.regs[LC_REG_RIP] = (uintptr_t)lc_at_real[k];
+	m.regs[LC_REG_RSP] = sp;
+	m.regs[LC_REG_RBP] = bp;
+	m.regs[LC_REG_RBX] = save[24];
+	m.regs[LC_REG_R12] = save[25];
+	m.regs[LC_REG_R13] = save[26];
+	m.regs[LC_REG_R14] = save[27];
+	m.regs[LC_REG_R15] = save[28];
+	m.nregs = LC_NREGS;
+	lc_park_regs(t, &m);
+	return lc_at_real[k];
+}
+
+/* The slots of module info that call the function named name: pointed
+ * at stub k.  Slots in RELRO are made writable for the write, then
+ * read-only again. */
+struct lc_hook {
+	const char *name;
+	size_t k;
+	size_t slots;
+	uintptr_t self;		/* an address in the shim: not hooked */
+};
+
+static int lc_hook_module(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct lc_hook *h = arg;
+	const ElfW(Dyn) *dyn = NULL;
+	const ElfW(Sym) *symtab = NULL;
+	const char *strtab = NULL;
+	const ElfW(Rela) *jmprel = NULL;
+	size_t pltrelsz = 0;
+	uintptr_t relro = 0, relro_end = 0, b = info->dlpi_addr;
+	int mine = 0;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_DYNAMIC)
+			dyn = (const ElfW(Dyn) *)(b + ph->p_vaddr);
+		else if (ph->p_type == PT_GNU_RELRO) {
+			relro = b + ph->p_vaddr;
+			relro_end = relro + ph->p_memsz;
+		}
+		if (ph->p_type == PT_LOAD && h->self >= b + ph->p_vaddr &&
+		    h->self < b + ph->p_vaddr + ph->p_memsz)
+			mine = 1;
+	}
+	if (!dyn || mine || !info->dlpi_name ||
+	    strstr(info->dlpi_name, "ld-linux") || strstr(info->dlpi_name, "linux-vdso"))
+		return 0;
+	/* ld.so has relocated the entries it uses (their addresses are
+	 * absolute here); a value below the base is still an offset */
+#define LC_DPTR(v) ((uintptr_t)(v) < b ? b + (uintptr_t)(v) : (uintptr_t)(v))
+	for (const ElfW(Dyn) *d = dyn; d->d_tag != DT_NULL; d++) {
+		switch (d->d_tag) {
+		case DT_SYMTAB: symtab = (const ElfW(Sym) *)LC_DPTR(d->d_un.d_ptr); break;
+		case DT_STRTAB: strtab = (const char *)LC_DPTR(d->d_un.d_ptr); break;
+		case DT_JMPREL: jmprel = (const ElfW(Rela) *)LC_DPTR(d->d_un.d_ptr); break;
+		case DT_PLTRELSZ: pltrelsz = d->d_un.d_val; break;
+		}
+	}
+#undef LC_DPTR
+	if (!symtab || !strtab || !jmprel)
+		return 0;
+	for (size_t i = 0; i < pltrelsz / sizeof(ElfW(Rela)); i++) {
+		const ElfW(Rela) *r = &jmprel[i];
+		uintptr_t slot, page;
+		int ro;
+
+		if (ELF64_R_TYPE(r->r_info) != R_X86_64_JUMP_SLOT ||
+		    strcmp(strtab + symtab[ELF64_R_SYM(r->r_info)].st_name,
+			   h->name) != 0)
+			continue;
+		slot = b + r->r_offset;
+		ro = slot >= relro && slot < relro_end;
+		page = slot & ~(uintptr_t)4095;
+		if (ro && mprotect((void *)page, 4096, PROT_READ | PROT_WRITE))
+			continue;
+		*(void **)slot = (void *)(lc_at_stubs + 8 * h->k);
+		if (ro)
+			mprotect((void *)page, 4096, PROT_READ);
+		h->slots++;
+	}
+	return 0;
+}
+
+/* The request after START: the functions, hooked; one AT_HOOKED each. */
+static int lc_at_setup(int fd, const char *req, size_t len)
+{
+	char names[LC_ALLOC_AT_REQ_MAX], *tok, *save = NULL;
+	uint64_t period;
+	struct lc_alloc_msg m;
+
+	if (len < 1 + sizeof(period) + 1 || len > sizeof(names))
+		return -1;
+	memcpy(&period, req + 1, sizeof(period));
+	memcpy(names, req + 1 + sizeof(period), len - 1 - sizeof(period));
+	names[len - 1 - sizeof(period) - 1] = '\0';
+	atomic_store(&lc_at_period, period ? period : 1);
+	for (tok = strtok_r(names, ",", &save); tok && lc_at_n < LC_ALLOC_AT_MAX;
+	     tok = strtok_r(NULL, ",", &save)) {
+		struct lc_hook h = { .name = tok, .k = lc_at_n,
+				     .self = (uintptr_t)lc_at_setup };
+
+		lc_at_real[lc_at_n] = dlsym(RTLD_DEFAULT, tok);
+		if (lc_at_real[lc_at_n])
+			dl_iterate_phdr(lc_hook_module, &h);
+		lc_msg(&m, LC_ALLOC_AT_HOOKED, 0);
+		m.id = lc_at_n;
+		m.nsize = h.slots;
+		if (send(fd, &m, sizeof m, MSG_NOSIGNAL) != (ssize_t)sizeof m)
+			return -1;
+		lc_at_n++;
+	}
+	return 0;
+}
+#else
+static int lc_at_setup(int fd, const char *req, size_t len)
+{
+	(void)fd; (void)req; (void)len;
+	return -1;
+}
+#endif
+
 /* START on the shared socket; on, the sampler's byte awaited.  0, or -1
- * (no answer: nothing sent, or none within LC_ALLOC_START_MS). */
+ * (no answer: nothing sent, or none within LC_ALLOC_START_MS); held
+ * only (on 2), 1 when the answer was a request for --at (hooked). */
 static int lc_start(int fd, int on, unsigned why)
 {
 	struct lc_alloc_msg m;
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 	uint64_t until = lc_now() + LC_ALLOC_START_MS * 1000000ull;
-	char ack;
+	static char ack[LC_ALLOC_AT_REQ_MAX];
 
 	lc_msg(&m, LC_ALLOC_START, 0);
 	m.ptr = (uint64_t)on;
@@ -621,10 +903,12 @@ static int lc_start(int fd, int on, unsigned why)
 			continue;
 		if (n <= 0)
 			return -1;
-		n = (int)recv(fd, &ack, 1, MSG_DONTWAIT);
+		n = (int)recv(fd, ack, sizeof ack, MSG_DONTWAIT);
 		if (n == 1)
 			return 0;
-		if (n == 0 || (errno != EINTR && errno != EAGAIN))
+		if (n > 1 && on == 2 && ack[0] == 'A')
+			return lc_at_setup(fd, ack, (size_t)n) ? -1 : 1;
+		if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
 			return -1;
 	}
 }
@@ -664,9 +948,18 @@ static void lc_init(void)
 	/* room for bursts of NEW and FREE; the kernel caps it at wmem_max */
 	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &big, sizeof big);
 	if (hold) {
-		/* held only, Lua or not: the program goes on unsampled */
-		lc_start(fd, 2, 0);
-		close(fd);
+		/* held only, Lua or not: the program goes on unsampled;
+		 * unless the sampler asks for --at through the shim */
+		if (lc_start(fd, 2, 0) != 1 ||
+		    pthread_key_create(&lc_key, lc_thread_exit) ||
+		    pthread_atfork(NULL, NULL, lc_atfork_child)) {
+			close(fd);
+			return;
+		}
+		/* parks at calls only: no allocation is ever sampled */
+		atomic_store(&lc_mean, (uint64_t)1 << 62);
+		lc_fd = fd;
+		atomic_store(&lc_on, 1);
 		return;
 	}
 	if (!lc_fn[LC_NEWSTATE] || !lc_fn[LC_GETALLOCF] ||
@@ -695,6 +988,14 @@ __attribute__((destructor)) static void lc_unload(void)
 {
 	struct lc_alloc_msg m;
 
+	for (size_t k = 0; k < lc_at_n; k++) {
+		if (lc_fd < 0)
+			break;
+		lc_msg(&m, LC_ALLOC_AT_COUNT, 0);
+		m.id = k;
+		m.nsize = atomic_load(&lc_at_count[k]);
+		lc_tell(&m);
+	}
 	if (!atomic_load(&lc_on))
 		return;
 	lc_msg(&m, LC_ALLOC_BYE, 0);

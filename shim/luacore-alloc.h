@@ -57,7 +57,26 @@ enum lc_alloc_kind {
 	 * hold the program only (LC_ALLOC_ENV_MEAN "0": luacore-sample
 	 * --at), it waits as with 1, then goes on unsampled, Lua or not */
 	LC_ALLOC_START,
+	/* luacore-sample --at where perf events are refused (launch mode):
+	 * answered to a START with ptr 2, a packet "A" + the mean period
+	 * (uint64_t) + comma-separated function names + NUL
+	 * (LC_ALLOC_AT_REQ_MAX bytes at most) asks the shim to interpose
+	 * those functions' PLT slots in every module loaded.  It answers one
+	 * AT_HOOKED per name (id: its index, nsize: the slots it took, 0:
+	 * none), then the program goes on.  Each call through a slot counts;
+	 * every period-th on a thread on average (uniform gaps) parks in an
+	 * AT on its own socket: regs as at the function's first instruction
+	 * (rip the function, rsp pointing at the return address), id the
+	 * index, nsize the calls it stands for, osize the calls of that
+	 * function so far.  The answer: one byte, or a uint64_t new period.
+	 * AT_COUNT (id, nsize the count) for each function at exit. */
+	LC_ALLOC_AT,
+	LC_ALLOC_AT_HOOKED,
+	LC_ALLOC_AT_COUNT,
 };
+
+#define LC_ALLOC_AT_REQ_MAX	4096
+#define LC_ALLOC_AT_MAX		64	/* functions */
 
 enum lc_alloc_why {
 	LC_ALLOC_WHY_NO_LUA = 1,	/* no shared Lua library at start */

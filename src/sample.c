@@ -230,6 +230,11 @@ struct alloc_run {
 	double started_at, ended;
 	struct rusage ru;
 	uint64_t dropped, overflow, bad;
+	/* --at through the shim: each function's calls (the shim's count),
+	 * and the PLT slots it took */
+	uint64_t at_count[LC_ALLOC_AT_MAX], at_slots[LC_ALLOC_AT_MAX];
+	size_t at_hooked;
+	bool at_final;		/* the counts from its exit */
 	struct times park_us;	/* how long each park took us, to answer */
 	struct times stall_us;	/* and the thread, as it saw it (NEW) */
 };
@@ -471,16 +476,25 @@ static void alloc_park(struct alloc_run *r, struct lc_sampler *s, int fd,
 		p = 1;
 	objects = 1 / p;
 	bytes = (double)m->nsize / p;
+	if (m->kind == LC_ALLOC_AT) {
+		/* a stop at a call: the calls since the last (regs as at
+		 * the function's entry: no frame of the shim's to drop) */
+		objects = 1;
+		bytes = (double)m->nsize;
+	}
 	if (m->nregs < LC_NREGS) {
 		r->lost++;
 		alloc_go(&ans);
-	} else if (lc_sampler_take_parked(s, m->tid, regs, m->pc,
+	} else if (lc_sampler_take_parked(s, m->tid, regs,
+					  m->kind == LC_ALLOC_AT ? 0 : m->pc,
 					  (int64_t)(objects + 0.5),
 					  (int64_t)(bytes + 0.5), alloc_go,
 					  &ans, &sample) < 0) {
 		r->lost++;
 	}
 	alloc_go(&ans);		/* answered once: a no-op if it was */
+	if (m->kind != LC_ALLOC_PARK)
+		return;
 	if ((l = alloc_slot(r, m->id))) {
 		l->sample = sample;
 		l->objects = (int64_t)(objects + 0.5);
@@ -532,6 +546,17 @@ static int alloc_read(struct alloc_run *r, struct lc_sampler *s, size_t k)
 			break;
 		case LC_ALLOC_PARK:
 			alloc_park(r, s, r->pfd[k].fd, &m);
+			break;
+		case LC_ALLOC_AT:
+			if (m.id < LC_ALLOC_AT_MAX && m.osize > r->at_count[m.id])
+				r->at_count[m.id] = m.osize;
+			alloc_park(r, s, r->pfd[k].fd, &m);
+			break;
+		case LC_ALLOC_AT_COUNT:
+			if (m.id < LC_ALLOC_AT_MAX) {
+				r->at_count[m.id] = m.nsize;
+				r->at_final = true;
+			}
 			break;
 		case LC_ALLOC_NEW:
 			times_add(&r->stall_us, (double)m.stall_ns / 1e3);
@@ -914,6 +939,89 @@ static int at_report(struct at_run *a, const struct lc_probe_stats *st,
 		st->left_traced ? " (some threads could not be detached: they are let go as it ends)" : "",
 		st->drained, "");
 	return 0;
+}
+
+/* Perf events refused (err), a launched command held by the shim: ask
+ * the shim to stop at the calls through its PLT slots instead.  0, the
+ * shim hooked some (said); -1, refused (said, with err's reason). */
+static int at_shim_request(struct alloc_run *r, struct at_run *a,
+			   const struct lc_error *err)
+{
+	char req[LC_ALLOC_AT_REQ_MAX];
+	uint64_t period = a->period ? a->period : 1, slots = 0;
+	size_t len = 1 + sizeof(period);
+	double until;
+
+	req[0] = 'A';
+	memcpy(req + 1, &period, sizeof(period));
+	for (size_t k = 0; k < a->n && k < LC_ALLOC_AT_MAX; k++) {
+		size_t l = strlen(a->pts[k].name);
+
+		if (len + l + 2 > sizeof(req))
+			break;
+		if (k)
+			req[len++] = ',';
+		memcpy(req + len, a->pts[k].name, l);
+		len += l;
+	}
+	req[len++] = '\0';
+	if (send(r->sock, req, len, MSG_NOSIGNAL) != (ssize_t)len)
+		goto refused;
+	until = now_s() + 5;
+	while (r->at_hooked < a->n && now_s() < until) {
+		struct pollfd p = { .fd = r->sock, .events = POLLIN };
+		struct lc_alloc_msg m;
+
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		if (recv(r->sock, &m, sizeof(m), MSG_DONTWAIT) != (ssize_t)sizeof(m))
+			break;
+		if (m.magic != LC_ALLOC_MAGIC || m.kind != LC_ALLOC_AT_HOOKED ||
+		    m.id >= LC_ALLOC_AT_MAX)
+			continue;
+		r->at_slots[m.id] = m.nsize;
+		slots += m.nsize;
+		r->at_hooked++;
+	}
+	if (!slots)
+		goto refused;
+	fprintf(stderr, "luacore-sample: %s\nluacore-sample: --at: stopping through the allocation shim instead, at the calls made through these PLT slots of the modules loaded at start:",
+		lc_error_message(err));
+	for (size_t k = 0; k < a->n; k++)
+		fprintf(stderr, " %s (%" PRIu64 ")", a->pts[k].name, r->at_slots[k]);
+	fputs("; calls a library makes to its own functions, and those of modules loaded later, are neither stopped at nor counted\n", stderr);
+	r->mean = r->first_mean = r->top_mean = period;
+	r->max_rate = a->period ? 0 : AT_MAX_STOPS;
+	r->window_start = r->second_start = now_s();
+	return 0;
+refused:
+	fprintf(stderr, "luacore-sample: %s\nluacore-sample: --at: nor can the allocation shim stop there: %s\n",
+		lc_error_message(err),
+		r->at_hooked ? "no module loaded at start calls these functions through a PLT slot (only exported functions called from another module can be interposed)" :
+		"it did not answer");
+	return -1;
+}
+
+/* The report of --at through the shim. */
+static void at_shim_report(struct alloc_run *r, struct at_run *a, double elapsed)
+{
+	double med, p99;
+	uint64_t calls = 0;
+
+	printf("%12s  %s\n", "calls", "function");
+	for (size_t k = 0; k < a->n; k++) {
+		printf("%12" PRIu64 "  %s (%s+0x%" PRIx64 ")\n", r->at_count[k],
+		       a->pts[k].name, a->pts[k].module, a->pts[k].offset);
+		calls += r->at_count[k];
+	}
+	fflush(stdout);
+	times_summary(&r->park_us, &med, &p99);
+	fprintf(stderr, "luacore-sample: %" PRIu64 " calls counted by the shim%s in %.1f s; %" PRIu64 " stops (%" PRIu64 " lost); a stop took us %.1f us to answer (median), %.1f us (p99)\n",
+		calls, r->at_final ? "" : " (as of its last stop: the program did not end normally)",
+		elapsed, r->parks, r->lost, med, p99);
+	if (r->top_mean != r->first_mean)
+		fprintf(stderr, "luacore-sample: stops came faster than %.0f a second: one every %" PRIu64 " calls at most, %" PRIu64 " at the end\n",
+			r->max_rate, r->top_mean, r->mean);
 }
 
 static void usage(FILE *out)
@@ -1458,6 +1566,7 @@ int main(int argc, char **argv)
 	struct alloc_run ar = { .sock = -1, .max_rate = 100 };
 	struct at_run atr = { .period = 0 };
 	int at_want = -1;
+	bool at_shim = false;	/* --at through the shim */
 	struct lc_probe_stats at_st;
 	int at_finished = -1;
 	char *old_preload = NULL;
@@ -1796,7 +1905,22 @@ int main(int argc, char **argv)
 		if (!err)
 			err = lc_probe_hold(pid, atr.pts, atr.n, at_want, atr.period,
 					    AT_MAX_STOPS, atr.bare, &atr.h);
-		if (err) {
+		/* perf events refused, a command of ours: the shim, if the
+		 * functions are called through PLT slots */
+		if (err && child && atr.n && at_want < 0 && !atr.bare &&
+		    lc_error_code(err) == LC_ERR_OS) {
+			if (at_shim_request(&ar, &atr, err) == 0) {
+				at_shim = true;
+				lc_error_destroy(err);
+				err = NULL;
+			} else {
+				lc_error_destroy(err);
+				err = lc_error_create(LC_ERR_OS, "--at: nothing to stop at");
+			}
+		}
+		if (err && at_shim) {
+			err = NULL;
+		} else if (err) {
 			discard_output(outf, out_created, output);
 			message("", lc_error_message(err));
 			lc_error_destroy(err);
@@ -1807,9 +1931,11 @@ int main(int argc, char **argv)
 			}
 			return EXIT_FATAL;
 		}
-		atr.held = true;
-		atr.hw = lc_probe_holder_how(atr.h) == LC_PROBE_HW;
-		atr.why_not_hw = lc_probe_holder_why_not_hw(atr.h);
+		if (!at_shim) {
+			atr.held = true;
+			atr.hw = lc_probe_holder_how(atr.h) == LC_PROBE_HW;
+			atr.why_not_hw = lc_probe_holder_why_not_hw(atr.h);
+		}
 	}
 	no_lua = lc_sampler_no_lua(s);
 	if (no_lua)
@@ -1817,7 +1943,7 @@ int main(int argc, char **argv)
 	seed = (unsigned)getpid() ^ (unsigned)time(NULL);
 	start = now_s();
 	next = start;
-	if (at) {
+	if (at && !at_shim) {
 		struct pollfd pf = { .fd = lc_probe_holder_fd(atr.h), .events = POLLIN };
 
 		ar.started_at = now_s();
@@ -1847,10 +1973,11 @@ int main(int argc, char **argv)
 		}
 		at_serve(&atr, s);
 		at_finished = lc_probe_holder_finish(atr.h, &at_st);
-	} else if (alloc) {
-		/* Go: the program runs its main, and parks at samples. */
+	} else if (alloc || at_shim) {
+		/* Go: the program runs its main, and parks at samples (--at
+		 * through the shim: it went on once it had hooked). */
 		ar.started_at = now_s();
-		if (send(ar.sock, "g", 1, MSG_NOSIGNAL) != 1)
+		if (!at_shim && send(ar.sock, "g", 1, MSG_NOSIGNAL) != 1)
 			fprintf(stderr, "luacore-sample: cannot start %s's sampling: %s\n",
 				argv[optind], strerror(errno));
 		while (!stop_requested) {
@@ -1972,7 +2099,17 @@ int main(int argc, char **argv)
 			status = EXIT_FATAL;
 		outf = NULL;
 	}
-	if (at) {
+	if (at_shim) {
+		at_shim_report(&ar, &atr, elapsed);
+		if (ar.ended > 0)
+			fprintf(stderr, "luacore-sample: the program ran %.3f s from its main\n",
+				ar.ended - ar.started_at);
+		for (size_t k = 0; k < atr.n; k++) {
+			free(atr.pts[k].name);
+			free(atr.pts[k].module);
+		}
+		alloc_free(&ar);
+	} else if (at) {
 		if (at_report(&atr, &at_st, at_finished, elapsed) && !status)
 			status = EXIT_FATAL;
 		if (ar.ended > 0)

@@ -20,6 +20,12 @@
 #  - SIGKILL of the holder itself (LC_AT_HOLDER_KILLS, default 10): how
 #    often the program dies of it is measured and printed (not a
 #    failure: luacore-sample(1) documents the risk);
+#  - under a seccomp filter that denies perf_event_open
+#    (tests/at/seccomp-deny): -p refused, naming the filter; launched,
+#    the shim interposes lua_pushnumber's PLT slots instead: its count
+#    equals the kernel's (uprobes, no filter), the shares of the three
+#    sites within 2 points at >= 2000 stops; a function called through no
+#    PLT slot (l_now_s): refused, saying why;
 #  - as root without CAP_SYS_ADMIN: hardware breakpoints where they fire,
 #    else uprobes refused with the reason; five functions on hardware
 #    breakpoints (--at-mechanism hardware): the "4 a thread" error.
@@ -242,6 +248,51 @@ if [ -x "$host" ]; then
 			pass "root without CAP_SYS_ADMIN: hardware breakpoints do not fire on this machine, uprobes refused with the reason: $(grep -o 'perf_event_open refused[^)]*)' "$tmp/r.err")"
 		else
 			fail "root without CAP_SYS_ADMIN: exit $rc: $(tr '\n' ' ' <"$tmp/r.err")"
+		fi
+	fi
+
+	# under a seccomp filter that denies perf_event_open
+	deny=$top_builddir/tests/at/seccomp-deny
+	if [ ! -x "$deny" ]; then
+		fail "no $deny (make check builds it)"
+	else
+		rm -f "$tmp/go"
+		"$host" "$scen/wait_calls.lua" "$tmp/go" 100 >/dev/null 2>&1 &
+		hp=$!
+		sleep 0.3
+		"$deny" "$sample" --at l_now_s -o "$tmp/c.folded" -p "$hp" >"$tmp/c.out" 2>"$tmp/c.err"
+		rc=$?
+		touch "$tmp/go"
+		wait "$hp"
+		if [ $rc = 2 ] && grep -q 'runs under a seccomp filter' "$tmp/c.err"; then
+			pass "seccomp, -p: refused, naming the filter"
+		else
+			fail "seccomp, -p: exit $rc: $(tr '\n' ' ' <"$tmp/c.err")"
+		fi
+		"$sample" --at lua_pushnumber --count-only -- "$host" "$scen/calls.lua" 300 \
+			>"$tmp/k.out" 2>/dev/null
+		kern=$(count_of "$tmp/k.out" lua_pushnumber)
+		"$deny" "$sample" --at lua_pushnumber --at-period 1 -o "$tmp/c.folded" -- \
+			"$host" "$scen/calls.lua" 300 >"$tmp/c.out" 2>"$tmp/c.err"
+		rc=$?
+		got=$(count_of "$tmp/c.out" lua_pushnumber)
+		stops=$(sed -n 's/.*; \([0-9]*\) stops.*/\1/p' "$tmp/c.err" | head -1)
+		sh=$(shares_ok "$tmp/c.folded")
+		if [ $rc = 0 ] && grep -q 'stopping through the allocation shim' "$tmp/c.err" &&
+		   [ -n "$kern" ] && [ "$got" = "$kern" ] && [ "${stops:-0}" -ge 2000 ] &&
+		   [ "${sh%%[ ]*}" = ok ]; then
+			pass "seccomp, launched: through the shim, lua_pushnumber counted $got times (the kernel: $kern), $stops stops,${sh#ok}"
+		else
+			fail "seccomp, launched: exit $rc, counted ${got:-?} (the kernel: ${kern:-?}), ${stops:-?} stops,${sh#??}: $(tr '\n' ' ' <"$tmp/c.err")"
+		fi
+		"$deny" "$sample" --at l_now_s -o "$tmp/c.folded" -- \
+			"$host" "$scen/calls.lua" 300 >"$tmp/c.out" 2>"$tmp/c.err"
+		rc=$?
+		if [ $rc = 2 ] && grep -q 'no module loaded at start calls these functions through a PLT slot' "$tmp/c.err" &&
+		   ! grep -q '^truth' "$tmp/c.out"; then
+			pass "seccomp, launched, a host's own function: refused, saying why"
+		else
+			fail "seccomp, launched, a host's own function: exit $rc: $(tr '\n' ' ' <"$tmp/c.err")"
 		fi
 	fi
 
