@@ -1,10 +1,12 @@
 /* libluacore-alloc.so: byte-sampled allocation profiling of the Lua VMs of
  * a target that luacore-sample launched (LD_PRELOAD).
  *
- * Status: the target's half only.  luacore-sample does not launch with it
- * yet and the build does not make it; shim/run-alloc-test.sh builds it with
+ * luacore-sample --alloc launches with it (the build makes it as
+ * shim/libluacore-alloc.la); shim/run-alloc-test.sh also builds it with
  * gcc and checks it against test-alloc-server.c, a stand-in sampler that
- * answers parks without copying a stack.
+ * answers parks without copying a stack.  luacore-sample --at has it
+ * hold a command before its main, and where perf events are refused,
+ * interpose functions' PLT slots (below, "--at through the shim").
  *
  * It interposes lua_newstate and wraps the (f, ud) of every VM; Debian's
  * liblua5.x calls lua_newstate through the PLT from luaL_newstate, so the
