@@ -25,14 +25,15 @@ sudo_cmd() {
 # libstdc++'s demangler, which the library links, and for the C++
 # fixture host lchost++; golang-go for go tool pprof, which reads the
 # sampler's profiles as its users do; tmux for a terminal of a given
-# size, where --top is checked).
+# size, where --top is checked; procps's pgrep, to find the processes
+# a test's sampler starts).
 PACKAGES="autoconf automake libtool pkg-config gcc g++ make
  libelf-dev libdw-dev zlib1g-dev check elfutils
  gdb gdbserver python3 python3-jsonschema dpkg-dev xz-utils
  protobuf-compiler chromium chromium-driver clang libclang-rt-14-dev valgrind
  lua5.1 lua5.3 lua5.4 liblua5.1-0-dev liblua5.3-dev liblua5.4-dev
  liblua5.1-0-dbg liblua5.3-0-dbg liblua5.4-0-dbg libluajit-5.1-dev
- nmap haproxy lighttpd lighttpd-modules-lua golang-go tmux neovim"
+ nmap haproxy lighttpd lighttpd-modules-lua golang-go tmux neovim procps"
 
 # The demo's: the build, gdb (gcore where the kernel writes no core),
 # Debian's Lua 5.4 with its debug info (the bundled host links it).

@@ -501,17 +501,16 @@ static void *lc_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
 	struct lc_vm *vm = ud;
 	struct lc_thread *t = &lc_self;
-	void *r;
 
 	if (__builtin_expect(!ptr || !atomic_load_explicit(&lc_filter[
 			lc_hash(ptr) >> (64 - LC_FILTER_BITS)],
 			memory_order_relaxed), 1) &&
 	    __builtin_expect(t->left > (int64_t)nsize, 1)) {
+		/* a tail call: no frame of ours.  (A request that fails
+		 * still moved the byte line: it only shifts the next
+		 * sample point, and failures are rare.) */
 		t->left -= (int64_t)nsize;
-		r = vm->f(vm->ud, ptr, osize, nsize);
-		if (__builtin_expect(!r, 0) && nsize)
-			t->left += (int64_t)nsize;	/* failed: not counted */
-		return r;
+		return vm->f(vm->ud, ptr, osize, nsize);
 	}
 	return lc_slow(vm, ptr, osize, nsize, __builtin_return_address(0),
 		       __builtin_dwarf_cfa());

@@ -6,12 +6,12 @@
 #    within 0.8 s of its start: before its holder exists, or as it seizes
 #    and probes; the others within 0.4 s of the holder's start, as it
 #    serves stops), LC_AT_KILLS times for each
-#    (default 20; the closing note of the issue has 1000): the program
+#    (default 12; the closing note of the issue has 1000): the program
 #    never dies, is never left stopped (State t/T) nor traced
 #    (TracerPid), no holder is left (the events close with the holder's
 #    descriptors), the back-to-back loop's call rate comes back to its
 #    unprobed rate (within a third), and at the end its output checks;
-#  - the holder itself SIGKILLed (LC_AT_HOLDER_KILLS, default 10): what
+#  - the holder itself SIGKILLed (LC_AT_HOLDER_KILLS, default 6): what
 #    it cannot clean up after.  How often the program died of it is
 #    printed; it is a measurement, not a failure (luacore-sample(1)).
 set -uo pipefail
@@ -21,8 +21,8 @@ out=$(cd "${LUACORE_MATRIX_DIR:-$top_builddir/fixtures/out}" && pwd)
 sample=$(cd "$top_builddir/src" && pwd)/luacore-sample
 scen=$(cd "$top_srcdir/fixtures/scenarios/at" && pwd)
 export LC_TRUTH_LUA=$(cd "$top_srcdir/fixtures/lua" && pwd)/truth.lua
-kills=${LC_AT_KILLS:-20}
-hkills=${LC_AT_HOLDER_KILLS:-10}
+kills=${LC_AT_KILLS:-12}
+hkills=${LC_AT_HOLDER_KILLS:-6}
 host=$out/deb-5.4/lchost
 tmp=$(mktemp -d)
 trap 'pkill -KILL -f "$scen/loop.lua" 2>/dev/null; rm -rf "$tmp"' EXIT

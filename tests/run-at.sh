@@ -11,15 +11,7 @@
 #    innermost and the host's main and run_script under the Lua frames;
 #    pprof's sample types calls and stops;
 #  - -p, a stop every 7 calls on average (random gaps): the shares again;
-#  - SIGKILL of the sampler at random moments (LC_AT_KILLS, default 20,
-#    each on a tight loop and on calls 1 ms apart, at/loop.lua): the
-#    program never dies, is never left stopped or traced, no holder is
-#    left (so no event: the kernel removes it with the last descriptor),
-#    the tight loop's call rate returns to its unprobed rate, and its
-#    output checks out;
-#  - SIGKILL of the holder itself (LC_AT_HOLDER_KILLS, default 10): how
-#    often the program dies of it is measured and printed (not a
-#    failure: luacore-sample(1) documents the risk);
+#  - (SIGKILLs of the sampler and of its holder: tests/run-at-safety.sh)
 #  - under a seccomp filter that denies perf_event_open
 #    (tests/at/seccomp-deny): -p refused, naming the filter; launched,
 #    the shim interposes lua_pushnumber's PLT slots instead: its count

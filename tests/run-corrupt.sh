@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Corrupted cores: a real core of each layout family's Lua (7 builds), damaged the way a wild
+# Corrupted cores: a real core of each layout family's Lua (4 builds here, 5 more in run-sanitized.sh), damaged the way a wild
 # write or a use-after-free leaves memory (tests/corrupt/corrupt.c: a
 # CallInfo cycle, previous/next links that disagree, a function slot
 # outside the stack, a lua_State's stack pointer moved 1 MiB down, a Proto with absurd sizes, a string of 2^40 bytes, a
@@ -27,9 +27,13 @@ top_srcdir=${top_srcdir:-.}
 inspect=$top_builddir/src/luacore-inspect
 corrupt=$top_builddir/tests/corrupt/corrupt
 out=${LUACORE_MATRIX_DIR:-$top_builddir/fixtures/out}
-# One build per layout family, both optimization levels among them.
-builds=${LC_CORRUPT_BUILDS:-"deb-5.1 deb-5.3 deb-5.4 src-5.2.4-O0 src-5.4.7-O2 src-5.4.8-O0
- src-5.5.0-O2"}
+# One build per layout family, both optimization levels among them:
+# here those that run-sanitized.sh does not run this script on (it takes
+# deb-5.1, src-5.2.4-O2, deb-5.3, src-5.4.7-O2 and src-5.5.0-O0 with the
+# sanitized binaries, the same checks and more); LC_CORRUPT_BUILDS=all
+# for every one here.
+builds=${LC_CORRUPT_BUILDS:-"deb-5.4 src-5.2.4-O0 src-5.4.8-O0 src-5.5.0-O2"}
+[ "$builds" = all ] && builds="deb-5.1 deb-5.3 deb-5.4 src-5.2.4-O0 src-5.4.7-O2 src-5.4.8-O0 src-5.5.0-O2"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 pass=0 fail=0 na=0
@@ -126,7 +130,7 @@ done
 # loop is found in a step or two (it used to be walked to a cap of a
 # million CallInfos, 0.16 s a state), and the whole report stays within
 # 30 s (it takes about a second).
-for b in ${LC_CORRUPT_MANY_BUILDS:-deb-5.4 src-5.3.6-O2}; do
+for b in ${LC_CORRUPT_MANY_BUILDS:-src-5.3.6-O2}; do	# deb-5.4: run-sanitized.sh
 	mc=$tmp/mc-$b
 	if ! LC_BUILDS=$out "$top_srcdir/fixtures/make-core.sh" "$b" many_coroutines "$mc" >"$tmp/what" 2>&1 ||
 		! "$corrupt" ci-loops "$mc/core" "$mc/exe" "$tmp/core" >"$tmp/what" 2>&1; then
