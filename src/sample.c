@@ -669,163 +669,6 @@ static void say(void *arg, enum lc_log_level level, const char *msg)
 	fprintf(stderr, "luacore-sample: %s\n", msg);
 }
 
-/* ---- --at --count-only: calls of functions, counted by the kernel ---- */
-
-/* Count the calls of the comma-separated functions in process pid (or
- * the command, held by the shim before its main), until duration,
- * SIGINT or the end; the counts on stdout.  The exit status. */
-static int run_at_count(const char *list, int pid, char **cmd, double duration,
-			const struct lc_sampler_options *so, int want,
-			bool verbose)
-{
-	struct lc_probe_point pts[64];
-	size_t n = 0;
-	struct lc_probe *pr = NULL;
-	struct lc_sampler *s = NULL;
-	struct lc_error *err;
-	struct alloc_run ar = { .sock = -1 };
-	char *copy = strdup(list), *tok, *save = NULL;
-	uint64_t counts[64];
-	pid_t child = 0;
-	int status = 0, st = 0;
-	bool child_done = false;
-	double start;
-	int pidfd = -1;
-
-	if (!copy)
-		return EXIT_FATAL;
-	lc_set_log(say, NULL, verbose ? LC_LOG_VERBOSE : LC_LOG_NOTICE);
-	if (!pid) {
-		int child_end = -1;
-		char *old = getenv("LD_PRELOAD") ? strdup(getenv("LD_PRELOAD")) : NULL;
-
-		/* the shim holds the program before its main, and only that */
-		ar.sock = alloc_setup(0, &child_end);
-		if (ar.sock < 0) {
-			free(old);
-			free(copy);
-			return EXIT_FATAL;
-		}
-		child = start_command(cmd);
-		close(child_end);
-		alloc_unsetenv(old);
-		free(old);
-		if (child < 0) {
-			close(ar.sock);
-			free(copy);
-			return 127;
-		}
-		pid = child;
-		ar.pfd = malloc(sizeof(*ar.pfd));
-		if (!ar.pfd || alloc_wait_start(&ar, cmd[0], child) <= 0) {
-			fprintf(stderr, "luacore-sample: --at: %s was not held before its main (it ended, or does not load the shim: a set-user-ID program?); nothing counted\n",
-				cmd[0]);
-			kill(child, SIGKILL);
-			waitpid(child, NULL, 0);
-			free(ar.pfd);
-			close(ar.sock);
-			free(copy);
-			return EXIT_FATAL;
-		}
-	}
-	lc_debuginfod_take();
-	err = lc_sampler_create(pid, so, &s);
-	for (tok = strtok_r(copy, ",", &save); !err && tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		if (n == sizeof(pts) / sizeof(pts[0])) {
-			err = lc_error_create(LC_ERR_INVALID, "--at: 64 functions at most");
-			break;
-		}
-		err = lc_sampler_resolve(s, tok, &pts[n]);
-		if (!err)
-			n++;
-	}
-	if (!err && !n)
-		err = lc_error_create(LC_ERR_INVALID, "--at: no function named");
-	if (!err)
-		err = lc_probe_open(pid, child != 0, pts, n, want, &pr);
-	if (err) {
-		message("", lc_error_message(err));
-		lc_error_destroy(err);
-		status = EXIT_FATAL;
-		goto out;
-	}
-	if (child && send(ar.sock, "g", 1, MSG_NOSIGNAL) != 1)
-		fprintf(stderr, "luacore-sample: cannot let %s go: %s\n", cmd[0],
-			strerror(errno));
-	start = now_s();
-	/* the command's end seen at once (its run time is reported) */
-	pidfd = child ? (int)syscall(SYS_pidfd_open, child, 0) : -1;
-	while (!stop_requested) {
-		if (pidfd >= 0) {
-			struct pollfd pf = { .fd = pidfd, .events = POLLIN };
-
-			poll(&pf, 1, 50);
-		} else {
-			usleep(50000);
-		}
-		if (duration && now_s() - start > duration)
-			break;
-		if (child) {
-			if (waitpid(child, &st, WNOHANG) == child) {
-				child_done = true;
-				fprintf(stderr, "luacore-sample: the program ran %.3f s from its main\n",
-					now_s() - start);
-				break;
-			}
-		} else {
-			if (kill(pid, 0) < 0 && errno == ESRCH)
-				break;
-			lc_probe_rescan(pr);
-		}
-	}
-	if (lc_probe_read(pr, counts) < 0)
-		fprintf(stderr, "luacore-sample: --at: a count could not be read\n");
-	printf("%12s  %s\n", "calls", "function");
-	for (size_t k = 0; k < n; k++)
-		printf("%12" PRIu64 "  %s (%s+0x%" PRIx64 ")\n", counts[k],
-		       pts[k].name, pts[k].module, pts[k].offset);
-	fflush(stdout);
-	{
-		size_t nth = lc_probe_rescan(pr);
-		const char *why = lc_probe_how(pr) == LC_PROBE_UPROBE ?
-				  lc_probe_why_not_hw(pr) : NULL;
-
-		fprintf(stderr, "luacore-sample: counted by %s%s%s%s on %zu thread%s for %.1f s; nothing was stopped\n",
-			lc_probe_how(pr) == LC_PROBE_HW ? "hardware breakpoints" : "uprobes",
-			why ? " (not hardware breakpoints: " : "", why ? why : "",
-			why ? ")" : "", nth, nth == 1 ? "" : "s", now_s() - start);
-		if (!child)
-			fprintf(stderr, "luacore-sample: threads are probed as they are found, every 50 ms: calls on a thread that began and ended in between are not counted\n");
-	}
-out:
-	if (pidfd >= 0)
-		close(pidfd);
-	lc_probe_close(pr);
-	if (s)
-		lc_sampler_destroy(s);
-	for (size_t k = 0; k < n; k++) {
-		free(pts[k].name);
-		free(pts[k].module);
-	}
-	free(copy);
-	if (child) {
-		if (status)
-			kill(child, SIGKILL);
-		else if (!child_done)
-			fprintf(stderr, "luacore-sample: counting stopped; %s (pid %d) runs on: waiting for it to end\n",
-				cmd[0], (int)child);
-		if (!child_done)
-			while (waitpid(child, &st, 0) < 0 && errno == EINTR)
-				;
-		if (!status)
-			status = child_exit(cmd[0], st);
-		free(ar.pfd);
-		close(ar.sock);
-	}
-	return status;
-}
-
 /* ---- --at: stacks at calls of functions ---- */
 
 #define AT_MAX_STOPS	200	/* stops a second, unless --at-period */
@@ -879,6 +722,162 @@ static struct lc_error *at_resolve(struct at_run *a, struct lc_sampler *s,
 	return err;
 }
 
+/* The counts on stdout, one line a function; their sum. */
+static uint64_t at_print_counts(const struct at_run *a, const uint64_t *counts)
+{
+	uint64_t calls = 0;
+
+	printf("%12s  %s\n", "calls", "function");
+	for (size_t k = 0; k < a->n; k++) {
+		printf("%12" PRIu64 "  %s (%s+0x%" PRIx64 ")\n", counts[k],
+		       a->pts[k].name, a->pts[k].module, a->pts[k].offset);
+		calls += counts[k];
+	}
+	fflush(stdout);
+	return calls;
+}
+
+static void at_free(struct at_run *a)
+{
+	for (size_t k = 0; k < a->n; k++) {
+		free(a->pts[k].name);
+		free(a->pts[k].module);
+	}
+	a->n = 0;
+}
+
+/* ---- --at --count-only: calls of functions, counted by the kernel ---- */
+
+/* Count the calls of the comma-separated functions in process pid (or
+ * the command, held by the shim before its main), until duration,
+ * SIGINT or the end; the counts on stdout.  The exit status. */
+static int run_at_count(const char *list, int pid, char **cmd, double duration,
+			const struct lc_sampler_options *so, int want,
+			bool verbose)
+{
+	struct at_run a = { .n = 0 };
+	struct lc_probe *pr = NULL;
+	struct lc_sampler *s = NULL;
+	struct lc_error *err;
+	struct alloc_run ar = { .sock = -1 };
+	uint64_t counts[LC_PROBE_MAX];
+	pid_t child = 0;
+	int status = 0, st = 0;
+	bool child_done = false;
+	double start;
+	int pidfd = -1;
+
+	lc_set_log(say, NULL, verbose ? LC_LOG_VERBOSE : LC_LOG_NOTICE);
+	if (!pid) {
+		int child_end = -1;
+		char *old = getenv("LD_PRELOAD") ? strdup(getenv("LD_PRELOAD")) : NULL;
+
+		/* the shim holds the program before its main, and only that */
+		ar.sock = alloc_setup(0, &child_end);
+		if (ar.sock < 0) {
+			free(old);
+			return EXIT_FATAL;
+		}
+		child = start_command(cmd);
+		close(child_end);
+		alloc_unsetenv(old);
+		free(old);
+		if (child < 0) {
+			close(ar.sock);
+			return 127;
+		}
+		pid = child;
+		ar.pfd = malloc(sizeof(*ar.pfd));
+		if (!ar.pfd || alloc_wait_start(&ar, cmd[0], child) <= 0) {
+			fprintf(stderr, "luacore-sample: --at: %s was not held before its main (it ended, or does not load the shim: a set-user-ID program?); nothing counted\n",
+				cmd[0]);
+			kill(child, SIGKILL);
+			waitpid(child, NULL, 0);
+			free(ar.pfd);
+			close(ar.sock);
+			return EXIT_FATAL;
+		}
+	}
+	lc_debuginfod_take();
+	err = lc_sampler_create(pid, so, &s);
+	if (!err)
+		err = at_resolve(&a, s, list);
+	if (!err)
+		err = lc_probe_open(pid, child != 0, a.pts, a.n, want, &pr);
+	if (err) {
+		message("", lc_error_message(err));
+		lc_error_destroy(err);
+		status = EXIT_FATAL;
+		goto out;
+	}
+	if (child && send(ar.sock, "g", 1, MSG_NOSIGNAL) != 1)
+		fprintf(stderr, "luacore-sample: cannot let %s go: %s\n", cmd[0],
+			strerror(errno));
+	start = now_s();
+	/* the command's end seen at once (its run time is reported) */
+	pidfd = child ? (int)syscall(SYS_pidfd_open, child, 0) : -1;
+	while (!stop_requested) {
+		if (pidfd >= 0) {
+			struct pollfd pf = { .fd = pidfd, .events = POLLIN };
+
+			poll(&pf, 1, 50);
+		} else {
+			usleep(50000);
+		}
+		if (duration && now_s() - start > duration)
+			break;
+		if (child) {
+			if (waitpid(child, &st, WNOHANG) == child) {
+				child_done = true;
+				fprintf(stderr, "luacore-sample: the program ran %.3f s from its main\n",
+					now_s() - start);
+				break;
+			}
+		} else {
+			if (kill(pid, 0) < 0 && errno == ESRCH)
+				break;
+			lc_probe_rescan(pr);
+		}
+	}
+	if (lc_probe_read(pr, counts) < 0)
+		fprintf(stderr, "luacore-sample: --at: a count could not be read\n");
+	at_print_counts(&a, counts);
+	{
+		size_t nth = lc_probe_rescan(pr);
+		const char *why = lc_probe_how(pr) == LC_PROBE_UPROBE ?
+				  lc_probe_why_not_hw(pr) : NULL;
+
+		fprintf(stderr, "luacore-sample: counted by %s%s%s%s on %zu thread%s for %.1f s; nothing was stopped\n",
+			lc_probe_how(pr) == LC_PROBE_HW ? "hardware breakpoints" : "uprobes",
+			why ? " (not hardware breakpoints: " : "", why ? why : "",
+			why ? ")" : "", nth, nth == 1 ? "" : "s", now_s() - start);
+		if (!child)
+			fprintf(stderr, "luacore-sample: threads are probed as they are found, every 50 ms: calls on a thread that began and ended in between are not counted\n");
+	}
+out:
+	if (pidfd >= 0)
+		close(pidfd);
+	lc_probe_close(pr);
+	if (s)
+		lc_sampler_destroy(s);
+	at_free(&a);
+	if (child) {
+		if (status)
+			kill(child, SIGKILL);
+		else if (!child_done)
+			fprintf(stderr, "luacore-sample: counting stopped; %s (pid %d) runs on: waiting for it to end\n",
+				cmd[0], (int)child);
+		if (!child_done)
+			while (waitpid(child, &st, 0) < 0 && errno == EINTR)
+				;
+		if (!status)
+			status = child_exit(cmd[0], st);
+		free(ar.pfd);
+		close(ar.sock);
+	}
+	return status;
+}
+
 /* The holder's stops so far into the profile.  -1 when it is gone. */
 static int at_serve(struct at_run *a, struct lc_sampler *s)
 {
@@ -900,19 +899,13 @@ static int at_report(struct at_run *a, const struct lc_probe_stats *st,
 {
 	const char *why = a->why_not_hw;
 	bool hw = a->hw;
-	uint64_t calls = 0;
+	uint64_t calls;
 
 	if (finished < 0) {
 		fprintf(stderr, "luacore-sample: --at: the holder process ended without its report: counts unknown, and the target may be left traced (see TracerPid in /proc/PID/status)\n");
 		return EXIT_FATAL;
 	}
-	printf("%12s  %s\n", "calls", "function");
-	for (size_t k = 0; k < a->n; k++) {
-		printf("%12" PRIu64 "  %s (%s+0x%" PRIx64 ")\n", st->counts[k],
-		       a->pts[k].name, a->pts[k].module, a->pts[k].offset);
-		calls += st->counts[k];
-	}
-	fflush(stdout);
+	calls = at_print_counts(a, st->counts);
 	fprintf(stderr, "luacore-sample: %" PRIu64 " calls counted by %s%s%s%s on %" PRIu64 " thread%s in %.1f s%s; %" PRIu64 " stops",
 		calls, hw ? "hardware breakpoints" : "uprobes",
 		why ? " (not hardware breakpoints: " : "", why ? why : "",
@@ -1006,15 +999,9 @@ refused:
 static void at_shim_report(struct alloc_run *r, struct at_run *a, double elapsed)
 {
 	double med, p99;
-	uint64_t calls = 0;
+	uint64_t calls;
 
-	printf("%12s  %s\n", "calls", "function");
-	for (size_t k = 0; k < a->n; k++) {
-		printf("%12" PRIu64 "  %s (%s+0x%" PRIx64 ")\n", r->at_count[k],
-		       a->pts[k].name, a->pts[k].module, a->pts[k].offset);
-		calls += r->at_count[k];
-	}
-	fflush(stdout);
+	calls = at_print_counts(a, r->at_count);
 	times_summary(&r->park_us, &med, &p99);
 	fprintf(stderr, "luacore-sample: %" PRIu64 " calls counted by the shim%s in %.1f s; %" PRIu64 " stops (%" PRIu64 " lost); a stop took us %.1f us to answer (median), %.1f us (p99)\n",
 		calls, r->at_final ? "" : " (as of its last stop: the program did not end normally)",
@@ -2104,10 +2091,7 @@ int main(int argc, char **argv)
 		if (ar.ended > 0)
 			fprintf(stderr, "luacore-sample: the program ran %.3f s from its main\n",
 				ar.ended - ar.started_at);
-		for (size_t k = 0; k < atr.n; k++) {
-			free(atr.pts[k].name);
-			free(atr.pts[k].module);
-		}
+		at_free(&atr);
 		alloc_free(&ar);
 	} else if (at) {
 		if (at_report(&atr, &at_st, at_finished, elapsed) && !status)
@@ -2115,10 +2099,7 @@ int main(int argc, char **argv)
 		if (ar.ended > 0)
 			fprintf(stderr, "luacore-sample: the program ran %.3f s from its main\n",
 				ar.ended - ar.started_at);
-		for (size_t k = 0; k < atr.n; k++) {
-			free(atr.pts[k].name);
-			free(atr.pts[k].module);
-		}
+		at_free(&atr);
 		if (ar.pfd)
 			alloc_free(&ar);
 	} else if (alloc) {
