@@ -486,7 +486,7 @@ static void alloc_park(struct alloc_run *r, struct lc_sampler *s, int fd,
 		r->lost++;
 		alloc_go(&ans);
 	} else if (lc_sampler_take_parked(s, m->tid, regs,
-					  m->kind == LC_ALLOC_AT ? 0 : m->pc,
+					  m->kind == LC_ALLOC_AT ? 0 : m->pc, m->L,
 					  (int64_t)(objects + 0.5),
 					  (int64_t)(bytes + 0.5), alloc_go,
 					  &ans, &sample) < 0) {
@@ -888,7 +888,7 @@ static int at_serve(struct at_run *a, struct lc_sampler *s)
 		struct at_go_arg g = { .h = a->h, .seq = hit.seq };
 		long sample;
 
-		lc_sampler_take_parked(s, hit.tid, hit.regs, 0, 1,
+		lc_sampler_take_parked(s, hit.tid, hit.regs, 0, 0, 1,
 				       (int64_t)hit.weight, at_go, &g, &sample);
 	}
 	return r < 0 ? -1 : 0;

@@ -1637,9 +1637,31 @@ static void drop_inner(struct lc_stack *st, uint64_t caller)
 	st->nframes -= i;
 }
 
+/* A state not seen yet: its pages (the lua_State, its stack) learned
+ * from memory now, while the thread that may run it waits. */
+static void learn_hint(struct lc_sampler *s, uint64_t state)
+{
+	struct lc_interp *in = s->in;
+	struct lc_pass *pass = NULL;
+	struct lc_error *err;
+	uint64_t r[24][2];
+	size_t n;
+
+	if (!state || !in || known_find(s, state))
+		return;
+	if ((err = in->ops->begin(in, &pass))) {
+		lc_error_destroy(err);
+		return;
+	}
+	n = in->ops->hot(pass, &state, 1, NULL, 0, r, 24);
+	if (n)
+		known_learn(s, state, r, n);
+	in->ops->end(pass);
+}
+
 int lc_sampler_take_parked(struct lc_sampler *s, int tid,
 			   const uint64_t *regs, uint64_t caller,
-			   int64_t objects, int64_t bytes,
+			   uint64_t hint, int64_t objects, int64_t bytes,
 			   void (*go)(void *arg), void *arg, long *sample)
 {
 	struct snap *sn;
@@ -1665,6 +1687,7 @@ int lc_sampler_take_parked(struct lc_sampler *s, int tid,
 		go(arg);
 		return -1;
 	}
+	learn_hint(s, hint);
 	sn = s->cur = &s->snaps[0];
 	snap_reset(sn, tid);
 	memcpy(sn->regs, regs, sizeof(sn->regs));

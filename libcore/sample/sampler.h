@@ -97,11 +97,15 @@ const char *lc_sampler_vm_name(const struct lc_sampler *s, uint64_t vm);
  * it went into (-1: none, lost or filtered out by --vm).  go(arg) lets
  * the thread go, called once: as soon as its copy is taken when the copy
  * holds the Lua states its last park ran (decoded after), else after
- * decoding.  0, or -1 when it was lost (lost_read; lost_inconsistent: it
- * ran a state the copy lacked and went before it was read). */
+ * decoding.  hint: a lua_State the thread may run (the allocation's VM's
+ * main state), or 0: a thread's first park, which has no state it ran
+ * last time, reads the hint's pages now, so that it too goes before its
+ * decoding if it runs that state.  0, or -1 when it was lost (lost_read;
+ * lost_inconsistent: it ran a state the copy lacked and went before it
+ * was read). */
 int lc_sampler_take_parked(struct lc_sampler *s, int tid,
 			   const uint64_t *regs, uint64_t caller,
-			   int64_t objects, int64_t bytes,
+			   uint64_t hint, int64_t objects, int64_t bytes,
 			   void (*go)(void *arg), void *arg, long *sample);
 
 /* The function called name in the process's modules (the program's and

@@ -673,9 +673,22 @@ static size_t puc_hot(struct lc_pass *pass, const uint64_t *states,
 	for (size_t i = 0; i < nstates && i < 8; i++) {
 		struct lc_lstate st;
 
-		if (lc_lua_state_read(pass->ctx, states[i], &st) == 0 &&
-		    st.top > st.stack)
+		if (lc_lua_state_read(pass->ctx, states[i], &st) != 0)
+			continue;
+		if (st.top > st.stack)
 			ADD(st.stack, st.top - st.stack + 8 * l->sz_stack_slot);
+		/* No frames decoded (a state only named, not read yet):
+		 * its CallInfos from the current one down, a few */
+		if (!nframes && st.ci) {
+			struct lc_ci_cursor c = { 0 };
+			uint64_t ci = st.ci;
+
+			for (int k = 0; k < 16 && ci; k++) {
+				ADD(ci, l->sz_callinfo ? l->sz_callinfo : 128);
+				if (lc_lua_ci_prev(pass->ctx, &st, &c, ci, &ci) != 0)
+					break;
+			}
+		}
 	}
 #undef ADD
 	return n;
