@@ -11,7 +11,8 @@
 #    (TracerPid), no holder is left (the events close with the holder's
 #    descriptors), the back-to-back loop's call rate comes back to its
 #    unprobed rate (within a third), and at the end its output checks;
-#  - the holder itself SIGKILLed (LC_AT_HOLDER_KILLS, default 6): what
+#  - the holder itself SIGKILLed (LC_AT_HOLDER_KILLS, default 6; on calls
+#    LC_AT_HOLDER_GAP ms apart, default 0), 0.05-0.45 s after it starts: what
 #    it cannot clean up after.  How often the program died of it is
 #    printed; it is a measurement, not a failure (luacore-sample(1)).
 set -uo pipefail
@@ -46,7 +47,7 @@ rate() { cat "$tmp/rate" 2>/dev/null || echo 0; }
 holders() {
 	local n=0 h
 	for h in $(pgrep -x luacore-holder); do
-		tr '\0' ' ' <"/proc/$h/cmdline" 2>/dev/null | grep -q -- "-p $lp " && n=$((n + 1))
+		tr '\0' ' ' 2>/dev/null <"/proc/$h/cmdline" | grep -q -- "-p $lp " && n=$((n + 1))
 	done
 	echo $n
 }
@@ -56,7 +57,7 @@ wait_holders() {
 }
 proc_state() { awk '/^State:/ { s = $2 } /^TracerPid:/ { t = $2 } END { print s, t }' "/proc/$1/status" 2>/dev/null; }
 
-for gap in ${LC_AT_GAPS:-0 1}; do
+for gap in ${LC_AT_GAPS-0 1}; do
 	start_loop "$gap"
 	base=$(rate)
 	bad=0
@@ -82,7 +83,7 @@ for gap in ${LC_AT_GAPS:-0 1}; do
 			echo "  gap $gap, kill $i: a holder is still there after 5 s"
 			bad=$((bad + 1))
 			for h in $(pgrep -x luacore-holder); do
-				tr '\0' ' ' <"/proc/$h/cmdline" 2>/dev/null | grep -q -- "-p $lp " && kill -KILL "$h"
+				tr '\0' ' ' 2>/dev/null <"/proc/$h/cmdline" | grep -q -- "-p $lp " && kill -KILL "$h"
 			done
 		fi
 		if ! kill -0 "$lp" 2>/dev/null; then
@@ -118,7 +119,8 @@ done
 # the holder SIGKILLed: measured
 died=0
 done_n=0
-[ "$hkills" -gt 0 ] && start_loop 0
+hgap=${LC_AT_HOLDER_GAP:-0}
+[ "$hkills" -gt 0 ] && start_loop "$hgap"
 for i in $(seq "$hkills"); do
 	"$sample" --at l_now_s -o /dev/null -p "$lp" >/dev/null 2>&1 &
 	sp=$!
@@ -137,11 +139,11 @@ for i in $(seq "$hkills"); do
 	if ! kill -0 "$lp" 2>/dev/null; then
 		died=$((died + 1))
 		wait "$lp" 2>/dev/null
-		start_loop 0
+		start_loop "$hgap"
 	fi
 done
 touch "$tmp/stop"
 [ -n "$lp" ] && wait "$lp"
-echo "MEASURED holder SIGKILLed $done_n times on a back-to-back loop: the program died $died times"
+echo "MEASURED holder SIGKILLed $done_n times on calls $hgap ms apart: the program died $died times"
 pass "the holder SIGKILLed $done_n times: the program died $died times ($(awk -v d="$died" -v n="$done_n" 'BEGIN { printf "%.0f%%", n ? 100 * d / n : 0 }'))"
 exit $status
