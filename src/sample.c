@@ -1943,7 +1943,7 @@ int main(int argc, char **argv)
 			if (duration && now_s() - start > duration)
 				break;
 			if (poll(&pf, 1, 50) > 0 && at_serve(&atr, s) < 0) {
-				fprintf(stderr, "luacore-sample: --at: the holder process is gone\n");
+				fprintf(stderr, "luacore-sample: --at: the holder process ended (a signal to it?): stopping\n");
 				break;
 			}
 			if (child && waitpid(child, &st, WNOHANG) == child) {

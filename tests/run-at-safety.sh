@@ -14,7 +14,10 @@
 #  - the holder itself SIGKILLed (LC_AT_HOLDER_KILLS, default 6; on calls
 #    LC_AT_HOLDER_GAP ms apart, default 0), 0.05-0.45 s after it starts: what
 #    it cannot clean up after.  How often the program died of it is
-#    printed; it is a measurement, not a failure (luacore-sample(1)).
+#    printed; it is a measurement, not a failure (luacore-sample(1));
+#  - the holder sent SIGTERM (3 times): it cleans up as when the sampler
+#    dies; the program runs on, untraced, and the sampler reports the
+#    counts the holder sent before it ended.
 set -uo pipefail
 top_srcdir=${top_srcdir:-.}
 top_builddir=${top_builddir:-.}
@@ -144,6 +147,37 @@ for i in $(seq "$hkills"); do
 done
 touch "$tmp/stop"
 [ -n "$lp" ] && wait "$lp"
+# the holder sent SIGTERM: cleaned up, counts reported
+start_loop 0
+bad=0
+for i in 1 2 3; do
+	"$sample" --at l_now_s -o /dev/null -p "$lp" >"$tmp/t.out" 2>"$tmp/t.err" &
+	sp=$!
+	hp=
+	for _ in $(seq 200); do
+		hp=$(pgrep -x -P "$sp" luacore-holder | head -1)
+		[ -n "$hp" ] && break
+		sleep 0.01
+	done
+	sleep 0.3
+	[ -n "$hp" ] && kill -TERM "$hp"
+	wait "$sp"
+	rc=$?
+	read -r st tr <<<"$(proc_state "$lp")"
+	if [ -z "$hp" ] || [ $rc != 0 ] || ! kill -0 "$lp" 2>/dev/null || [ "$st" = t ] ||
+	   [ "$st" = T ] || [ "$tr" != 0 ] || ! grep -q 'l_now_s' "$tmp/t.out"; then
+		bad=$((bad + 1))
+		echo "  SIGTERM $i: holder ${hp:-none}, exit $rc, State $st, TracerPid $tr: $(tr '\n' ' ' <"$tmp/t.err")"
+	fi
+done
+touch "$tmp/stop"
+wait "$lp"
+if [ $bad = 0 ] && grep -q ' ok$' "$tmp/loop.out"; then
+	pass "the holder sent SIGTERM 3 times: it cleaned up, the program ran on untraced, the counts were reported"
+else
+	fail "the holder sent SIGTERM: $bad bad outcomes"
+fi
+
 echo "MEASURED holder SIGKILLed $done_n times on calls $hgap ms apart: the program died $died times"
 pass "the holder SIGKILLed $done_n times: the program died $died times ($(awk -v d="$died" -v n="$done_n" 'BEGIN { printf "%.0f%%", n ? 100 * d / n : 0 }'))"
 exit $status

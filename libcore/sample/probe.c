@@ -459,6 +459,8 @@ struct lc_probe_holder {
 	int sock;
 	pid_t hpid;
 	bool dead;
+	bool ended;		/* its report came (it ended on its own) */
+	struct lc_probe_stats end;
 };
 
 static uint64_t h_rand(struct holder *h)
@@ -1124,6 +1126,12 @@ int lc_probe_holder_next(struct lc_probe_holder *h, struct lc_probe_hit *hit)
 		h->dead = true;
 		return -1;
 	}
+	if (m.type == M_END) {
+		/* it ended on its own (SIGTERM): its report, kept */
+		h->end = m.u.st;
+		h->ended = h->dead = true;
+		return -1;
+	}
 	if (m.type != M_HIT ||
 	    (size_t)r < offsetof(struct hmsg, u) + sizeof(m.u.hit) ||
 	    m.u.hit.point >= h->p->n)
@@ -1150,6 +1158,10 @@ int lc_probe_holder_finish(struct lc_probe_holder *h, struct lc_probe_stats *st)
 	double t0 = lc_now_s();
 
 	memset(st, 0, sizeof(*st));
+	if (h->ended) {
+		*st = h->end;
+		ret = 0;
+	}
 	if (!h->dead)
 		send(h->sock, &m, offsetof(struct hmsg, u), MSG_NOSIGNAL);
 	/* stops still queued, then the end (the holder detaches first:
