@@ -865,6 +865,16 @@ static int lc_at_setup(int fd, const char *req, size_t len)
 			return -1;
 		lc_at_n++;
 	}
+	/* and the program goes on at the sampler's word, which does not
+	 * come when it finds nothing to stop at (it ends the program) */
+	{
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		char go;
+
+		if (poll(&p, 1, LC_ALLOC_START_MS) != 1 ||
+		    recv(fd, &go, 1, 0) != 1)
+			return -1;
+	}
 	return 0;
 }
 #else

@@ -63,7 +63,7 @@ enum lc_alloc_kind {
 	 * (LC_ALLOC_AT_REQ_MAX bytes at most) asks the shim to interpose
 	 * those functions' PLT slots in every module loaded.  It answers one
 	 * AT_HOOKED per name (id: its index, nsize: the slots it took, 0:
-	 * none), then the program goes on.  Each call through a slot counts;
+	 * none), then the program goes on at the sampler's one byte.  Each call through a slot counts;
 	 * every period-th on a thread on average (uniform gaps) parks in an
 	 * AT on its own socket: regs as at the function's first instruction
 	 * (rip the function, rsp pointing at the return address), id the

@@ -976,7 +976,7 @@ static int at_shim_request(struct alloc_run *r, struct at_run *a,
 		slots += m.nsize;
 		r->at_hooked++;
 	}
-	if (!slots)
+	if (!slots || send(r->sock, "g", 1, MSG_NOSIGNAL) != 1)
 		goto refused;
 	fprintf(stderr, "luacore-sample: %s\nluacore-sample: --at: stopping through the allocation shim instead, at the calls made through these PLT slots of the modules loaded at start:",
 		lc_error_message(err));
