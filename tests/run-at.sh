@@ -51,6 +51,24 @@ status=0
 pass() { echo "PASS $*"; }
 fail() { echo "FAIL $*"; status=1; }
 count_of() { awk -v f="$2" '$2 == f { print $1; exit }' "$1"; }
+# attached N OUT ARGS...: lchost running at/wait_calls.lua N, the sampler
+# attached with ARGS while it waits (OUT.out, OUT.err, the program's
+# output in OUT.prog); rc the sampler's exit status
+attached() {
+	local n=$1 o=$2 hp sp
+	shift 2
+	rm -f "$tmp/go"
+	"$host" "$scen/wait_calls.lua" "$tmp/go" "$n" >"$o.prog" 2>&1 &
+	hp=$!
+	sleep 0.3
+	"$sample" "$@" -p "$hp" >"$o.out" 2>"$o.err" &
+	sp=$!
+	sleep 1
+	touch "$tmp/go"
+	wait "$hp"
+	wait "$sp"
+	rc=$?
+}
 
 for b in $builds; do
 	host=$out/$b/lchost
@@ -67,17 +85,7 @@ for b in $builds; do
 		fail "$b launched: counted ${got:-?}, the script ${want:-?} (exit $rc): $(tr '\n' ' ' <"$tmp/l.err")"
 	fi
 
-	rm -f "$tmp/go"
-	"$host" "$scen/wait_calls.lua" "$tmp/go" 20000 >"$tmp/p.prog" 2>&1 &
-	hp=$!
-	sleep 0.3
-	"$sample" --at l_now_s --count-only -p "$hp" >"$tmp/p.out" 2>"$tmp/p.err" &
-	sp=$!
-	sleep 1
-	touch "$tmp/go"
-	wait "$hp"
-	wait "$sp"
-	rc=$?
+	attached 20000 "$tmp/p" --at l_now_s --count-only
 	want=$(sed -n 's/^truth calls=//p' "$tmp/p.prog")
 	got=$(count_of "$tmp/p.out" l_now_s)
 	if [ $rc = 0 ] && [ -n "$want" ] && [ "$got" = "$want" ]; then
@@ -155,17 +163,7 @@ if [ -x "$host" ]; then
 	fi
 
 	# -p, a stop every 7 calls on average
-	rm -f "$tmp/go"
-	"$host" "$scen/wait_calls.lua" "$tmp/go" 3000 >"$tmp/p.prog" 2>&1 &
-	hp=$!
-	sleep 0.3
-	"$sample" --at l_now_s --at-period 7 -o "$tmp/p.folded" -p "$hp" >"$tmp/p.out" 2>"$tmp/p.err" &
-	sp=$!
-	sleep 1
-	touch "$tmp/go"
-	wait "$hp"
-	wait "$sp"
-	rc=$?
+	attached 3000 "$tmp/p" --at l_now_s --at-period 7 -o "$tmp/p.folded"
 	want=$(sed -n 's/^truth calls=//p' "$tmp/p.prog")
 	got=$(count_of "$tmp/p.out" l_now_s)
 	stops=$(sed -n 's/.*; \([0-9]*\) stops.*/\1/p' "$tmp/p.err" | head -1)
