@@ -292,6 +292,12 @@ char *lc_symbol_display(const char *raw, char **linkage);
  * gives it, or NULL.  Borrowed: valid until the program is destroyed. */
 const char *lc_program_symbol(struct lc_program *p, uint64_t addr);
 void lc_symnames_free(struct lc_symnames *s);
+/* Read ahead, for at most seconds, the DWARF that turning a pc into a
+ * function and a line needs: every module's address ranges, then the
+ * line tables of each unit of the module at addr (a VM's), so that the
+ * first stacks are decoded about as fast as later ones. */
+void lc_program_warm_lines(struct lc_program *p, uint64_t addr,
+			   double seconds);
 /* The name of a module, the same for every kind of program: the path of
  * the file the process mapped, as the kernel names it (a core's NT_FILE
  * note, a live process's /proc/PID/maps; callback programs get the real

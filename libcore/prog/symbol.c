@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base.h"
 #include "prog/program.h"
 
 /* libstdc++'s demangler (cxxabi.h; C linkage): the one gdb's and
@@ -237,4 +238,46 @@ const char *lc_program_exec_name(const struct lc_program *p, uint64_t addr,
 			return p->exec[i].name;
 		}
 	return NULL;
+}
+
+struct warm {
+	double until;
+};
+
+static int warm_aranges(Dwfl_Module *mod, void **userdata, const char *name,
+			Dwarf_Addr start, void *arg)
+{
+	struct warm *w = arg;
+	Dwarf_Addr bias;
+	Dwarf *dw;
+	Dwarf_Aranges *ar;
+	size_t n;
+
+	if (lc_now_s() > w->until)
+		return DWARF_CB_ABORT;
+	if ((dw = dwfl_module_getdwarf(mod, &bias)))
+		dwarf_getaranges(dw, &ar, &n);
+	return DWARF_CB_OK;
+}
+
+void lc_program_warm_lines(struct lc_program *p, uint64_t addr,
+			   double seconds)
+{
+	struct warm w = { .until = lc_now_s() + seconds };
+	Dwfl_Module *mod = p->dwfl ? dwfl_addrmodule(p->dwfl, addr) : NULL;
+	Dwarf_Addr bias;
+	Dwarf *dw = mod ? dwfl_module_getdwarf(mod, &bias) : NULL;
+	Dwarf_CU *cu = NULL;
+	Dwarf_Die die;
+	size_t n;
+	uint8_t type;
+
+	if (p->dwfl)
+		dwfl_getmodules(p->dwfl, warm_aranges, &w, 0);
+	while (dw && lc_now_s() < w.until &&
+	       dwarf_get_units(dw, cu, &cu, NULL, &type, &die, NULL) == 0) {
+		Dwarf_Lines *lines;
+
+		dwarf_getsrclines(&die, &lines, &n);
+	}
 }

@@ -35,6 +35,8 @@
 #define STATE_PAGES	12
 #define KNOWN_STATES	1024
 #define FOUND_STATES	4
+/* At most this long reading DWARF ahead, per VM (lc_program_warm_lines) */
+#define WARM_S		0.1
 #define SNAP_PAGES	(HOT_PAGES + FOUND_STATES * STATE_PAGES)
 #define BATCH		8		/* stops of a tick before decoding */
 #define FD_CACHE	256		/* threads whose stat stays open */
@@ -1693,12 +1695,14 @@ int lc_sampler_take_parked(struct lc_sampler *s, int tid,
 	memcpy(sn->regs, regs, sizeof(sn->regs));
 	sn->from_pc = sn->from_sp = 0;
 	/* It waits for our answer: nothing of its stack or of its VM
-	 * changes meanwhile, and nothing needs stopping. */
-	c0 = thread_cpu_s();
+	 * changes meanwhile, and nothing needs stopping.  What the copy
+	 * costs us is its time (we run all along): no system call for a
+	 * CPU clock while the thread waits. */
+	c0 = lc_now_s();
 	copy_snap(s, ts);
 	copy_found_states(s);
 	qsort(sn->pages, sn->npages, sizeof(*sn->pages), cmp_page);
-	s->prof->q.sampler_stop_cpu_s += thread_cpu_s() - c0;
+	s->prof->q.sampler_stop_cpu_s += lc_now_s() - c0;
 	/* With the Lua states it ran last time in the copy, it goes now
 	 * and the copy is decoded after; a thread that runs a state the
 	 * copy lacks was read as it ran: not a sample.  Without them (its
@@ -3089,6 +3093,10 @@ struct lc_error *lc_sampler_create(int pid,
 	for (size_t i = 0; i < s->nins; i++) {
 		s->ins[i]->reuse_s = 1.0;
 		s->ins[i]->profile_frames = true;
+		/* Read ahead what the first stacks would read: a parked
+		 * thread waits for its first decode. */
+		lc_program_warm_lines(s->t->prog, s->ins[i]->module_start,
+				      WARM_S);
 	}
 	if (s->o.nonblocking) {
 		err = nb_create(s);
