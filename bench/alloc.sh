@@ -107,7 +107,11 @@ row() {
 	row "wall, wrapped / plain" "$(ratio "$ww" "$pw")" "<=" 1.03
 	row "median park, our answer (us)" "$park" "<=" 40
 } | tee "$tmp/table"
-if grep -q -e ' over$' -e ' failed$' "$tmp/table"; then
+# A 3% difference cannot be told on a machine whose plain runs differ by
+# more than twice that from one another.
+if ! sort -n "$tmp/plain.wall" | awk '{ v[NR] = $1 } END { exit !(NR && v[1] > 0 && v[NR] / v[1] - 1 <= 0.06) }'; then
+	echo "targets not judged: the plain runs differ by more than 6% (this machine is too noisy for a 3% target now; run again when it is quiet)"
+elif grep -q -e ' over$' -e ' failed$' "$tmp/table"; then
 	echo "targets NOT met"
 else
 	echo "targets met"
