@@ -94,8 +94,9 @@ struct snap {
 	uint64_t from_pc, from_sp;	/* lc_program_thread's, for it */
 	uint64_t stack_lo, stack_hi;	/* the copy of [rsp - 128, ...) */
 	uint8_t stack[STACK_COPY + 128];
-	struct page *pages;		/* HOT_PAGES, sorted by addr */
+	struct page *pages;		/* SNAP_PAGES, in the order copied */
 	size_t npages;
+	uint16_t order[SNAP_PAGES];	/* pages' indexes by addr (snap_index) */
 	double t_stopped;		/* when the stop was seen */
 	/* Stopped in a system call it was asleep in: the stop interrupted
 	 * a wait (the call's result is -EINTR or a restart code), so the
@@ -300,13 +301,14 @@ static const struct page *find_page(const struct snap *sn, uint64_t pa)
 
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
+		const struct page *p = &sn->pages[sn->order[mid]];
 
-		if (sn->pages[mid].addr < pa)
+		if (p->addr < pa)
 			lo = mid + 1;
-		else if (sn->pages[mid].addr > pa)
+		else if (p->addr > pa)
 			hi = mid;
 		else
-			return &sn->pages[mid];
+			return p;
 	}
 	return NULL;
 }
@@ -461,11 +463,21 @@ static const Dwfl_Thread_Callbacks thread_callbacks = {
 
 /* ---- taking one thread's copy ---- */
 
-static int cmp_page(const void *a, const void *b)
+/* The copied pages' order by address, for find_page: an insertion sort
+ * of their indexes (a few dozen at most), not of the 4 KiB pages
+ * themselves, which qsort would move through a heap buffer. */
+static void snap_index(struct snap *sn)
 {
-	const struct page *x = a, *y = b;
+	for (size_t i = 0; i < sn->npages; i++) {
+		uint64_t a = sn->pages[i].addr;
+		size_t j = i;
 
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
+		while (j > 0 && sn->pages[sn->order[j - 1]].addr > a) {
+			sn->order[j] = sn->order[j - 1];
+			j--;
+		}
+		sn->order[j] = (uint16_t)i;
+	}
 }
 
 static size_t known_hash(uint64_t a)
@@ -825,7 +837,7 @@ out:
 				s->prof->q.stop_max_us = hold * 1e6;
 		}
 	}
-	qsort(sn->pages, sn->npages, sizeof(*sn->pages), cmp_page);
+	snap_index(sn);
 	return lc_live_releases() != releases ? RELEASED : res;
 }
 
@@ -1701,7 +1713,7 @@ int lc_sampler_take_parked(struct lc_sampler *s, int tid,
 	c0 = lc_now_s();
 	copy_snap(s, ts);
 	copy_found_states(s);
-	qsort(sn->pages, sn->npages, sizeof(*sn->pages), cmp_page);
+	snap_index(sn);
 	s->prof->q.sampler_stop_cpu_s += lc_now_s() - c0;
 	/* With the Lua states it ran last time in the copy, it goes now
 	 * and the copy is decoded after; a thread that runs a state the
