@@ -112,7 +112,7 @@ while time.monotonic() < end:
             if line.startswith("TracerPid:") and line.split()[1] != "0":
                 traced += 1
     polls += 1
-    time.sleep(0.001)
+    time.sleep(0.0002)
 print(polls, stopped, traced)
 PY
 }
