@@ -93,6 +93,10 @@ printf '  %-34s %10s %10s\n' "wrapped, nothing sampled" "${ww:-?}" "${wc:-?}"
 printf '  %-34s %10s %10s\n' "sampled at the default mean" "${sw:-?}" "${sc:-?}"
 echo "  parks a second (median of runs): ${rate:-?}"
 echo "  plain runs spread: $(sort -n "$tmp/plain.wall" | head -1) to $(sort -n "$tmp/plain.wall" | tail -1) s (this machine's noise)"
+# Noise from outside only adds time: the best run of each kind, beside
+# the medians, shows what the sampling itself costs on a noisy machine.
+best() { sort -n "$1" | head -1; }
+echo "  best of runs, sampled / plain: wall $(ratio "$(best "$tmp/sampled.wall")" "$(best "$tmp/plain.wall")"), CPU $(ratio "$(best "$tmp/sampled.cpu")" "$(best "$tmp/plain.cpu")"); wrapped / plain: wall $(ratio "$(best "$tmp/wrapped.wall")" "$(best "$tmp/plain.wall")"), CPU $(ratio "$(best "$tmp/wrapped.cpu")" "$(best "$tmp/plain.cpu")")"
 echo "  median wait of a parked thread, as it saw it: ${wait:-?} us; bare round trip at ${rate:-?}/s on this machine (no sampler work, $(echo "$floor" | awk '{ print $3 }') answerer): median $(echo "$floor" | awk '{ print $1 }') us, p90 $(echo "$floor" | awk '{ print $2 }') us"
 row() {
 	awk -v n="$1" -v m="$2" -v c="$3" -v t="$4" 'BEGIN {
