@@ -10,7 +10,9 @@
  *
  * It interposes lua_newstate and wraps the (f, ud) of every VM; Debian's
  * liblua5.x calls lua_newstate through the PLT from luaL_newstate, so the
- * default allocator is wrapped too.  luaL_newstate is interposed as well,
+ * default allocator is wrapped too (and, being the C library's free and
+ * realloc as the Lua manual specifies it, called directly by the wrapper:
+ * a call less per allocation).  luaL_newstate is interposed as well,
  * for LuaJIT, whose luaL_newstate does not go through lua_newstate: there
  * the allocator is wrapped right after the VM is made.  With Lua linked
  * into the executable nothing here is ever called, and nothing happens.
@@ -41,6 +43,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,6 +87,9 @@ struct lc_vm {
 	void *ud;
 	lua_State *L;		/* main thread, once lua_newstate returned */
 	uint32_t serial;	/* 1, 2, ...: the "vm" of the messages */
+	/* f is the Lua library's own, given by its luaL_newstate: the C
+	 * library's free and realloc (lc_std_alloc) */
+	bool std;
 };
 
 struct lc_thread {
@@ -96,6 +102,9 @@ struct lc_thread {
 /* initial-exec: the fast path is one %fs-relative access; the library is
  * preloaded, so static TLS always has room for it */
 static __thread struct lc_thread lc_self __attribute__((tls_model("initial-exec")));
+/* In the Lua library's luaL_newstate (its lua_newstate gets its own
+ * allocator) */
+static __thread bool lc_in_auxnewstate __attribute__((tls_model("initial-exec")));
 
 static atomic_int lc_on;	/* 1 while sampling; 0 for good once off */
 static int lc_fd = -1;		/* the shared socket */
@@ -494,6 +503,16 @@ lc_slow(struct lc_vm *vm, void *ptr, size_t osize, size_t nsize,
 	return r;
 }
 
+/* luaL_newstate's allocator shrinking a block: as 5.3's, it keeps the
+ * block when realloc fails (5.1, 5.2, 5.4 and 5.5 give NULL then, and
+ * Lua raises a memory error; glibc's realloc never fails to shrink). */
+static __attribute__((noinline)) void *lc_std_shrink(void *ptr, size_t nsize)
+{
+	void *p = realloc(ptr, nsize);
+
+	return p ? p : ptr;
+}
+
 /* The lua_Alloc of every wrapped VM.  Fast path: no sample point in this
  * block and ptr not a live sample: a subtraction, two compares and the
  * filter byte of a freed block. */
@@ -510,7 +529,18 @@ static void *lc_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 		 * still moved the byte line: it only shifts the next
 		 * sample point, and failures are rare.) */
 		t->left -= (int64_t)nsize;
-		return vm->f(vm->ud, ptr, osize, nsize);
+		if (!vm->std)
+			return vm->f(vm->ud, ptr, osize, nsize);
+		/* luaL_newstate's allocator as the Lua manual specifies
+		 * it ("based on the standard C allocation functions"),
+		 * called here rather than through it: one call less */
+		if (nsize == 0) {
+			free(ptr);
+			return NULL;
+		}
+		if (!ptr || nsize > osize)
+			return realloc(ptr, nsize);
+		return lc_std_shrink(ptr, nsize);
 	}
 	return lc_slow(vm, ptr, osize, nsize, __builtin_return_address(0),
 		       __builtin_dwarf_cfa());
@@ -530,6 +560,7 @@ static struct lc_vm *lc_vm_new(lua_Alloc f, void *ud)
 	vm->f = f;
 	vm->ud = ud;
 	vm->L = NULL;
+	vm->std = false;
 	vm->serial = atomic_fetch_add(&lc_next_vm, 1) + 1;
 	return vm;
 }
@@ -1050,6 +1081,15 @@ LC_EXPORT lua_State *lua_newstate(lua_Alloc f, void *ud, unsigned seed)
 
 	if (!vm)
 		return real(f, ud, seed);
+	/* Called by the Lua library's luaL_newstate with an allocator of
+	 * that library: lauxlib's, the C library's functions. */
+	if (lc_in_auxnewstate) {
+		Dl_info of_f, of_caller;
+
+		vm->std = dladdr((void *)f, &of_f) &&
+			  dladdr(__builtin_return_address(0), &of_caller) &&
+			  of_f.dli_fbase == of_caller.dli_fbase;
+	}
 	if (!(L = real(lc_alloc, vm, seed))) {
 		free(vm);
 		return NULL;
@@ -1060,11 +1100,15 @@ LC_EXPORT lua_State *lua_newstate(lua_Alloc f, void *ud, unsigned seed)
 
 LC_EXPORT lua_State *luaL_newstate(void)
 {
-	lua_State *L = LC_REAL(LC_AUXNEWSTATE, auxnewstate_fn)();
+	auxnewstate_fn *real = LC_REAL(LC_AUXNEWSTATE, auxnewstate_fn);
+	lua_State *L;
 	struct lc_vm *vm;
 	lua_Alloc f;
 	void *ud;
 
+	lc_in_auxnewstate = true;
+	L = real();
+	lc_in_auxnewstate = false;
 	/* PUC Lua went through lua_newstate above; LuaJIT did not */
 	if (L && atomic_load(&lc_on) &&
 	    (f = LC_REAL(LC_GETALLOCF, getallocf_fn)(L, &ud)) != lc_alloc &&
@@ -1104,6 +1148,7 @@ LC_EXPORT void lua_setallocf(lua_State *L, lua_Alloc f, void *ud)
 		/* the VM keeps its wrapper, now around the new allocator
 		 * (the host serializes calls on one VM, as Lua asks) */
 		vm = cur;
+		vm->std = false;
 		vm->ud = ud;
 		vm->f = f;
 	} else if ((vm = lc_vm_new(f, ud))) {
