@@ -119,6 +119,18 @@ for gap in ${LC_AT_GAPS-0 1}; do
 	fi
 done
 
+# holder_of PID TRIES DELAY: the pid of luacore-sample PID's holder, asked
+# for TRIES times DELAY s apart; empty if none showed
+holder_of() {
+	local h=
+	for _ in $(seq "$2"); do
+		h=$(pgrep -x -P "$1" luacore-holder | head -1)
+		[ -n "$h" ] && break
+		sleep "$3"
+	done
+	echo "$h"
+}
+
 # the holder SIGKILLed: measured
 died=0
 done_n=0
@@ -127,12 +139,7 @@ hgap=${LC_AT_HOLDER_GAP:-0}
 for i in $(seq "$hkills"); do
 	"$sample" --at l_now_s -o /dev/null -p "$lp" >/dev/null 2>&1 &
 	sp=$!
-	hp=
-	for _ in $(seq 100); do
-		hp=$(pgrep -x -P "$sp" luacore-holder | head -1)
-		[ -n "$hp" ] && break
-		sleep 0.02
-	done
+	hp=$(holder_of "$sp" 100 0.02)
 	sleep "$(awk -v r="$RANDOM" 'BEGIN { printf "%.3f", 0.05 + r / 32768 * 0.4 }')"
 	[ -n "$hp" ] && kill -KILL "$hp" 2>/dev/null
 	wait "$sp" 2>/dev/null
@@ -153,12 +160,7 @@ bad=0
 for i in 1 2 3; do
 	"$sample" --at l_now_s -o /dev/null -p "$lp" >"$tmp/t.out" 2>"$tmp/t.err" &
 	sp=$!
-	hp=
-	for _ in $(seq 200); do
-		hp=$(pgrep -x -P "$sp" luacore-holder | head -1)
-		[ -n "$hp" ] && break
-		sleep 0.01
-	done
+	hp=$(holder_of "$sp" 200 0.01)
 	sleep 0.3
 	[ -n "$hp" ] && kill -TERM "$hp"
 	wait "$sp"
