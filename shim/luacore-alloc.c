@@ -95,6 +95,10 @@ struct lc_vm {
 struct lc_thread {
 	int64_t left;		/* bytes to this thread's next sample point */
 	uint64_t rng;		/* xorshift64* state; 0: not seeded yet */
+	/* the gaps drawn in all: drawn - left is the bytes asked for since
+	 * the first allocation, kept off the fast path; at the end of the
+	 * last park, that count and the time (since_bytes, since_ns) */
+	uint64_t drawn, mark_bytes, mark_ns;
 	int fd;			/* own socket + 1; 0: none yet */
 	int32_t tid;
 };
@@ -130,9 +134,11 @@ static atomic_int lc_fds[LC_MAX_FDS];
  * slots (a cache line of pointers); a full bucket counts an overflow.  Any
  * thread adds and removes with atomics only; a pointer is in the table at
  * most once because the host cannot free or reuse it concurrently.
- * lc_filter counts the entries of each 1/4 of a bucket: every free reads
- * one byte of it, 16 KiB that stay in cache, and looks at the bucket only
- * when the count is not 0 (a count never exceeds 8). */
+ * lc_filter counts the entries of each 1/4 of a bucket (a count never
+ * exceeds 8) and lc_filter_bit says which counts are not 0: every free
+ * reads one bit, of 2 KiB that stay in the first-level cache, and looks
+ * at the bucket only when it is set.  A count and its bit change together
+ * under lc_filter_lock, at samples only. */
 #define LC_BUCKET_BITS	12
 #define LC_FILTER_BITS	14
 #define LC_SLOTS	8
@@ -143,11 +149,46 @@ static struct {
 	uint64_t id;
 	uint32_t vm;
 } lc_live_of[1 << LC_BUCKET_BITS][LC_SLOTS];
-static _Atomic uint8_t lc_filter[1 << LC_FILTER_BITS];
+static uint8_t lc_filter[1 << LC_FILTER_BITS];
+static _Atomic uint8_t lc_filter_bit[(1 << LC_FILTER_BITS) / 8];
+static atomic_flag lc_filter_lock = ATOMIC_FLAG_INIT;
+
+static inline unsigned lc_filter_of(const void *p);
+
+/* Whether block p may be a live sample: its filter bit. */
+static inline bool lc_maybe_live(const void *p)
+{
+	unsigned f = lc_filter_of(p);
+
+	return atomic_load_explicit(&lc_filter_bit[f >> 3],
+				    memory_order_relaxed) >> (f & 7) & 1;
+}
+
+/* One more (delta 1) or one less (-1) entry under p's filter slot. */
+static void lc_filter_count(const void *p, int delta)
+{
+	unsigned f = lc_filter_of(p);
+
+	while (atomic_flag_test_and_set_explicit(&lc_filter_lock,
+						 memory_order_acquire))
+		;
+	lc_filter[f] = (uint8_t)(lc_filter[f] + delta);
+	if (lc_filter[f])
+		atomic_fetch_or(&lc_filter_bit[f >> 3], (uint8_t)(1u << (f & 7)));
+	else
+		atomic_fetch_and(&lc_filter_bit[f >> 3],
+				 (uint8_t)~(1u << (f & 7)));
+	atomic_flag_clear_explicit(&lc_filter_lock, memory_order_release);
+}
 
 static inline uint64_t lc_hash(const void *p)
 {
 	return (uintptr_t)p * 0x9e3779b97f4a7c15ull;
+}
+
+static inline unsigned lc_filter_of(const void *p)
+{
+	return (unsigned)(lc_hash(p) >> (64 - LC_FILTER_BITS));
 }
 
 static uint64_t lc_now(void)
@@ -228,7 +269,7 @@ static void lc_live_add(void *p, uint64_t id, uint32_t vm)
 		lc_live_of[b][i].id = id;
 		lc_live_of[b][i].vm = vm;
 		atomic_store(&lc_live[b].ptr[i], (uintptr_t)p);
-		atomic_fetch_add(&lc_filter[h >> (64 - LC_FILTER_BITS)], 1);
+		lc_filter_count(p, 1);
 		return;
 	}
 	atomic_fetch_add(&lc_overflow, 1);
@@ -240,8 +281,7 @@ static int lc_live_find(const void *p)
 	uint64_t h = lc_hash(p);
 	unsigned b = h >> (64 - LC_BUCKET_BITS), i;
 
-	if (!atomic_load_explicit(&lc_filter[h >> (64 - LC_FILTER_BITS)],
-				  memory_order_relaxed))
+	if (!lc_maybe_live(p))
 		return -1;
 	for (i = 0; i < LC_SLOTS; i++)
 		if (atomic_load(&lc_live[b].ptr[i]) == (uintptr_t)p)
@@ -258,7 +298,7 @@ static void lc_live_drop(int slot, const void *p, int tell)
 	m.id = lc_live_of[b][i].id;
 	m.ptr = (uintptr_t)p;
 	atomic_store(&lc_live[b].ptr[i], 0);
-	atomic_fetch_sub(&lc_filter[lc_hash(p) >> (64 - LC_FILTER_BITS)], 1);
+	lc_filter_count(p, -1);
 	if (tell && atomic_load_explicit(&lc_on, memory_order_relaxed))
 		lc_tell(&m);
 }
@@ -459,6 +499,8 @@ lc_slow(struct lc_vm *vm, void *ptr, size_t osize, size_t nsize,
 	if (!t->rng) {
 		lc_seed(t);
 		t->left = lc_gap(t);
+		t->drawn = (uint64_t)t->left;
+		t->mark_ns = lc_now();
 	}
 	if (!nsize || t->left > (int64_t)nsize) {
 		t->left -= (int64_t)nsize;
@@ -469,9 +511,16 @@ lc_slow(struct lc_vm *vm, void *ptr, size_t osize, size_t nsize,
 		t->left = INT64_MAX;	/* off: fast path from now on */
 		r = vm->f(vm->ud, ptr, osize, nsize);
 	} else {
+		uint64_t asked;
+
 		t->left -= (int64_t)nsize;
-		while (t->left <= 0)
-			t->left += lc_gap(t);
+		asked = t->drawn - (uint64_t)t->left;
+		while (t->left <= 0) {
+			int64_t g = lc_gap(t);
+
+			t->left += g;
+			t->drawn += (uint64_t)g;
+		}
 		id = atomic_fetch_add(&lc_next_id, 1) + 1;
 		lc_msg(&m, LC_ALLOC_PARK, vm->serial);
 		m.id = id;
@@ -484,7 +533,11 @@ lc_slow(struct lc_vm *vm, void *ptr, size_t osize, size_t nsize,
 		m.sp = (uintptr_t)sp;
 		m.dropped = atomic_load(&lc_dropped);
 		m.overflow = atomic_load(&lc_overflow);
+		m.since_bytes = asked - t->mark_bytes;
+		m.since_ns = lc_now() - t->mark_ns;
 		stall = lc_park(t, &m);
+		t->mark_bytes = asked;
+		t->mark_ns = lc_now();
 		r = vm->f(vm->ud, ptr, osize, nsize);
 	}
 	/* A realloc ends the sample of its old block even in place: the new
@@ -503,6 +556,14 @@ lc_slow(struct lc_vm *vm, void *ptr, size_t osize, size_t nsize,
 	return r;
 }
 
+/* luaL_newstate's allocator freeing a block: a call of its own, so that
+ * the wrapper has no frame to make and every path of it is a jump */
+static __attribute__((noinline)) void *lc_std_free(void *ptr)
+{
+	free(ptr);
+	return NULL;
+}
+
 /* luaL_newstate's allocator shrinking a block: as 5.3's, it keeps the
  * block when realloc fails (5.1, 5.2, 5.4 and 5.5 give NULL then, and
  * Lua raises a memory error; glibc's realloc never fails to shrink). */
@@ -513,35 +574,38 @@ static __attribute__((noinline)) void *lc_std_shrink(void *ptr, size_t nsize)
 	return p ? p : ptr;
 }
 
-/* The lua_Alloc of every wrapped VM.  Fast path: no sample point in this
- * block and ptr not a live sample: a subtraction, two compares and the
- * filter byte of a freed block. */
+/* The lua_Alloc of every wrapped VM.  Fast path: a free reads the filter
+ * bit of its block, no more; an allocation subtracts its size from the
+ * thread's byte line (a reallocation does both).  Every path is a jump,
+ * so the wrapper makes no frame. */
 static void *lc_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
 	struct lc_vm *vm = ud;
 	struct lc_thread *t = &lc_self;
 
-	if (__builtin_expect(!ptr || !atomic_load_explicit(&lc_filter[
-			lc_hash(ptr) >> (64 - LC_FILTER_BITS)],
-			memory_order_relaxed), 1) &&
-	    __builtin_expect(t->left > (int64_t)nsize, 1)) {
-		/* a tail call: no frame of ours.  (A request that fails
-		 * still moved the byte line: it only shifts the next
-		 * sample point, and failures are rare.) */
-		t->left -= (int64_t)nsize;
-		if (!vm->std)
-			return vm->f(vm->ud, ptr, osize, nsize);
-		/* luaL_newstate's allocator as the Lua manual specifies
-		 * it ("based on the standard C allocation functions"),
-		 * called here rather than through it: one call less */
-		if (nsize == 0) {
-			free(ptr);
-			return NULL;
-		}
-		if (!ptr || nsize > osize)
-			return realloc(ptr, nsize);
-		return lc_std_shrink(ptr, nsize);
+	if (__builtin_expect(ptr != NULL, 1) &&
+	    __builtin_expect(lc_maybe_live(ptr), 0))
+		goto slow;
+	if (nsize == 0) {
+		/* no sample point in a free */
+		if (vm->std)
+			return lc_std_free(ptr);
+		return vm->f(vm->ud, ptr, osize, 0);
 	}
+	if (__builtin_expect(t->left <= (int64_t)nsize, 0))
+		goto slow;
+	/* (A request that fails still moved the byte line: it only shifts
+	 * the next sample point, and failures are rare.) */
+	t->left -= (int64_t)nsize;
+	if (!vm->std)
+		return vm->f(vm->ud, ptr, osize, nsize);
+	/* luaL_newstate's allocator as the Lua manual specifies it ("based
+	 * on the standard C allocation functions"), called here rather than
+	 * through it: one call less */
+	if (!ptr || nsize > osize)
+		return realloc(ptr, nsize);
+	return lc_std_shrink(ptr, nsize);
+slow:
 	return lc_slow(vm, ptr, osize, nsize, __builtin_return_address(0),
 		       __builtin_dwarf_cfa());
 }
@@ -641,6 +705,8 @@ static void lc_atfork_child(void)
 	int i, fd;
 
 	atomic_store(&lc_on, 0);
+	/* a thread that held it is not in the child */
+	atomic_flag_clear(&lc_filter_lock);
 	for (i = 0; i < LC_MAX_FDS; i++)
 		if ((fd = atomic_exchange(&lc_fds[i], 0)))
 			close(fd - 1);

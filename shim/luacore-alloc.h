@@ -38,7 +38,7 @@
 #define LC_ALLOC_ENV_FD		"LUACORE_ALLOC_FD"
 #define LC_ALLOC_ENV_MEAN	"LUACORE_ALLOC_MEAN"
 #define LC_ALLOC_MAGIC		0x3141434cu	/* "LCA1" in memory */
-#define LC_ALLOC_VERSION	2
+#define LC_ALLOC_VERSION	3
 #define LC_ALLOC_MEAN_DEFAULT	(512 * 1024)
 #define LC_ALLOC_TIMEOUT_MS	100	/* a park waits this long at most */
 
@@ -118,6 +118,11 @@ struct lc_alloc_msg {
 	uint32_t nregs;		/* PARK: entries of regs used */
 	uint32_t pad;
 	uint64_t regs[LC_NREGS];	/* PARK: enum lc_alloc_reg */
+	/* PARK: the bytes this thread asked for since its last park ended
+	 * (since its first allocation, for its first park) and the ns that
+	 * took: its allocation rate now, counted rather than sampled, from
+	 * which the sampler can cap the park rate at the first park */
+	uint64_t since_bytes, since_ns;
 };
 
 #endif /* LUACORE_ALLOC_H */

@@ -392,8 +392,30 @@ struct alloc_answer {
 	struct alloc_run *r;
 	int fd;
 	double t0;
+	/* the parks a second the thread's allocation rate since its last
+	 * park would bring at the mean in force (0: not known) */
+	double rate;
 	bool sent;
 };
+
+/* Raise the mean by the power of two that brings parks coming over times
+ * faster than the cap under half of it: a fast start is tamed in one step
+ * rather than ten parks a doubling, and the pace it leaves has room to
+ * double before the cap is met again (the mean is halved below a quarter
+ * of it).  The new mean. */
+static uint64_t alloc_raise(struct alloc_run *r, double over, double now)
+{
+	unsigned k = 1;
+
+	while (k < 20 && 2 * over > (double)(1u << k))
+		k++;
+	r->mean <<= k;
+	if (r->mean > r->top_mean)
+		r->top_mean = r->mean;
+	r->window_start = r->second_start = now;
+	r->window_parks = r->second_parks = 0;
+	return r->mean;
+}
 
 static void alloc_go(void *arg)
 {
@@ -411,22 +433,18 @@ static void alloc_go(void *arg)
 		r->window_parks = 0;
 	}
 	r->second_parks++;
-	if (++r->window_parks > r->max_rate / 10 && r->max_rate > 0 &&
-	    r->mean < ((uint64_t)1 << 40)) {
-		/* by the power of two that brings the rate seen in this
-		 * window under the cap: a fast start is tamed in a step
-		 * or two rather than ten parks a doubling */
-		double over = (double)r->window_parks /
-			      fmax(now - r->window_start, 1e-3) / r->max_rate;
-		unsigned k = 1;
-
-		while (k < 10 && over > (double)(1u << k))
-			k++;
-		mean = r->mean <<= k;
-		if (r->mean > r->top_mean)
-			r->top_mean = r->mean;
-		r->window_start = r->second_start = now;
-		r->window_parks = r->second_parks = 0;
+	++r->window_parks;
+	if (r->max_rate > 0 && r->mean < ((uint64_t)1 << 40) &&
+	    a->rate > r->max_rate) {
+		/* this thread alone allocates fast enough to park more
+		 * often than the cap: from its first park on */
+		mean = alloc_raise(r, a->rate / r->max_rate, now);
+	} else if (r->window_parks > r->max_rate / 10 && r->max_rate > 0 &&
+		   r->mean < ((uint64_t)1 << 40)) {
+		/* threads together: the rate seen in this window */
+		mean = alloc_raise(r, (double)r->window_parks /
+				      fmax(now - r->window_start, 1e-3) /
+				      r->max_rate, now);
 	} else if (now - r->second_start >= 1) {
 		if (r->mean > r->first_mean &&
 		    (double)r->second_parks / (now - r->second_start) <
@@ -453,6 +471,13 @@ static void alloc_park(struct alloc_run *r, struct lc_sampler *s, int fd,
 	long sample = -1;
 
 	r->parks++;
+	/* The thread's rate, when measured over a gap of at least half the
+	 * mean and a tenth of a millisecond: a chance short gap inside a
+	 * burst must not raise the mean for seconds */
+	if (m->kind == LC_ALLOC_PARK && m->since_ns >= 100000 &&
+	    m->mean && m->since_bytes >= m->mean / 2 && r->mean)
+		ans.rate = (double)m->since_bytes * 1e9 / (double)m->since_ns /
+			   (double)r->mean;
 	if (m->dropped > r->dropped)
 		r->dropped = m->dropped;
 	if (m->overflow > r->overflow)
@@ -654,7 +679,7 @@ static void alloc_report(struct alloc_run *r, double elapsed)
 			(double)r->ru.ru_utime.tv_sec + r->ru.ru_utime.tv_usec / 1e6,
 			(double)r->ru.ru_stime.tv_sec + r->ru.ru_stime.tv_usec / 1e6);
 	if (r->top_mean != r->first_mean)
-		fprintf(stderr, "luacore-sample: parks came faster than %.0f a second: the mean was raised from %" PRIu64 " to %" PRIu64 " bytes at most, %" PRIu64 " at the end (each sample weighs by its own)\n",
+		fprintf(stderr, "luacore-sample: parks would have come faster than %.0f a second: the mean was raised from %" PRIu64 " to %" PRIu64 " bytes at most, %" PRIu64 " at the end (each sample weighs by its own)\n",
 			r->max_rate, r->first_mean, r->top_mean, r->mean);
 	if (r->dropped || r->overflow || r->answered_late || r->bad)
 		fprintf(stderr, "luacore-sample: the shim dropped %" PRIu64 " block messages (its socket was full) and missed %" PRIu64 " blocks in its table; %" PRIu64 " answers could not be sent, %" PRIu64 " messages were unreadable: in-use figures are low by as much\n",
