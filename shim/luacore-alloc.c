@@ -17,10 +17,11 @@
  * the allocator is wrapped right after the VM is made.  With Lua linked
  * into the executable nothing here is ever called, and nothing happens.
  *
- * Sampling: each thread walks the byte line of its own allocations (nsize
- * of every allocation and realloc that succeeds; frees do not count) with
+ * Sampling: each VM walks the byte line of its own allocations (nsize
+ * of every allocation and realloc; frees do not count; Lua runs a VM on
+ * one thread at a time, so the line is a plain field of the VM's record) with
  * sample points at exponential gaps of mean M, and a block is sampled when
- * a point falls in it.  A sampled thread parks: it sends PARK (the
+ * a point falls in it.  The thread that allocated it parks: it sends PARK (the
  * registers an unwinder needs, the lua_Alloc arguments) on its own socket
  * and waits for one byte, while the sampler copies its stack.  Then the
  * real allocator runs and NEW reports the block without waiting.  The
@@ -29,9 +30,10 @@
  * If the sampler dies, hangs (no answer within LC_ALLOC_TIMEOUT_MS) or a
  * socket call fails, sampling is off for good in the whole process and
  * one line on stderr says why; the allocators stay wrapped and forward.
- * Nothing here spins, and sampling takes no lock: threads share atomics
- * and the shared socket, whose packets the kernel keeps whole, so no
- * thread ever waits for a parked one.
+ * Threads share atomics and the shared socket, whose packets the kernel
+ * keeps whole, so no thread ever waits for a parked one; the only lock,
+ * around the live-sample filter's counts, is taken for a few instructions
+ * when a sampled block comes or goes, never on the fast path.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -83,6 +85,10 @@ typedef void close_fn(lua_State *);
 /* One per wrapped VM.  Freed after lua_close; a VM its host never closes
  * keeps its record, which is no more than the VM itself leaks. */
 struct lc_vm {
+	/* bytes to the VM's next sample point.  The byte line is the VM's,
+	 * not its thread's: Lua runs one VM on one thread at a time, and
+	 * the fast path then reads only what it is given (no TLS) */
+	int64_t left;
 	lua_Alloc f;		/* the host's allocator, what it last set */
 	void *ud;
 	lua_State *L;		/* main thread, once lua_newstate returned */
@@ -90,15 +96,15 @@ struct lc_vm {
 	/* f is the Lua library's own, given by its luaL_newstate: the C
 	 * library's free and realloc (lc_std_alloc) */
 	bool std;
+	uint64_t rng;		/* xorshift64* state of its gaps */
+	/* the gaps drawn in all: drawn - left is the bytes asked for since
+	 * the VM was made, kept off the fast path; at the end of the last
+	 * park, that count and the time (since_bytes, since_ns) */
+	uint64_t drawn, mark_bytes, mark_ns;
 };
 
 struct lc_thread {
-	int64_t left;		/* bytes to this thread's next sample point */
-	uint64_t rng;		/* xorshift64* state; 0: not seeded yet */
-	/* the gaps drawn in all: drawn - left is the bytes asked for since
-	 * the first allocation, kept off the fast path; at the end of the
-	 * last park, that count and the time (since_bytes, since_ns) */
-	uint64_t drawn, mark_bytes, mark_ns;
+	uint64_t rng;		/* xorshift (--at gaps); 0: not seeded yet */
 	int fd;			/* own socket + 1; 0: none yet */
 	int32_t tid;
 };
@@ -304,33 +310,37 @@ static void lc_live_drop(int slot, const void *p, int tell)
 }
 
 /* An exponential gap of mean lc_mean bytes, at least 1. */
-static int64_t lc_gap(struct lc_thread *t)
+static int64_t lc_gap(uint64_t *rng)
 {
-	uint64_t x = t->rng;
+	uint64_t x = *rng;
 	double u, g;
 
 	x ^= x >> 12;
 	x ^= x << 25;
 	x ^= x >> 27;
-	t->rng = x;
+	*rng = x;
 	u = (double)((x * 0x2545f4914f6cdd1dull >> 11) + 1) * 0x1p-53;
 	g = -(double)atomic_load_explicit(&lc_mean, memory_order_relaxed) *
 	    log(u);		/* u in (0, 1]: never log(0) */
 	return g < 1 ? 1 : g > 0x1p62 ? (int64_t)1 << 62 : (int64_t)g;
 }
 
-static void lc_seed(struct lc_thread *t)
+/* splitmix64 of an id and the time: threads or VMs started together, or
+ * forked siblings, get unrelated streams.  Never 0. */
+static uint64_t lc_seed_of(uint64_t id)
 {
-	uint64_t z;
+	uint64_t z = (id << 40 ^ lc_now()) + 0x9e3779b97f4a7c15ull;
 
-	t->tid = (int32_t)syscall(SYS_gettid);
-	/* splitmix64 of tid and time: threads started together, or forked
-	 * siblings, get unrelated streams */
-	z = ((uint64_t)t->tid << 40 ^ lc_now()) + 0x9e3779b97f4a7c15ull;
 	z = (z ^ z >> 30) * 0xbf58476d1ce4e5b9ull;
 	z = (z ^ z >> 27) * 0x94d049bb133111ebull;
 	z ^= z >> 31;
-	t->rng = z ? z : 1;
+	return z ? z : 1;
+}
+
+static void lc_seed(struct lc_thread *t)
+{
+	t->tid = (int32_t)syscall(SYS_gettid);
+	t->rng = lc_seed_of((uint64_t)t->tid);
 }
 
 /* Wait until fd is ready for ev or the deadline passes (then off). */
@@ -496,30 +506,26 @@ lc_slow(struct lc_vm *vm, void *ptr, size_t osize, size_t nsize,
 	uint64_t id = 0;
 	void *r;
 
-	if (!t->rng) {
+	if (!t->rng)
 		lc_seed(t);
-		t->left = lc_gap(t);
-		t->drawn = (uint64_t)t->left;
-		t->mark_ns = lc_now();
-	}
-	if (!nsize || t->left > (int64_t)nsize) {
-		t->left -= (int64_t)nsize;
+	if (!nsize || vm->left > (int64_t)nsize) {
+		vm->left -= (int64_t)nsize;
 		r = vm->f(vm->ud, ptr, osize, nsize);
 		if (!r && nsize)
-			t->left += (int64_t)nsize;
+			vm->left += (int64_t)nsize;
 	} else if (!atomic_load_explicit(&lc_on, memory_order_relaxed)) {
-		t->left = INT64_MAX;	/* off: fast path from now on */
+		vm->left = INT64_MAX;	/* off: fast path from now on */
 		r = vm->f(vm->ud, ptr, osize, nsize);
 	} else {
 		uint64_t asked;
 
-		t->left -= (int64_t)nsize;
-		asked = t->drawn - (uint64_t)t->left;
-		while (t->left <= 0) {
-			int64_t g = lc_gap(t);
+		vm->left -= (int64_t)nsize;
+		asked = vm->drawn - (uint64_t)vm->left;
+		while (vm->left <= 0) {
+			int64_t g = lc_gap(&vm->rng);
 
-			t->left += g;
-			t->drawn += (uint64_t)g;
+			vm->left += g;
+			vm->drawn += (uint64_t)g;
 		}
 		id = atomic_fetch_add(&lc_next_id, 1) + 1;
 		lc_msg(&m, LC_ALLOC_PARK, vm->serial);
@@ -533,11 +539,21 @@ lc_slow(struct lc_vm *vm, void *ptr, size_t osize, size_t nsize,
 		m.sp = (uintptr_t)sp;
 		m.dropped = atomic_load(&lc_dropped);
 		m.overflow = atomic_load(&lc_overflow);
-		m.since_bytes = asked - t->mark_bytes;
-		m.since_ns = lc_now() - t->mark_ns;
+		m.since_bytes = asked - vm->mark_bytes;
+		m.since_ns = lc_now() - vm->mark_ns;
 		stall = lc_park(t, &m);
-		t->mark_bytes = asked;
-		t->mark_ns = lc_now();
+		vm->mark_bytes = asked;
+		vm->mark_ns = lc_now();
+		if (atomic_load_explicit(&lc_mean, memory_order_relaxed) !=
+		    m.mean) {
+			/* the answer changed the mean: the gap to the next
+			 * point is drawn again at it (gaps have no memory),
+			 * or a raise would take effect a point late */
+			int64_t g = lc_gap(&vm->rng);
+
+			vm->drawn += (uint64_t)(g - vm->left);
+			vm->left = g;
+		}
 		r = vm->f(vm->ud, ptr, osize, nsize);
 	}
 	/* A realloc ends the sample of its old block even in place: the new
@@ -576,12 +592,11 @@ static __attribute__((noinline)) void *lc_std_shrink(void *ptr, size_t nsize)
 
 /* The lua_Alloc of every wrapped VM.  Fast path: a free reads the filter
  * bit of its block, no more; an allocation subtracts its size from the
- * thread's byte line (a reallocation does both).  Every path is a jump,
+ * VM's byte line (a reallocation does both).  Every path is a jump,
  * so the wrapper makes no frame. */
 static void *lc_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
 	struct lc_vm *vm = ud;
-	struct lc_thread *t = &lc_self;
 
 	if (__builtin_expect(ptr != NULL, 1) &&
 	    __builtin_expect(lc_maybe_live(ptr), 0))
@@ -592,11 +607,11 @@ static void *lc_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 			return lc_std_free(ptr);
 		return vm->f(vm->ud, ptr, osize, 0);
 	}
-	if (__builtin_expect(t->left <= (int64_t)nsize, 0))
+	if (__builtin_expect(vm->left <= (int64_t)nsize, 0))
 		goto slow;
 	/* (A request that fails still moved the byte line: it only shifts
 	 * the next sample point, and failures are rare.) */
-	t->left -= (int64_t)nsize;
+	vm->left -= (int64_t)nsize;
 	if (!vm->std)
 		return vm->f(vm->ud, ptr, osize, nsize);
 	/* luaL_newstate's allocator as the Lua manual specifies it ("based
@@ -626,6 +641,11 @@ static struct lc_vm *lc_vm_new(lua_Alloc f, void *ud)
 	vm->L = NULL;
 	vm->std = false;
 	vm->serial = atomic_fetch_add(&lc_next_vm, 1) + 1;
+	vm->rng = lc_seed_of(vm->serial);
+	vm->left = lc_gap(&vm->rng);
+	vm->drawn = (uint64_t)vm->left;
+	vm->mark_bytes = 0;
+	vm->mark_ns = lc_now();
 	return vm;
 }
 
