@@ -3,13 +3,14 @@
 # build whose Lua is a shared library, default deb-5.4) running
 # shim/test-alloc-heavy.lua (string building, small records, closures,
 # with the collector running), RUNS times each way, interleaved:
-#  - plain: no sampler (wall and CPU from /usr/bin/time);
+#  - plain: no sampler;
 #  - wrapped: under --alloc with a mean so large that nothing is sampled
 #    (the shim's wrapper alone);
 #  - sampled: under --alloc at the default mean and park cap.
-# Under the sampler, the program's wall time is from its main (the
-# sampler's go) to its end and its CPU time is all it used (wait4), as
-# the sampler reports them.  Printed: the medians, their ratios to plain,
+# Wall and CPU time are what the script measured of its own work (lchost's
+# now_s and os.clock, from its first line to its last), the same way in
+# all three kinds, to the microsecond.  Printed: the medians, their ratios
+# to plain,
 # the spread of the plain runs (this machine's noise), the parks a
 # second, the median time luacore-sample took to answer a park (receipt
 # to answer: its copy), and the median time a parked thread waited (send
@@ -31,12 +32,18 @@ trap 'exit 130' INT
 trap 'exit 143' TERM HUP
 work=$here/shim/test-alloc-heavy.lua
 [ -x "$host" ] || { echo "no $host: run fixtures/build-lua.sh fixtures/out $build first" >&2; exit 0; }
-[ -x /usr/bin/time ] || { echo "no /usr/bin/time (apt-get install time)" >&2; exit 0; }
 cc -O2 -o "$tmp/parkfloor" "$here/bench/parkfloor.c" || exit 1
 case $(ldd "$host") in
 *liblua*) ;;
 *) echo "$host has Lua linked in: --alloc cannot reach it; take a deb-* build" >&2; exit 0 ;;
 esac
+
+# the script's own account of its work, from $1.err
+took() {
+	sed -n 's/^test-alloc-heavy: the work took \([0-9.]*\) s wall, \([0-9.]*\) s CPU$/\1 \2/p' "$tmp/$1.err" >"$tmp/took"
+	awk '{ print $1 }' "$tmp/took" >>"$tmp/$1.wall"
+	awk '{ print $2 }' "$tmp/took" >>"$tmp/$1.cpu"
+}
 
 median() {
 	sort -n "$1" | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'
@@ -45,13 +52,12 @@ median() {
 : >"$tmp/plain.wall"; : >"$tmp/plain.cpu"
 for m in wrapped sampled; do
 	: >"$tmp/$m.wall"; : >"$tmp/$m.cpu"; : >"$tmp/$m.park"; : >"$tmp/$m.rate"
-	: >"$tmp/$m.wait"
+	: >"$tmp/$m.wait"; : >"$tmp/$m.ran"
 done
 echo "== luacore-sample --alloc on lchost ($build) running test-alloc-heavy.lua $rounds rounds, $runs runs each, interleaved"
 for i in $(seq "$runs"); do
-	/usr/bin/time -f '%e %U %S' -o "$tmp/time" "$host" "$work" "$rounds" >"$tmp/plain.out" 2>&1
-	awk '{ print $1 }' "$tmp/time" | tail -1 >>"$tmp/plain.wall"
-	awk '{ print $2 + $3 }' "$tmp/time" | tail -1 >>"$tmp/plain.cpu"
+	"$host" "$work" "$rounds" >"$tmp/plain.out" 2>"$tmp/plain.err"
+	took plain
 	for m in wrapped sampled; do
 		if [ $m = wrapped ]; then
 			opt="--alloc-mean 1e15"
@@ -66,9 +72,8 @@ for i in $(seq "$runs"); do
 			echo "  $m run $i: output differs from the plain run's (exit $rc): $(tail -2 "$tmp/$m.err" | tr '\n' ' ')"
 			continue
 		fi
-		sed -n 's/.*the program ran \([0-9.]*\) s from its main and used \([0-9.]*\) s of CPU.*/\1 \2/p' "$tmp/$m.err" >"$tmp/ran"
-		awk '{ print $1 }' "$tmp/ran" >>"$tmp/$m.wall"
-		awk '{ print $2 }' "$tmp/ran" >>"$tmp/$m.cpu"
+		took $m
+		sed -n 's/.*the program ran \([0-9.]*\) s from its main and used \([0-9.]*\) s of CPU.*/\1 \2/p' "$tmp/$m.err" >>"$tmp/$m.ran"
 		sed -n 's/.*(\([0-9.]*\) parks\/s).*took us \([0-9.]*\) us to answer (median).*/\1 \2/p' "$tmp/$m.err" >"$tmp/pk"
 		awk '{ print $1 }' "$tmp/pk" >>"$tmp/$m.rate"
 		awk '{ print $2 }' "$tmp/pk" >>"$tmp/$m.park"
@@ -91,6 +96,7 @@ printf '  %-34s %10s %10s\n' "" "wall s" "CPU s"
 printf '  %-34s %10s %10s\n' "plain (median)" "$pw" "$pc"
 printf '  %-34s %10s %10s\n' "wrapped, nothing sampled" "${ww:-?}" "${wc:-?}"
 printf '  %-34s %10s %10s\n' "sampled at the default mean" "${sw:-?}" "${sc:-?}"
+echo "  sampled, as luacore-sample reported the program (from its main; all its CPU): wall $(awk '{ print $1 }' "$tmp/sampled.ran" >"$tmp/r1"; median "$tmp/r1") s, CPU $(awk '{ print $2 }' "$tmp/sampled.ran" >"$tmp/r2"; median "$tmp/r2") s (medians)"
 echo "  parks a second (median of runs): ${rate:-?}"
 echo "  plain runs spread: $(sort -n "$tmp/plain.wall" | head -1) to $(sort -n "$tmp/plain.wall" | tail -1) s (this machine's noise)"
 # Noise from outside only adds time: the best run of each kind, beside
