@@ -19,13 +19,14 @@
  *
  * Sampling: each VM walks the byte line of its own allocations (nsize
  * of every allocation and realloc; frees do not count; Lua runs a VM on
- * one thread at a time, so the line is a plain field of the VM's record) with
- * sample points at exponential gaps of mean M, and a block is sampled when
- * a point falls in it.  The thread that allocated it parks: it sends PARK (the
- * registers an unwinder needs, the lua_Alloc arguments) on its own socket
- * and waits for one byte, while the sampler copies its stack.  Then the
- * real allocator runs and NEW reports the block without waiting.  The
- * protocol is in luacore-alloc.h.
+ * one thread at a time, so the line is a plain field of the VM's record)
+ * with sample points at exponential gaps of mean M, and a block is sampled
+ * when a point falls in it.  The thread that allocated it parks: it sends
+ * PARK (the registers an unwinder needs, the lua_Alloc arguments) on its
+ * own socket and waits for one byte, while the sampler copies its stack.
+ * Then the real allocator runs; the block is in use until a FREE of it.
+ * Two system calls a park, none a free: the protocol is in
+ * luacore-alloc.h.
  *
  * If the sampler dies, hangs (no answer within LC_ALLOC_TIMEOUT_MS) or a
  * socket call fails, sampling is off for good in the whole process and
@@ -105,6 +106,8 @@ struct lc_vm {
 
 struct lc_thread {
 	uint64_t rng;		/* xorshift (--at gaps); 0: not seeded yet */
+	uint64_t stall_untold;	/* its last park's wait, for the next PARK */
+	bool timed;		/* its socket's receives time out */
 	int fd;			/* own socket + 1; 0: none yet */
 	int32_t tid;
 };
@@ -170,21 +173,54 @@ static inline bool lc_maybe_live(const void *p)
 				    memory_order_relaxed) >> (f & 7) & 1;
 }
 
+/* Sampled blocks freed, not yet told: they go with the next PARK, so
+ * that a free costs no system call of its own.  Under lc_filter_lock. */
+#define LC_FREED_MAX	16
+struct lc_freed {
+	uint64_t id, ptr;
+	uint32_t vm;
+};
+static struct lc_freed lc_freed[LC_FREED_MAX];
+static unsigned lc_nfreed;
+
+static void lc_filter_lock_take(void)
+{
+	while (atomic_flag_test_and_set_explicit(&lc_filter_lock,
+						 memory_order_acquire))
+		;
+}
+
+static void lc_filter_lock_give(void)
+{
+	atomic_flag_clear_explicit(&lc_filter_lock, memory_order_release);
+}
+
 /* One more (delta 1) or one less (-1) entry under p's filter slot. */
 static void lc_filter_count(const void *p, int delta)
 {
 	unsigned f = lc_filter_of(p);
 
-	while (atomic_flag_test_and_set_explicit(&lc_filter_lock,
-						 memory_order_acquire))
-		;
+	lc_filter_lock_take();
 	lc_filter[f] = (uint8_t)(lc_filter[f] + delta);
 	if (lc_filter[f])
 		atomic_fetch_or(&lc_filter_bit[f >> 3], (uint8_t)(1u << (f & 7)));
 	else
 		atomic_fetch_and(&lc_filter_bit[f >> 3],
 				 (uint8_t)~(1u << (f & 7)));
-	atomic_flag_clear_explicit(&lc_filter_lock, memory_order_release);
+	lc_filter_lock_give();
+}
+
+/* The freed blocks not yet told, into out (LC_FREED_MAX); how many. */
+static unsigned lc_take_freed(struct lc_freed *out)
+{
+	unsigned n;
+
+	lc_filter_lock_take();
+	n = lc_nfreed;
+	memcpy(out, lc_freed, n * sizeof *out);
+	lc_nfreed = 0;
+	lc_filter_lock_give();
+	return n;
 }
 
 static inline uint64_t lc_hash(const void *p)
@@ -231,7 +267,7 @@ static void lc_msg(struct lc_alloc_msg *m, int kind, uint32_t vm)
 	m->vm = vm;
 }
 
-/* NEW, FREE, CLOSE, BYE: on the shared socket, never waiting.  A full
+/* NEW, CLOSE, BYE: on the shared socket, never waiting.  A full
  * socket drops the message and counts it; PARK and BYE carry the count. */
 static void lc_tell(struct lc_alloc_msg *m)
 {
@@ -243,6 +279,76 @@ static void lc_tell(struct lc_alloc_msg *m)
 		atomic_fetch_add(&lc_dropped, 1);
 	else
 		lc_off("cannot send to the sampler", errno);
+}
+
+/* FREE messages of f[0..n) into msgs and v (after v[0] when first:
+ * v[0] is first's); sendmmsg on fd.  The messages sent, or -1 (errno). */
+static int lc_send_freed(int fd, struct lc_alloc_msg *first,
+			 const struct lc_freed *f, unsigned n)
+{
+	struct lc_alloc_msg msgs[LC_FREED_MAX + 1];
+	struct iovec iov[LC_FREED_MAX + 1];
+	struct mmsghdr v[LC_FREED_MAX + 1];
+	unsigned k = 0, i;
+	int sent;
+
+	if (first)
+		msgs[k++] = *first;
+	for (i = 0; i < n; i++, k++) {
+		lc_msg(&msgs[k], LC_ALLOC_FREE, f[i].vm);
+		msgs[k].id = f[i].id;
+		msgs[k].ptr = f[i].ptr;
+	}
+	for (i = 0; i < k; i++) {
+		iov[i] = (struct iovec){ &msgs[i], sizeof msgs[i] };
+		v[i] = (struct mmsghdr){ .msg_hdr = { .msg_iov = &iov[i],
+						      .msg_iovlen = 1 } };
+	}
+	do
+		sent = sendmmsg(fd, v, k, MSG_NOSIGNAL | MSG_DONTWAIT);
+	while (sent < 0 && errno == EINTR);
+	return sent;
+}
+
+/* Every freed block not yet told, on the shared socket: before a CLOSE or
+ * BYE, or when LC_FREED_MAX wait. */
+static void lc_flush_freed(void)
+{
+	struct lc_freed f[LC_FREED_MAX];
+	unsigned n = lc_take_freed(f);
+	int sent;
+
+	if (!n || lc_fd < 0)
+		return;
+	sent = lc_send_freed(lc_fd, NULL, f, n);
+	if (sent < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
+	    errno != ENOBUFS) {
+		lc_off("cannot send to the sampler", errno);
+		return;
+	}
+	atomic_fetch_add(&lc_dropped, n - (unsigned)(sent < 0 ? 0 : sent));
+}
+
+/* Block p, sample id of vm, was freed: told with the next PARK. */
+static void lc_free_later(uint64_t id, uint32_t vm, const void *p)
+{
+	bool full;
+
+	lc_filter_lock_take();
+	full = lc_nfreed == LC_FREED_MAX;
+	if (!full)
+		lc_freed[lc_nfreed++] = (struct lc_freed){ id, (uintptr_t)p, vm };
+	lc_filter_lock_give();
+	if (!full)
+		return;
+	lc_flush_freed();
+	lc_filter_lock_take();
+	full = lc_nfreed == LC_FREED_MAX;	/* others filled it again */
+	if (!full)
+		lc_freed[lc_nfreed++] = (struct lc_freed){ id, (uintptr_t)p, vm };
+	lc_filter_lock_give();
+	if (full)
+		atomic_fetch_add(&lc_dropped, 1);
 }
 
 static void lc_live_add(void *p, uint64_t id, uint32_t vm)
@@ -298,15 +404,13 @@ static int lc_live_find(const void *p)
 static void lc_live_drop(int slot, const void *p, int tell)
 {
 	unsigned b = slot / LC_SLOTS, i = slot % LC_SLOTS;
-	struct lc_alloc_msg m;
+	uint64_t id = lc_live_of[b][i].id;
+	uint32_t vm = lc_live_of[b][i].vm;
 
-	lc_msg(&m, LC_ALLOC_FREE, lc_live_of[b][i].vm);
-	m.id = lc_live_of[b][i].id;
-	m.ptr = (uintptr_t)p;
 	atomic_store(&lc_live[b].ptr[i], 0);
 	lc_filter_count(p, -1);
 	if (tell && atomic_load_explicit(&lc_on, memory_order_relaxed))
-		lc_tell(&m);
+		lc_free_later(id, vm, p);
 }
 
 /* An exponential gap of mean lc_mean bytes, at least 1. */
@@ -402,6 +506,13 @@ static int lc_thread_socket(struct lc_thread *t, uint64_t until)
 		lc_off("socketpair", errno);
 		return -1;
 	}
+	{
+		/* a park waits in one blocking recv, which times out */
+		struct timeval tv = { 0, LC_ALLOC_TIMEOUT_MS * 1000 };
+
+		t->timed = setsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO, &tv,
+				      sizeof tv) == 0;
+	}
 	cm->cmsg_level = SOL_SOCKET;
 	cm->cmsg_type = SCM_RIGHTS;
 	cm->cmsg_len = CMSG_LEN(sizeof(int));
@@ -431,19 +542,36 @@ static __attribute__((noinline)) int64_t lc_park_regs(struct lc_thread *t,
 						      struct lc_alloc_msg *m)
 {
 	uint64_t t0 = lc_now(), until = t0 + LC_ALLOC_TIMEOUT_MS * 1000000ull;
-	struct iovec iov = { m, sizeof *m };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct lc_freed f[LC_FREED_MAX];
+	unsigned nf;
 	ssize_t n;
 	uint64_t ack;
+	int sent;
 
 	if (!t->fd && lc_thread_socket(t, until))
 		return -1;
-	if (lc_send(t->fd - 1, &mh, until))
-		return -1;
-	for (;;) {
-		if (lc_wait(t->fd - 1, POLLIN, until))
+	/* the PARK, and after it every freed block not yet told: one
+	 * system call (the thread's socket is empty but for a moment) */
+	nf = m->kind == LC_ALLOC_PARK ? lc_take_freed(f) : 0;
+	while ((sent = lc_send_freed(t->fd - 1, m, f, nf)) < 0) {
+		if (errno == EPIPE || errno == ECONNRESET) {
+			lc_off("the sampler is gone (connection reset)", 0);
 			return -1;
-		n = recv(t->fd - 1, &ack, sizeof ack, MSG_DONTWAIT);
+		}
+		if (errno != EAGAIN && errno != EWOULDBLOCK) {
+			lc_off("cannot send to the sampler", errno);
+			return -1;
+		}
+		if (lc_wait(t->fd - 1, POLLOUT, until))
+			return -1;
+	}
+	if ((unsigned)sent < nf + 1)
+		atomic_fetch_add(&lc_dropped, nf + 1 - (unsigned)sent);
+	for (;;) {
+		/* one blocking recv when it times out, else poll first */
+		if (!t->timed && lc_wait(t->fd - 1, POLLIN, until))
+			return -1;
+		n = recv(t->fd - 1, &ack, sizeof ack, t->timed ? 0 : MSG_DONTWAIT);
 		if (n == 1)
 			return (int64_t)(lc_now() - t0);
 		if (n == (ssize_t)sizeof ack) {
@@ -459,8 +587,17 @@ static __attribute__((noinline)) int64_t lc_park_regs(struct lc_thread *t,
 			lc_off("the sampler is gone (EOF)", 0);
 			return -1;
 		}
-		if (errno != EINTR && errno != EAGAIN) {
+		if (errno == ECONNRESET) {
+			/* it died with messages of ours unread */
+			lc_off("the sampler is gone (connection reset)", 0);
+			return -1;
+		}
+		if (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK) {
 			lc_off("cannot read the sampler's answer", errno);
+			return -1;
+		}
+		if (t->timed && lc_now() >= until) {
+			lc_off("the sampler did not answer within 100 ms", 0);
 			return -1;
 		}
 	}
@@ -541,6 +678,8 @@ lc_slow(struct lc_vm *vm, void *ptr, size_t osize, size_t nsize,
 		m.overflow = atomic_load(&lc_overflow);
 		m.since_bytes = asked - vm->mark_bytes;
 		m.since_ns = lc_now() - vm->mark_ns;
+		m.stall_ns = t->stall_untold;
+		t->stall_untold = 0;
 		stall = lc_park(t, &m);
 		vm->mark_bytes = asked;
 		vm->mark_ns = lc_now();
@@ -561,13 +700,16 @@ lc_slow(struct lc_vm *vm, void *ptr, size_t osize, size_t nsize,
 	if (slot >= 0 && (r || !nsize))
 		lc_live_drop(slot, ptr, 1);
 	if (stall >= 0 && atomic_load(&lc_on)) {
-		lc_msg(&m, LC_ALLOC_NEW, vm->serial);
-		m.id = id;
-		m.ptr = (uintptr_t)r;
-		m.stall_ns = (uint64_t)stall;
-		lc_tell(&m);
-		if (r)
+		if (r) {
+			/* told with the next PARK (or BYE) */
+			t->stall_untold = (uint64_t)stall;
 			lc_live_add(r, id, vm->serial);
+		} else {
+			lc_msg(&m, LC_ALLOC_NEW, vm->serial);
+			m.id = id;
+			m.stall_ns = (uint64_t)stall;
+			lc_tell(&m);
+		}
 	}
 	return r;
 }
@@ -707,6 +849,17 @@ static void lc_unpreload(void)
 static void lc_thread_exit(void *v)
 {
 	int fd = (int)(intptr_t)v, i;
+
+	if (lc_self.stall_untold && atomic_load(&lc_on)) {
+		struct lc_alloc_msg m;
+
+		/* its last park's wait: a NEW of no sample */
+		lc_msg(&m, LC_ALLOC_NEW, 0);
+		m.ptr = 1;
+		m.stall_ns = lc_self.stall_untold;
+		lc_self.stall_untold = 0;
+		lc_tell(&m);
+	}
 
 	for (i = 0; i < LC_MAX_FDS; i++) {
 		int mine = fd;
@@ -1126,7 +1279,9 @@ __attribute__((destructor)) static void lc_unload(void)
 	}
 	if (!atomic_load(&lc_on))
 		return;
+	lc_flush_freed();
 	lc_msg(&m, LC_ALLOC_BYE, 0);
+	m.stall_ns = lc_self.stall_untold;
 	m.dropped = atomic_load(&lc_dropped);
 	m.overflow = atomic_load(&lc_overflow);
 	lc_tell(&m);
@@ -1271,6 +1426,7 @@ LC_EXPORT void lua_close(lua_State *L)
 	if (!vm)
 		return;
 	if (atomic_load(&lc_on)) {
+		lc_flush_freed();
 		lc_msg(&m, LC_ALLOC_CLOSE, vm->serial);
 		lc_tell(&m);
 	}

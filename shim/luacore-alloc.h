@@ -17,6 +17,14 @@
  * it in `dropped`.  The sampler polls the shared socket and one socket per
  * thread that has parked.
  *
+ * System calls.  A park costs the parked thread two: one sendmmsg and one
+ * blocking recv.  (A system call can cost a memory-bound program far more
+ * than its own time, where it flushes the TLB.)  So FREEs wait in the
+ * shim and go in the sendmmsg of the next PARK, on that thread's socket,
+ * after it (or on the shared socket when enough are waiting, and before a
+ * CLOSE or BYE); NEW is sent only for an allocation that failed; and the
+ * time a thread waited in a park goes in its next PARK, or its BYE.
+ *
  * Answers.  A park's answer is one byte, or a uint64_t: a new mean in
  * bytes, for every thread's gaps from their next one on (a sampler that
  * caps the rate of parks raises it; each PARK carries the mean then in
@@ -24,11 +32,9 @@
  *
  * Order.  The sampler has read a PARK before it answers, and NEW and FREE
  * of that sample id are sent after the answer, so they always come after
- * their PARK.  NEW and FREE of one id can come in either order (another
- * thread may free the block as soon as the allocation returns), and the
- * NEW of a sample may be lost (dropped): a sampler counts a sample from its
- * PARK, matches FREE to it by id, and takes the block's address from NEW
- * or FREE, whichever it has.
+ * their PARK.  NEW (a failure) and FREE of one id cannot both be sent; either
+ * may be lost (dropped): a sampler counts a sample from its PARK, in use
+ * until a FREE or NEW of its id, or a CLOSE of its VM, ends it.
  */
 #ifndef LUACORE_ALLOC_H
 #define LUACORE_ALLOC_H
@@ -45,7 +51,9 @@
 enum lc_alloc_kind {
 	LC_ALLOC_HELLO = 1,	/* shared socket + SCM_RIGHTS: a thread's socket */
 	LC_ALLOC_PARK,		/* sampled; the thread waits for one byte */
-	LC_ALLOC_NEW,		/* what the parked allocation returned */
+	/* the parked allocation id failed (ptr 0); id 0, ptr 1: no sample,
+	 * only the wait of an exiting thread's last park */
+	LC_ALLOC_NEW,
 	LC_ALLOC_FREE,		/* a sampled block was freed or reallocated */
 	LC_ALLOC_CLOSE,		/* lua_close: every sample of vm is gone */
 	LC_ALLOC_BYE,		/* shared socket, at exit: dropped, overflow */
@@ -112,7 +120,9 @@ struct lc_alloc_msg {
 	uint64_t pc;		/* PARK: return address in Lua's caller of the
 				 * lua_Alloc */
 	uint64_t sp;		/* PARK: that caller's stack pointer */
-	uint64_t stall_ns;	/* NEW: the park as the thread saw it */
+	uint64_t stall_ns;	/* NEW: this park as the thread saw it; PARK,
+				 * BYE: the thread's last park before (0:
+				 * none, or already told) */
 	uint64_t dropped;	/* PARK, BYE: NEW/FREE/CLOSE not sent (full) */
 	uint64_t overflow;	/* PARK, BYE: samples the live table missed */
 	uint32_t nregs;		/* PARK: entries of regs used */

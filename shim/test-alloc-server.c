@@ -333,6 +333,9 @@ int main(int argc, char **argv)
 				}
 				dropped = m.dropped;
 				overflow = m.overflow;
+				/* the thread's park before, as it saw it */
+				if (m.stall_ns)
+					keep(&stall_us, &nstall, m.stall_ns / 1e3);
 				if (copy > 0) {
 					uint64_t sp = m.nregs ?
 						m.regs[LC_REG_RSP] : m.sp;
@@ -378,6 +381,8 @@ int main(int argc, char **argv)
 				break;
 			}
 			case LC_ALLOC_NEW:
+				/* a failed allocation, or (id 0) only the wait
+				 * of an exiting thread's last park */
 				keep(&stall_us, &nstall, m.stall_ns / 1e3);
 				if (!(s = sample_of(m.id)))
 					break;
@@ -402,6 +407,8 @@ int main(int argc, char **argv)
 						samples[j].state |= S_FREED;
 				break;
 			case LC_ALLOC_BYE:
+				if (m.stall_ns)
+					keep(&stall_us, &nstall, m.stall_ns / 1e3);
 				dropped = m.dropped;
 				overflow = m.overflow;
 				break;

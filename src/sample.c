@@ -571,6 +571,9 @@ static int alloc_read(struct alloc_run *r, struct lc_sampler *s, size_t k)
 			break;
 		case LC_ALLOC_PARK:
 			alloc_park(r, s, r->pfd[k].fd, &m);
+			/* the wait of the thread's park before, as it saw it */
+			if (m.stall_ns)
+				times_add(&r->stall_us, (double)m.stall_ns / 1e3);
 			break;
 		case LC_ALLOC_AT:
 			if (m.id < LC_ALLOC_AT_MAX && m.osize > r->at_count[m.id])
@@ -599,6 +602,8 @@ static int alloc_read(struct alloc_run *r, struct lc_sampler *s, size_t k)
 					r->live[i].sample = -1;
 			break;
 		case LC_ALLOC_BYE:
+			if (m.stall_ns)
+				times_add(&r->stall_us, (double)m.stall_ns / 1e3);
 			if (m.dropped > r->dropped)
 				r->dropped = m.dropped;
 			if (m.overflow > r->overflow)
