@@ -1073,7 +1073,7 @@ static void usage(FILE *out)
 	      "      --alloc-mean MEAN  bytes between samples on average (default\n"
 	      "                       524288); implies --alloc\n"
 	      "      --alloc-max-parks N  at most about N parks a second: above, the\n"
-	      "                       mean is raised (default 100; 0: no cap)\n"
+	      "                       mean is raised (default 50; 0: no cap)\n"
 	      "      --at F[,F...]    the stacks that call these functions (symbols of\n"
 	      "                       the program or its libraries), a stop a call\n"
 	      "                       (past 200 stops/s, spaced out); the exact\n"
@@ -1580,7 +1580,10 @@ int main(int argc, char **argv)
 	bool alloc = false, count_only = false;
 	const char *at = NULL;
 	int64_t alloc_mean = LC_ALLOC_MEAN_DEFAULT;
-	struct alloc_run ar = { .sock = -1, .max_rate = 100 };
+	/* a park costs its thread two wake-ups and two system calls: some
+	 * 0.2-0.5 ms where wake-ups are slow (virtual machines); 50 a second
+	 * at most, some 25 once the mean is raised, keep that near 1% */
+	struct alloc_run ar = { .sock = -1, .max_rate = 50 };
 	struct at_run atr = { .period = 0 };
 	int at_want = -1;
 	bool at_shim = false;	/* --at through the shim */
