@@ -45,6 +45,7 @@
 #include <math.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -183,11 +184,17 @@ struct lc_freed {
 static struct lc_freed lc_freed[LC_FREED_MAX];
 static unsigned lc_nfreed;
 
+/* Held for a few instructions, at samples only; a holder that lost its
+ * CPU is given the CPU back rather than spun against. */
 static void lc_filter_lock_take(void)
 {
-	while (atomic_flag_test_and_set_explicit(&lc_filter_lock,
-						 memory_order_acquire))
-		;
+	for (unsigned spins = 0;
+	     atomic_flag_test_and_set_explicit(&lc_filter_lock,
+					       memory_order_acquire);
+	     spins++) {
+		if (spins >= 64)
+			sched_yield();
+	}
 }
 
 static void lc_filter_lock_give(void)
