@@ -128,10 +128,10 @@ struct lc_alloc_msg {
 	uint32_t nregs;		/* PARK: entries of regs used */
 	uint32_t pad;
 	uint64_t regs[LC_NREGS];	/* PARK: enum lc_alloc_reg */
-	/* PARK: the bytes this thread asked for since its last park ended
-	 * (since its first allocation, for its first park) and the ns that
-	 * took: its allocation rate now, counted rather than sampled, from
-	 * which the sampler can cap the park rate at the first park */
+	/* PARK: the bytes this VM asked for since its last park ended
+	 * (since it was made, for its first park) and the ns that took: its
+	 * allocation rate now, counted rather than sampled, from which the
+	 * sampler can cap the park rate at the first park */
 	uint64_t since_bytes, since_ns;
 };
 

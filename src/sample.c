@@ -392,8 +392,8 @@ struct alloc_answer {
 	struct alloc_run *r;
 	int fd;
 	double t0;
-	/* the parks a second the thread's allocation rate since its last
-	 * park would bring at the mean in force (0: not known) */
+	/* the parks a second the VM's allocation rate since its last park
+	 * would bring at the mean in force (0: not known) */
 	double rate;
 	bool sent;
 };
@@ -436,8 +436,8 @@ static void alloc_go(void *arg)
 	++r->window_parks;
 	if (r->max_rate > 0 && r->mean < ((uint64_t)1 << 40) &&
 	    a->rate > r->max_rate) {
-		/* this thread alone allocates fast enough to park more
-		 * often than the cap: from its first park on */
+		/* this VM alone allocates fast enough to park more often
+		 * than the cap: from its first park on */
 		mean = alloc_raise(r, a->rate / r->max_rate, now);
 	} else if (r->window_parks > r->max_rate / 10 && r->max_rate > 0 &&
 		   r->mean < ((uint64_t)1 << 40)) {
@@ -471,9 +471,9 @@ static void alloc_park(struct alloc_run *r, struct lc_sampler *s, int fd,
 	long sample = -1;
 
 	r->parks++;
-	/* The thread's rate, when measured over a gap of at least half the
-	 * mean and a tenth of a millisecond: a chance short gap inside a
-	 * burst must not raise the mean for seconds */
+	/* The VM's rate, when measured over a gap of at least half the mean
+	 * and a tenth of a millisecond: a chance short gap inside a burst
+	 * must not raise the mean for seconds */
 	if (m->kind == LC_ALLOC_PARK && m->since_ns >= 100000 &&
 	    m->mean && m->since_bytes >= m->mean / 2 && r->mean)
 		ans.rate = (double)m->since_bytes * 1e9 / (double)m->since_ns /
