@@ -12,9 +12,9 @@
  * (SCM_RIGHTS, exactly one fd).  A thread's socket carries its PARKs and
  * the sampler's one-byte answers, so threads park independently and share
  * no lock; it reads EOF when the thread exits.  Everything that needs no
- * answer (HELLO, NEW, FREE, CLOSE, BYE) goes on the shared socket without
- * waiting: when the socket is full the shim drops the message and counts
- * it in `dropped`.  The sampler polls the shared socket and one socket per
+ * answer (HELLO, NEW, CLOSE, BYE, and FREE but as below) goes on the
+ * shared socket without waiting: when the socket is full the shim drops
+ * the message and counts it in `dropped`.  The sampler polls the shared socket and one socket per
  * thread that has parked.
  *
  * System calls.  A park costs the parked thread two: one sendmmsg and one
@@ -23,12 +23,13 @@
  * shim and go in the sendmmsg of the next PARK, on that thread's socket,
  * after it (or on the shared socket when enough are waiting, and before a
  * CLOSE or BYE); NEW is sent only for an allocation that failed; and the
- * time a thread waited in a park goes in its next PARK, or its BYE.
+ * time a thread waited in a park goes in its next PARK, its BYE, or at
+ * its exit a NEW of no sample.
  *
  * Answers.  A park's answer is one byte, or a uint64_t: a new mean in
- * bytes, for every thread's gaps from their next one on (a sampler that
- * caps the rate of parks raises it; each PARK carries the mean then in
- * force).
+ * bytes, for every VM's gaps from their next one on, and at once for the
+ * parked VM's (a sampler that caps the rate of parks raises it; each PARK
+ * carries the mean then in force).
  *
  * Order.  The sampler has read a PARK before it answers, and NEW and FREE
  * of that sample id are sent after the answer, so they always come after
