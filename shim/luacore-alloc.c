@@ -336,25 +336,30 @@ static void lc_flush_freed(void)
 	atomic_fetch_add(&lc_dropped, n - (unsigned)(sent < 0 ? 0 : sent));
 }
 
-/* Block p, sample id of vm, was freed: told with the next PARK. */
-static void lc_free_later(uint64_t id, uint32_t vm, const void *p)
+/* f into the freed blocks not yet told, unless LC_FREED_MAX wait. */
+static bool lc_freed_push(struct lc_freed f)
 {
-	bool full;
+	bool room;
 
 	lc_filter_lock_take();
-	full = lc_nfreed == LC_FREED_MAX;
-	if (!full)
-		lc_freed[lc_nfreed++] = (struct lc_freed){ id, (uintptr_t)p, vm };
+	room = lc_nfreed < LC_FREED_MAX;
+	if (room)
+		lc_freed[lc_nfreed++] = f;
 	lc_filter_lock_give();
-	if (!full)
+	return room;
+}
+
+/* Block p, sample id of vm, was freed: told with the next PARK.  When
+ * LC_FREED_MAX wait, they go now; if others filled the list again
+ * meanwhile, this one is dropped and counted. */
+static void lc_free_later(uint64_t id, uint32_t vm, const void *p)
+{
+	struct lc_freed f = { id, (uintptr_t)p, vm };
+
+	if (lc_freed_push(f))
 		return;
 	lc_flush_freed();
-	lc_filter_lock_take();
-	full = lc_nfreed == LC_FREED_MAX;	/* others filled it again */
-	if (!full)
-		lc_freed[lc_nfreed++] = (struct lc_freed){ id, (uintptr_t)p, vm };
-	lc_filter_lock_give();
-	if (full)
+	if (!lc_freed_push(f))
 		atomic_fetch_add(&lc_dropped, 1);
 }
 
