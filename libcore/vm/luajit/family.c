@@ -1634,6 +1634,7 @@ static int lj_name_slot(void *arg, const struct lc_href *r)
 {
 	struct lj_named *n = arg;
 	struct lc_href h = *r;
+	const char *src;
 
 	if (r->edge != LC_HE_LOCAL)
 		return n->fn(n->arg, r);
@@ -1645,14 +1646,18 @@ static int lj_name_slot(void *arg, const struct lc_href *r)
 			if (strcmp(fr->vars[v].kind, "local") != 0 ||
 			    fr->vars[v].value.addr != r->to)
 				continue;
+			/* the chunk named whole, as the other edges name it
+			 * (short_src cuts a long path to "..." and a tail) */
+			src = !fr->source ? (fr->short_src ? fr->short_src : "?") :
+			      fr->source[0] == '@' || fr->source[0] == '=' ?
+			      fr->source + 1 : "[string]";
 			h.name = fr->vars[v].name;
 			if (fr->linedefined > 0)
 				snprintf(n->where, sizeof(n->where), "%s:%d",
-					 fr->short_src ? fr->short_src : "?",
-					 fr->linedefined);
+					 src, fr->linedefined);
 			else
 				snprintf(n->where, sizeof(n->where), "main chunk of %s",
-					 fr->short_src ? fr->short_src : "?");
+					 src);
 			h.where = n->where;
 			break;
 		}
