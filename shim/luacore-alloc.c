@@ -276,16 +276,22 @@ static void lc_msg(struct lc_alloc_msg *m, int kind, uint32_t vm)
 
 /* NEW, CLOSE, BYE: on the shared socket, never waiting.  A full
  * socket drops the message and counts it; PARK and BYE carry the count. */
-static void lc_tell(struct lc_alloc_msg *m)
+/* n messages not sent, the send having failed with errno: dropped and
+ * counted when the socket was full, else sampling off. */
+static void lc_unsent(unsigned n)
 {
-	if (send(lc_fd, m, sizeof *m, MSG_NOSIGNAL | MSG_DONTWAIT) ==
-	    (ssize_t)sizeof *m)
-		return;
 	if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS ||
 	    errno == EINTR)
-		atomic_fetch_add(&lc_dropped, 1);
+		atomic_fetch_add(&lc_dropped, n);
 	else
 		lc_off("cannot send to the sampler", errno);
+}
+
+static void lc_tell(struct lc_alloc_msg *m)
+{
+	if (send(lc_fd, m, sizeof *m, MSG_NOSIGNAL | MSG_DONTWAIT) !=
+	    (ssize_t)sizeof *m)
+		lc_unsent(1);
 }
 
 /* FREE messages of f[0..n) into msgs and v (after v[0] when first:
@@ -328,12 +334,10 @@ static void lc_flush_freed(void)
 	if (!n || lc_fd < 0)
 		return;
 	sent = lc_send_freed(lc_fd, NULL, f, n);
-	if (sent < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
-	    errno != ENOBUFS) {
-		lc_off("cannot send to the sampler", errno);
-		return;
-	}
-	atomic_fetch_add(&lc_dropped, n - (unsigned)(sent < 0 ? 0 : sent));
+	if (sent < 0)
+		lc_unsent(n);
+	else if ((unsigned)sent < n)
+		atomic_fetch_add(&lc_dropped, n - (unsigned)sent);
 }
 
 /* f into the freed blocks not yet told, unless LC_FREED_MAX wait. */
