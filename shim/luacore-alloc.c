@@ -670,7 +670,7 @@ lc_slow(struct lc_vm *vm, void *ptr, size_t osize, size_t nsize,
 		vm->left = INT64_MAX;	/* off: fast path from now on */
 		r = vm->f(vm->ud, ptr, osize, nsize);
 	} else {
-		uint64_t asked;
+		uint64_t asked, now;
 
 		vm->left -= (int64_t)nsize;
 		asked = vm->drawn - (uint64_t)vm->left;
@@ -692,13 +692,15 @@ lc_slow(struct lc_vm *vm, void *ptr, size_t osize, size_t nsize,
 		m.sp = (uintptr_t)sp;
 		m.dropped = atomic_load(&lc_dropped);
 		m.overflow = atomic_load(&lc_overflow);
+		now = lc_now();
 		m.since_bytes = asked - vm->mark_bytes;
-		m.since_ns = lc_now() - vm->mark_ns;
+		m.since_ns = now - vm->mark_ns;
 		m.stall_ns = t->stall_untold;
 		t->stall_untold = 0;
 		stall = lc_park(t, &m);
+		/* the park's end: its start and the wait it measured */
 		vm->mark_bytes = asked;
-		vm->mark_ns = lc_now();
+		vm->mark_ns = now + (uint64_t)(stall > 0 ? stall : 0);
 		if (atomic_load_explicit(&lc_mean, memory_order_relaxed) !=
 		    m.mean) {
 			/* the answer changed the mean: the gap to the next
