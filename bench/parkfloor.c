@@ -1,20 +1,25 @@
 /* parkfloor: what a park costs a thread on this machine before any
- * sampler work: a thread that computes sends one packet on a
- * SOCK_SEQPACKET socket (as the allocation shim does) and waits in poll
- * for the one-byte answer of a process that does nothing but answer it,
- * at real-time priority where permitted (as luacore-sample runs).  The
- * round trip is two wake-ups: the answering process's and the waiting
- * thread's.
+ * sampler work.  A thread that computes makes, at a rate, the system
+ * call a park makes, and nothing else:
  *
- *   parkfloor RATE COUNT
+ *   parkfloor RATE COUNT           a waiting park: one packet on a
+ *       SOCK_SEQPACKET socket, and a wait in poll for the one-byte answer
+ *       of a process that does nothing but answer it (at real-time
+ *       priority where permitted, as luacore-sample runs): two wake-ups.
+ *   parkfloor RATE COUNT BYTES     a copied park: one packet of BYTES
+ *       taken from the thread's own memory (as the allocation shim sends
+ *       its stack and Lua pages) on a socket that a process reads every
+ *       5 ms without waiting on it, as luacore-sample does: no wake-up.
  *
- * RATE round trips a second (the thread computes 1/RATE s between them),
- * COUNT of them.  Prints "median_us p90_us realtime" on stdout. */
+ * RATE parks a second (the thread computes 1/RATE s between them), COUNT
+ * of them.  Prints "median_us p90_us realtime|normal|unwaited" on
+ * stdout. */
 #define _GNU_SOURCE
 #include <poll.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -35,22 +40,66 @@ static int cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The reader of copied parks: every 5 ms, whatever waits. */
+static void drain(int fd, size_t bytes)
+{
+	char *buf = malloc(bytes + 1);
+
+	if (!buf)
+		_exit(1);
+	for (;;) {
+		struct timespec ts = { 0, 5000000 };
+		ssize_t n;
+
+		nanosleep(&ts, NULL);
+		while ((n = recv(fd, buf, bytes + 1, MSG_DONTWAIT)) > 0)
+			;
+		if (n == 0)
+			_exit(0);
+	}
+}
+
+/* The answerer of waiting parks. */
+static void answer(int fd)
+{
+	char c;
+
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		if (poll(&p, 1, -1) < 0 || read(fd, &c, 1) <= 0 ||
+		    write(fd, &c, 1) != 1)
+			_exit(0);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	double rate = argc > 1 ? atof(argv[1]) : 0;
 	int count = argc > 2 ? atoi(argv[2]) : 0, sv[2], rt[2], isrt = 0;
+	long bytes = argc > 3 ? atol(argv[3]) : 0;
+	char *mem = NULL;
 	double *t;
 	pid_t pid;
 	char c = 'p';
 
-	if (rate <= 0 || count <= 0 || count > 1000000) {
-		fprintf(stderr, "usage: parkfloor RATE COUNT\n");
+	if (rate <= 0 || count <= 0 || count > 1000000 || bytes < 0 ||
+	    bytes > 1 << 20) {
+		fprintf(stderr, "usage: parkfloor RATE COUNT [BYTES]\n");
 		return 2;
 	}
 	if (!(t = calloc((size_t)count, sizeof(*t))) ||
+	    (bytes && !(mem = malloc((size_t)bytes))) ||
 	    socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) || pipe(rt)) {
 		perror("parkfloor");
 		return 1;
+	}
+	if (bytes) {
+		int want = (int)(4 * bytes);
+
+		memset(mem, 1, (size_t)bytes);
+		(void)setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &want,
+				 sizeof(want));
 	}
 	pid = fork();
 	if (pid < 0) {
@@ -59,22 +108,19 @@ int main(int argc, char **argv)
 	}
 	if (pid == 0) {
 		struct sched_param sp = { .sched_priority = 1 };
-		char r = sched_setscheduler(0, SCHED_FIFO, &sp) == 0 ? 'r' : 'n';
+		char r = bytes ? 'u' :
+			 sched_setscheduler(0, SCHED_FIFO, &sp) == 0 ? 'r' : 'n';
 
 		close(sv[0]);
 		if (write(rt[1], &r, 1) != 1)
 			_exit(1);
-		for (;;) {
-			struct pollfd p = { .fd = sv[1], .events = POLLIN };
-
-			if (poll(&p, 1, -1) < 0 || read(sv[1], &c, 1) <= 0 ||
-			    write(sv[1], &c, 1) != 1)
-				_exit(0);
-		}
+		if (bytes)
+			drain(sv[1], (size_t)bytes);
+		answer(sv[1]);
 	}
 	close(sv[1]);
 	if (read(rt[0], &c, 1) == 1)
-		isrt = c == 'r';
+		isrt = c == 'r' ? 1 : c == 'u' ? 2 : 0;
 	for (int i = 0; i < count; i++) {
 		double end = now() + 1 / rate, t0;
 		struct pollfd p = { .fd = sv[0], .events = POLLIN };
@@ -83,8 +129,14 @@ int main(int argc, char **argv)
 		while (now() < end)
 			spin++;
 		t0 = now();
-		if (write(sv[0], &c, 1) != 1 || poll(&p, 1, 1000) != 1 ||
-		    read(sv[0], &c, 1) != 1) {
+		if (bytes) {
+			if (send(sv[0], mem, (size_t)bytes, MSG_DONTWAIT) !=
+			    bytes) {
+				perror("parkfloor: send");
+				return 1;
+			}
+		} else if (write(sv[0], &c, 1) != 1 || poll(&p, 1, 1000) != 1 ||
+			   read(sv[0], &c, 1) != 1) {
 			perror("parkfloor: round trip");
 			return 1;
 		}
@@ -94,6 +146,6 @@ int main(int argc, char **argv)
 	waitpid(pid, NULL, 0);
 	qsort(t, (size_t)count, sizeof(*t), cmp);
 	printf("%.1f %.1f %s\n", t[(count - 1) / 2], t[(count * 9 - 1) / 10],
-	       isrt ? "realtime" : "normal");
+	       isrt == 1 ? "realtime" : isrt == 2 ? "unwaited" : "normal");
 	return 0;
 }

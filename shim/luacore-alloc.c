@@ -23,10 +23,12 @@
  * with sample points at exponential gaps of mean M, and a block is sampled
  * when a point falls in it.  The thread that allocated it parks: it sends
  * PARK (the registers an unwinder needs, the lua_Alloc arguments) on its
- * own socket and waits for one byte, while the sampler copies its stack.
- * Then the real allocator runs; the block is in use until a FREE of it.
- * Two system calls a park, none a free: the protocol is in
- * luacore-alloc.h.
+ * own socket and waits for an answer, while the sampler copies its stack;
+ * or, once the sampler has told it what to copy (HOT), it sends a copy of
+ * its own stack and Lua state with the PARK, in one system call, and does
+ * not wait.  Then the real allocator runs; the block is in use until a
+ * FREE of it.  One or two system calls a park, none a free: the protocol
+ * is in luacore-alloc.h.
  *
  * If the sampler dies, hangs (no answer within LC_ALLOC_TIMEOUT_MS) or a
  * socket call fails, sampling is off for good in the whole process and
@@ -110,7 +112,21 @@ struct lc_thread {
 	uint64_t stall_untold;	/* its last park's wait, for the next PARK */
 	bool timed;		/* its socket's receives time out */
 	int fd;			/* own socket + 1; 0: none yet */
+	/* + 1: the socket of its copied PARKs, which the sampler reads
+	 * every few milliseconds without waiting on it, so that sending
+	 * wakes nothing; and the most a packet on it can carry */
+	int bulk;
+	size_t sndmax;
+	unsigned unheard;	/* copied parks since it read its socket */
 	int32_t tid;
+	/* What its parks in the VM of main state hot_L copy, as the
+	 * sampler's last HOT said (hot_L 0: they wait for the sampler to
+	 * copy): pages, and the stack up to hot_need above rsp, short of
+	 * hot_end. */
+	uint64_t hot_L, hot_need, hot_end;
+	uint32_t hot_npages, hot_nstates;
+	uint64_t hot_page[LC_ALLOC_HOT_PAGES];
+	uint64_t hot_state[LC_ALLOC_HOT_STATES];
 };
 
 /* initial-exec: the fast path is one %fs-relative access; the library is
@@ -294,27 +310,27 @@ static void lc_tell(struct lc_alloc_msg *m)
 		lc_unsent(1);
 }
 
-/* FREE messages of f[0..n) into msgs and v (after v[0] when first:
- * v[0] is first's); sendmmsg on fd.  The messages sent, or -1 (errno). */
-static int lc_send_freed(int fd, struct lc_alloc_msg *first,
+/* A first packet (first[0..nfirst), none when nfirst is 0), and FREE
+ * messages of f[0..n) after it; sendmmsg on fd.  The packets sent, or -1
+ * (errno). */
+static int lc_send_freed(int fd, struct iovec *first, unsigned nfirst,
 			 const struct lc_freed *f, unsigned n)
 {
-	struct lc_alloc_msg msgs[LC_FREED_MAX + 1];
-	struct iovec iov[LC_FREED_MAX + 1];
+	struct lc_alloc_msg msgs[LC_FREED_MAX];
+	struct iovec iov[LC_FREED_MAX];
 	struct mmsghdr v[LC_FREED_MAX + 1];
 	unsigned k = 0, i;
 	int sent;
 
-	if (first)
-		msgs[k++] = *first;
+	if (nfirst)
+		v[k++] = (struct mmsghdr){ .msg_hdr = { .msg_iov = first,
+							.msg_iovlen = nfirst } };
 	for (i = 0; i < n; i++, k++) {
-		lc_msg(&msgs[k], LC_ALLOC_FREE, f[i].vm);
-		msgs[k].id = f[i].id;
-		msgs[k].ptr = f[i].ptr;
-	}
-	for (i = 0; i < k; i++) {
+		lc_msg(&msgs[i], LC_ALLOC_FREE, f[i].vm);
+		msgs[i].id = f[i].id;
+		msgs[i].ptr = f[i].ptr;
 		iov[i] = (struct iovec){ &msgs[i], sizeof msgs[i] };
-		v[i] = (struct mmsghdr){ .msg_hdr = { .msg_iov = &iov[i],
+		v[k] = (struct mmsghdr){ .msg_hdr = { .msg_iov = &iov[i],
 						      .msg_iovlen = 1 } };
 	}
 	do
@@ -333,7 +349,7 @@ static void lc_flush_freed(void)
 
 	if (!n || lc_fd < 0)
 		return;
-	sent = lc_send_freed(lc_fd, NULL, f, n);
+	sent = lc_send_freed(lc_fd, NULL, 0, f, n);
 	if (sent < 0)
 		lc_unsent(n);
 	else if ((unsigned)sent < n)
@@ -351,6 +367,15 @@ static bool lc_freed_push(struct lc_freed f)
 		lc_freed[lc_nfreed++] = f;
 	lc_filter_lock_give();
 	return room;
+}
+
+/* f[0..n), freed blocks a send left out, back to wait for the next
+ * (those that find no room are dropped and counted). */
+static void lc_freed_requeue(const struct lc_freed *f, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (!lc_freed_push(f[i]))
+			atomic_fetch_add(&lc_dropped, 1);
 }
 
 /* Block p, sample id of vm, was freed: told with the next PARK.  When
@@ -506,7 +531,7 @@ static int lc_send(int fd, struct msghdr *mh, uint64_t until)
 static int lc_thread_socket(struct lc_thread *t, uint64_t until)
 {
 	union {
-		char buf[CMSG_SPACE(sizeof(int))];
+		char buf[CMSG_SPACE(2 * sizeof(int))];
 		struct cmsghdr align;
 	} c;
 	struct lc_alloc_msg m;
@@ -516,103 +541,259 @@ static int lc_thread_socket(struct lc_thread *t, uint64_t until)
 		.msg_control = c.buf, .msg_controllen = sizeof c.buf,
 	};
 	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-	int sv[2], i, err;
+	int sv[2], bv[2], i, err;
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) {
 		lc_off("socketpair", errno);
+		return -1;
+	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, bv)) {
+		lc_off("socketpair", errno);
+		close(sv[0]);
+		close(sv[1]);
 		return -1;
 	}
 	{
 		/* a park waits in one blocking recv, which times out */
 		struct timeval tv = { 0, LC_ALLOC_TIMEOUT_MS * 1000 };
 
+		/* room for a copied PARK and another behind it (the
+		 * kernel caps this at its wmem_max, and reports double) */
+		int want = (int)(2 * (sizeof m + LC_ALLOC_COPY_MAX)), got = 0;
+		socklen_t len = sizeof got;
+
 		t->timed = setsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO, &tv,
 				      sizeof tv) == 0;
+		(void)setsockopt(bv[0], SOL_SOCKET, SO_SNDBUF, &want,
+				 sizeof want);
+		t->sndmax = getsockopt(bv[0], SOL_SOCKET, SO_SNDBUF, &got,
+				       &len) == 0 && got > 4096 ?
+			    (size_t)got - 4096 : 0;
 	}
 	cm->cmsg_level = SOL_SOCKET;
 	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	cm->cmsg_len = CMSG_LEN(2 * sizeof(int));
 	memcpy(CMSG_DATA(cm), &sv[1], sizeof(int));
+	memcpy(CMSG_DATA(cm) + sizeof(int), &bv[1], sizeof(int));
 	lc_msg(&m, LC_ALLOC_HELLO, 0);
 	err = lc_send(lc_fd, &mh, until);
 	close(sv[1]);
+	close(bv[1]);
 	if (err) {
 		close(sv[0]);
+		close(bv[0]);
 		return -1;
 	}
-	for (i = 0; i < LC_MAX_FDS; i++) {
-		int free_slot = 0;
+	for (int k = 0; k < 2; k++)
+		for (i = 0; i < LC_MAX_FDS; i++) {
+			int free_slot = 0;
 
-		if (atomic_compare_exchange_strong(&lc_fds[i], &free_slot,
-						   sv[0] + 1))
-			break;
-	}
+			if (atomic_compare_exchange_strong(&lc_fds[i],
+							   &free_slot,
+							   (k ? bv[0] : sv[0]) + 1))
+				break;
+		}
+	t->bulk = bv[0] + 1;
 	t->fd = sv[0] + 1;
 	pthread_setspecific(lc_key, (void *)(intptr_t)t->fd);
 	return 0;
 }
 
-/* Send m (its registers set), wait for the sampler's answer.  The stall
- * in ns, or -1 (then off). */
+/* A thread that copies itself reads what the sampler said every this
+ * many parks (a waiting park reads it all) */
+#define LC_HEAR_EVERY	4
+
+/* A HOT from the sampler: what this thread's parks copy from now on. */
+static void lc_hot(struct lc_thread *t, const struct lc_alloc_hot *h)
+{
+	if (h->mean >= 1 && h->mean <= ((uint64_t)1 << 62))
+		atomic_store_explicit(&lc_mean, h->mean, memory_order_relaxed);
+	t->hot_L = 0;
+	if (!h->L || !h->nstates || h->npages > LC_ALLOC_HOT_PAGES ||
+	    h->nstates > LC_ALLOC_HOT_STATES || !h->stack_end ||
+	    h->stack_need > LC_ALLOC_STACK_MAX)
+		return;		/* wait at parks */
+	t->hot_npages = h->npages;
+	t->hot_nstates = h->nstates;
+	memcpy(t->hot_page, h->page, sizeof t->hot_page);
+	memcpy(t->hot_state, h->state, sizeof t->hot_state);
+	t->hot_need = h->stack_need;
+	t->hot_end = h->stack_end;
+	t->hot_L = h->L;
+}
+
+/* One packet from the sampler on the thread's socket (recv flags): 1 an
+ * answer (a new mean taken), 2 something else (a HOT, taken), 0 none
+ * (EAGAIN, EINTR, or timed out), -1 off. */
+static int lc_hear(struct lc_thread *t, int flags)
+{
+	union {
+		uint64_t mean;
+		struct lc_alloc_hot hot;
+	} u;
+	ssize_t n = recv(t->fd - 1, &u, sizeof u, flags);
+
+	if (n == 1)
+		return 1;
+	if (n == (ssize_t)sizeof u.mean) {
+		/* a new mean (or period), for every thread's next gaps */
+		if (u.mean >= 1 && u.mean <= ((uint64_t)1 << 62))
+			atomic_store_explicit(lc_at_n ? &lc_at_period : &lc_mean,
+					      u.mean, memory_order_relaxed);
+		return 1;
+	}
+	if (n == (ssize_t)sizeof u.hot && u.hot.magic == LC_ALLOC_MAGIC &&
+	    u.hot.version == LC_ALLOC_VERSION && u.hot.kind == LC_ALLOC_HOT) {
+		lc_hot(t, &u.hot);
+		return 2;
+	}
+	if (n > 0)
+		return 2;	/* not ours to read: passed over */
+	if (n == 0) {
+		lc_off("the sampler is gone (EOF)", 0);
+		return -1;
+	}
+	if (errno == ECONNRESET) {
+		/* it died with messages of ours unread */
+		lc_off("the sampler is gone (connection reset)", 0);
+		return -1;
+	}
+	if (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK) {
+		lc_off("cannot read the sampler's answer", errno);
+		return -1;
+	}
+	return 0;
+}
+
+/* A copied PARK: m, the copy its HOT asks for (its stack from rsp - 128,
+ * its Lua state's pages), and the freed blocks f after it, in one
+ * sendmmsg that does not wait.  The messages sent (the PARK was), or -1
+ * when the PARK was not: errno EFAULT (a page is gone), EMSGSIZE (too
+ * big), EAGAIN (the sampler is behind), or another error. */
+static int lc_send_copied(struct lc_thread *t, struct lc_alloc_msg *m,
+			  const struct lc_freed *f, unsigned nf)
+{
+	struct lc_alloc_copy c;
+	struct iovec iov[3 + LC_ALLOC_HOT_PAGES];
+	uint64_t rsp = m->regs[LC_REG_RSP], lo, hi;
+	size_t total;
+	unsigned i, n = 0;
+
+	if (m->nregs < LC_NREGS || rsp < 128 || rsp >= t->hot_end) {
+		errno = EINVAL;
+		return -1;
+	}
+	lo = (rsp - 128) & ~7ull;
+	hi = rsp + t->hot_need;
+	if (hi > t->hot_end || hi < rsp)
+		hi = t->hot_end;
+	if (hi - lo > LC_ALLOC_STACK_MAX)
+		hi = lo + LC_ALLOC_STACK_MAX;
+	total = sizeof *m + sizeof c + (hi - lo) +
+		(size_t)t->hot_npages * LC_ALLOC_PAGE;
+	if (total > t->sndmax) {
+		errno = EMSGSIZE;
+		return -1;
+	}
+	memset(&c, 0, sizeof c);
+	c.stack_lo = lo;
+	c.stack_len = (uint32_t)(hi - lo);
+	c.npages = t->hot_npages;
+	c.nstates = t->hot_nstates;
+	memcpy(c.page, t->hot_page, sizeof c.page);
+	memcpy(c.state, t->hot_state, sizeof c.state);
+	m->flags = LC_ALLOC_COPIED;
+	iov[n++] = (struct iovec){ m, sizeof *m };
+	iov[n++] = (struct iovec){ &c, sizeof c };
+	/* the kernel reads these (a page gone is EFAULT, not a fault) */
+	iov[n++] = (struct iovec){ (void *)(uintptr_t)lo, hi - lo };
+	for (i = 0; i < t->hot_npages; i++)
+		iov[n++] = (struct iovec){ (void *)(uintptr_t)t->hot_page[i],
+					   LC_ALLOC_PAGE };
+	{
+		int sent = lc_send_freed(t->bulk - 1, iov, n, f, nf);
+
+		m->flags = 0;
+		return sent;
+	}
+}
+
+/* Send m (its registers set), and wait for the sampler's answer, unless
+ * the thread copies itself (the sampler's HOT).  The stall in ns, or -1
+ * (then off). */
 static __attribute__((noinline)) int64_t lc_park_regs(struct lc_thread *t,
 						      struct lc_alloc_msg *m)
 {
 	uint64_t t0 = lc_now(), until = t0 + LC_ALLOC_TIMEOUT_MS * 1000000ull;
 	struct lc_freed f[LC_FREED_MAX];
 	unsigned nf;
-	ssize_t n;
-	uint64_t ack;
-	int sent;
+	int sent, k;
 
 	if (!t->fd && lc_thread_socket(t, until))
 		return -1;
+	nf = m->kind == LC_ALLOC_PARK ? lc_take_freed(f) : 0;
+	if (m->kind == LC_ALLOC_PARK && t->hot_L) {
+		/* What the sampler said since (a HOT, with a new mean
+		 * maybe), every LC_HEAR_EVERY parks: mostly nothing, and a
+		 * system call that finds nothing costs a park as much as
+		 * its send */
+		if (++t->unheard >= LC_HEAR_EVERY) {
+			t->unheard = 0;
+			for (int i = 0; i < 8 && (k = lc_hear(t, MSG_DONTWAIT));
+			     i++)
+				if (k < 0)
+					return -1;
+		}
+		if (t->hot_L == m->L) {
+			sent = lc_send_copied(t, m, f, nf);
+			if (sent > 0) {
+				/* the socket filled after the PARK: its
+				 * FREEs wait for the next one */
+				lc_freed_requeue(f + sent - 1, nf + 1 - (unsigned)sent);
+				return (int64_t)(lc_now() - t0);
+			}
+			if (errno == EPIPE || errno == ECONNRESET) {
+				lc_off("the sampler is gone (connection reset)", 0);
+				return -1;
+			}
+			/* a page gone, or too big: wait, until told again */
+			if (errno == EFAULT || errno == EMSGSIZE ||
+			    errno == EINVAL) {
+				t->hot_L = 0;
+				m->flags = LC_ALLOC_COPY_FAILED;
+			}
+		}
+	}
 	/* the PARK, and after it every freed block not yet told: one
 	 * system call (the thread's socket is empty but for a moment) */
-	nf = m->kind == LC_ALLOC_PARK ? lc_take_freed(f) : 0;
-	while ((sent = lc_send_freed(t->fd - 1, m, f, nf)) < 0) {
-		if (errno == EPIPE || errno == ECONNRESET) {
-			lc_off("the sampler is gone (connection reset)", 0);
-			return -1;
+	{
+		struct iovec iov = { m, sizeof *m };
+
+		while ((sent = lc_send_freed(t->fd - 1, &iov, 1, f, nf)) < 0) {
+			if (errno == EPIPE || errno == ECONNRESET) {
+				lc_off("the sampler is gone (connection reset)", 0);
+				return -1;
+			}
+			if (errno != EAGAIN && errno != EWOULDBLOCK) {
+				lc_off("cannot send to the sampler", errno);
+				return -1;
+			}
+			if (lc_wait(t->fd - 1, POLLOUT, until))
+				return -1;
 		}
-		if (errno != EAGAIN && errno != EWOULDBLOCK) {
-			lc_off("cannot send to the sampler", errno);
-			return -1;
-		}
-		if (lc_wait(t->fd - 1, POLLOUT, until))
-			return -1;
 	}
-	if ((unsigned)sent < nf + 1)
-		atomic_fetch_add(&lc_dropped, nf + 1 - (unsigned)sent);
+	lc_freed_requeue(f + sent - 1, nf + 1 - (unsigned)sent);
 	for (;;) {
-		/* one blocking recv when it times out, else poll first */
+		/* one blocking recv when it times out, else poll first; a
+		 * HOT may come before the answer */
 		if (!t->timed && lc_wait(t->fd - 1, POLLIN, until))
 			return -1;
-		n = recv(t->fd - 1, &ack, sizeof ack, t->timed ? 0 : MSG_DONTWAIT);
-		if (n == 1)
+		k = lc_hear(t, t->timed ? 0 : MSG_DONTWAIT);
+		if (k == 1)
 			return (int64_t)(lc_now() - t0);
-		if (n == (ssize_t)sizeof ack) {
-			/* a new mean (or period), for every thread's next
-			 * gaps */
-			if (ack >= 1 && ack <= ((uint64_t)1 << 62))
-				atomic_store_explicit(lc_at_n ? &lc_at_period :
-						      &lc_mean, ack,
-						      memory_order_relaxed);
-			return (int64_t)(lc_now() - t0);
-		}
-		if (n == 0) {
-			lc_off("the sampler is gone (EOF)", 0);
+		if (k < 0)
 			return -1;
-		}
-		if (errno == ECONNRESET) {
-			/* it died with messages of ours unread */
-			lc_off("the sampler is gone (connection reset)", 0);
-			return -1;
-		}
-		if (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK) {
-			lc_off("cannot read the sampler's answer", errno);
-			return -1;
-		}
-		if (t->timed && lc_now() >= until) {
+		if (lc_now() >= until) {
 			lc_off("the sampler did not answer within 100 ms", 0);
 			return -1;
 		}
@@ -879,14 +1060,21 @@ static void lc_thread_exit(void *v)
 		lc_tell(&m);
 	}
 
-	for (i = 0; i < LC_MAX_FDS; i++) {
-		int mine = fd;
+	for (int k = 0; k < 2; k++) {
+		int it = k ? lc_self.bulk : fd;
 
-		if (atomic_compare_exchange_strong(&lc_fds[i], &mine, 0))
-			break;
+		for (i = 0; it && i < LC_MAX_FDS; i++) {
+			int mine = it;
+
+			if (atomic_compare_exchange_strong(&lc_fds[i], &mine, 0))
+				break;
+		}
+		/* after unlisting: a fork never sees it reused */
+		if (it)
+			close(it - 1);
 	}
-	close(fd - 1);		/* after unlisting: a fork never sees it reused */
-	lc_self.fd = 0;
+	lc_self.fd = lc_self.bulk = 0;
+	lc_self.hot_L = 0;
 }
 
 /* A forked child is not the process the sampler reads: off, silently,
@@ -904,7 +1092,8 @@ static void lc_atfork_child(void)
 	if (lc_fd >= 0)
 		close(lc_fd);
 	lc_fd = -1;
-	lc_self.fd = 0;
+	lc_self.fd = lc_self.bulk = 0;
+	lc_self.hot_L = 0;
 	pthread_setspecific(lc_key, NULL);
 }
 

@@ -4,38 +4,60 @@
  * The sampler makes a SOCK_SEQPACKET socketpair, passes one end to the
  * target as the number in LC_ALLOC_ENV_FD and the sampling mean in bytes
  * in LC_ALLOC_ENV_MEAN.  Every message is one struct lc_alloc_msg, one
- * packet, in the byte order of the target (it runs on the sampler's
- * machine).
+ * packet (a copied PARK: more after it), in the byte order of the target
+ * (it runs on the sampler's machine).
  *
- * Sockets.  The first time a thread parks it makes a socketpair of its
- * own and passes one end to the sampler in a HELLO on the shared socket
- * (SCM_RIGHTS, exactly one fd).  A thread's socket carries its PARKs and
- * the sampler's one-byte answers, so threads park independently and share
- * no lock; it reads EOF when the thread exits.  Everything that needs no
- * answer (HELLO, NEW, CLOSE, BYE, and FREE but as below) goes on the
- * shared socket without waiting: when the socket is full the shim drops
- * the message and counts it in `dropped`.  The sampler polls the shared socket and one socket per
- * thread that has parked.
+ * Sockets.  The first time a thread parks it makes two socketpairs of its
+ * own and passes one end of each to the sampler in a HELLO on the shared
+ * socket (SCM_RIGHTS, exactly two fds: its socket, then its bulk socket).
+ * A thread's socket carries its waiting PARKs, the sampler's answers and
+ * HOTs, so threads park independently and share no lock; it reads EOF
+ * when the thread exits.  Its bulk socket carries its copied PARKs (and
+ * the FREEs sent with them); the sampler reads it every few milliseconds
+ * and never waits on it, so that a send there wakes no one.  Everything
+ * that needs no answer (HELLO, NEW, CLOSE, BYE, and FREE but as below)
+ * goes on the shared socket without waiting: when the socket is full the
+ * shim drops the message and counts it in `dropped`.  The sampler polls
+ * the shared socket and one socket per thread that has parked.
  *
- * System calls.  A park costs the parked thread two: one sendmmsg and one
- * blocking recv.  (A system call can cost a memory-bound program far more
- * than its own time, where it flushes the TLB.)  So FREEs wait in the
- * shim and go in the sendmmsg of the next PARK, on that thread's socket,
- * after it (or on the shared socket when enough are waiting, and before a
- * CLOSE or BYE); NEW is sent only for an allocation that failed; and the
- * time a thread waited in a park goes in its next PARK, its BYE, or at
- * its exit a NEW of no sample.
+ * Waiting and copied parks.  A thread's first parks wait: PARK, and the
+ * sampler copies the thread's stack and Lua state while it waits for the
+ * answer.  Once the sampler has sent it a HOT (what to copy: its stack
+ * from rsp - 128 as deep as its last sample reached, and the pages of its
+ * Lua state), a park of that VM copies them itself: the PARK (flag
+ * LC_ALLOC_COPIED), a struct lc_alloc_copy and the bytes go in one packet
+ * on the bulk socket, sent without waiting, and nothing answers it.  The
+ * kernel reads those pages: a page gone is EFAULT, never a fault; then,
+ * or when the packet is too big or the bulk socket full, the thread waits
+ * instead (with LC_ALLOC_COPY_FAILED after EFAULT or a packet too big,
+ * and copies no more until told again).  A HOT of no states tells a
+ * thread to wait at its parks again.
  *
- * Answers.  A park's answer is one byte, or a uint64_t: a new mean in
- * bytes, for every VM's gaps from their next one on, and at once for the
- * parked VM's (a sampler that caps the rate of parks raises it; each PARK
- * carries the mean then in force).
+ * System calls.  A copied park costs the thread one sendmmsg (and every
+ * LC_HEAR_EVERY-th park one recv of what the sampler sent meanwhile); a
+ * waiting park, one sendmmsg and one blocking recv.  (A system call can
+ * cost a memory-bound program far more than its own time, where it
+ * flushes the TLB.)  So FREEs wait in the shim and go in the sendmmsg of
+ * the next PARK, after it (or on the shared socket when enough are
+ * waiting, and before a CLOSE or BYE; those the socket has no room for
+ * wait again); NEW is sent only for an allocation that failed; and the
+ * time a park held its thread goes in its next PARK, its BYE, or at its
+ * exit a NEW of no sample.
  *
- * Order.  The sampler has read a PARK before it answers, and NEW and FREE
- * of that sample id are sent after the answer, so they always come after
- * their PARK.  NEW (a failure) and FREE of one id cannot both be sent; either
- * may be lost (dropped): a sampler counts a sample from its PARK, in use
- * until a FREE or NEW of its id, or a CLOSE of its VM, ends it.
+ * Answers.  A waiting park's answer is one byte, or a uint64_t: a new
+ * mean in bytes, for every VM's gaps from their next one on, and at once
+ * for the parked VM's (a sampler that caps the rate of parks raises it;
+ * each PARK carries the mean then in force).  A HOT can carry a new mean
+ * too, and comes any time: before an answer, or between parks.
+ *
+ * Order.  A waiting PARK is read before its answer, and NEW and FREE of
+ * its id are sent after the answer, so they come after it.  A copied
+ * PARK is read up to some milliseconds after it was sent: a FREE or NEW
+ * of its id on the shared socket, or a CLOSE of its VM, may come first,
+ * and the sampler keeps what it saw.  NEW (a failure) and FREE of one id
+ * cannot both be sent; either may be lost (dropped): a sampler counts a
+ * sample from its PARK, in use until a FREE or NEW of its id, or a CLOSE
+ * of its VM, ends it.
  */
 #ifndef LUACORE_ALLOC_H
 #define LUACORE_ALLOC_H
@@ -45,13 +67,14 @@
 #define LC_ALLOC_ENV_FD		"LUACORE_ALLOC_FD"
 #define LC_ALLOC_ENV_MEAN	"LUACORE_ALLOC_MEAN"
 #define LC_ALLOC_MAGIC		0x3141434cu	/* "LCA1" in memory */
-#define LC_ALLOC_VERSION	3
+#define LC_ALLOC_VERSION	4
 #define LC_ALLOC_MEAN_DEFAULT	(512 * 1024)
 #define LC_ALLOC_TIMEOUT_MS	100	/* a park waits this long at most */
 
 enum lc_alloc_kind {
-	LC_ALLOC_HELLO = 1,	/* shared socket + SCM_RIGHTS: a thread's socket */
-	LC_ALLOC_PARK,		/* sampled; the thread waits for one byte */
+	LC_ALLOC_HELLO = 1,	/* shared socket + SCM_RIGHTS: a thread's sockets */
+	/* sampled; the thread waits for an answer, or copied itself */
+	LC_ALLOC_PARK,
 	/* the parked allocation id failed (ptr 0); id 0, ptr 1: no sample,
 	 * only the wait of an exiting thread's last park */
 	LC_ALLOC_NEW,
@@ -82,6 +105,54 @@ enum lc_alloc_kind {
 	LC_ALLOC_AT,
 	LC_ALLOC_AT_HOOKED,
 	LC_ALLOC_AT_COUNT,
+	/* sampler to a thread's socket, any time: struct lc_alloc_hot */
+	LC_ALLOC_HOT,
+};
+
+/* PARK flags: the packet goes on with a struct lc_alloc_copy and what it
+ * says, and the thread did not wait: nothing answers it. */
+#define LC_ALLOC_COPIED		1u
+/* PARK flags: a waiting PARK whose thread could not copy what it was
+ * told (a page of it is gone, or it is too big to send): the sampler
+ * tells it afresh */
+#define LC_ALLOC_COPY_FAILED	2u
+
+#define LC_ALLOC_HOT_PAGES	32
+#define LC_ALLOC_HOT_STATES	8
+#define LC_ALLOC_PAGE		4096
+#define LC_ALLOC_STACK_MAX	(32 * 1024 + 128)
+
+/* A thread's copy of itself, after the struct lc_alloc_msg of a copied
+ * PARK: stack_len bytes from stack_lo (its rsp at the park - 128), then
+ * npages pages of LC_ALLOC_PAGE bytes, at page[0], page[1], ...; the
+ * states its last HOT named. */
+struct lc_alloc_copy {
+	uint64_t stack_lo;
+	uint32_t stack_len;	/* <= LC_ALLOC_STACK_MAX */
+	uint32_t npages;	/* <= LC_ALLOC_HOT_PAGES */
+	uint32_t nstates;	/* <= LC_ALLOC_HOT_STATES */
+	uint32_t pad;
+	uint64_t page[LC_ALLOC_HOT_PAGES];
+	uint64_t state[LC_ALLOC_HOT_STATES];
+};
+
+#define LC_ALLOC_COPY_MAX	(sizeof(struct lc_alloc_copy) + \
+				 LC_ALLOC_STACK_MAX + \
+				 LC_ALLOC_HOT_PAGES * LC_ALLOC_PAGE)
+
+/* HOT: what the thread copies at its parks of VM L (the main state of
+ * its PARKs) from now on, instead of waiting: npages pages, and its
+ * stack from rsp - 128 to rsp + stack_need, no further than stack_end.
+ * npages 0 and nstates 0: it waits at its parks again.  mean: a new
+ * mean in bytes, as an answer's (0: unchanged). */
+struct lc_alloc_hot {
+	uint32_t magic;		/* LC_ALLOC_MAGIC */
+	uint16_t version;	/* LC_ALLOC_VERSION */
+	uint16_t kind;		/* LC_ALLOC_HOT */
+	uint32_t npages, nstates;
+	uint64_t L, mean, stack_need, stack_end;
+	uint64_t page[LC_ALLOC_HOT_PAGES];
+	uint64_t state[LC_ALLOC_HOT_STATES];
 };
 
 #define LC_ALLOC_AT_REQ_MAX	4096
@@ -123,11 +194,12 @@ struct lc_alloc_msg {
 	uint64_t sp;		/* PARK: that caller's stack pointer */
 	uint64_t stall_ns;	/* NEW: this park as the thread saw it; PARK,
 				 * BYE: the thread's last park before (0:
-				 * none, or already told) */
+				 * none, or already told): how long it held
+				 * the thread, waiting or copying */
 	uint64_t dropped;	/* PARK, BYE: NEW/FREE/CLOSE not sent (full) */
 	uint64_t overflow;	/* PARK, BYE: samples the live table missed */
 	uint32_t nregs;		/* PARK: entries of regs used */
-	uint32_t pad;
+	uint32_t flags;		/* PARK: LC_ALLOC_COPIED, _COPY_FAILED */
 	uint64_t regs[LC_NREGS];	/* PARK: enum lc_alloc_reg */
 	/* PARK: the bytes this VM asked for since its last park ended
 	 * (since it was made, for its first park) and the ns that took: its

@@ -262,7 +262,7 @@ int main(int argc, char **argv)
 		for (int k = 1; k < nfds; k++) {
 			struct lc_alloc_msg m;
 			union {
-				char buf[CMSG_SPACE(sizeof(int))];
+				char buf[CMSG_SPACE(2 * sizeof(int))];
 				struct cmsghdr align;
 			} c;
 			struct iovec iov = { &m, sizeof m };
@@ -305,6 +305,15 @@ int main(int argc, char **argv)
 				if (!cm || cm->cmsg_type != SCM_RIGHTS)
 					break;
 				memcpy(&fd, CMSG_DATA(cm), sizeof fd);
+				if (cm->cmsg_len >= CMSG_LEN(2 * sizeof(int))) {
+					/* the socket of copied parks: never
+					 * told what to copy, it sends none */
+					int bulk;
+
+					memcpy(&bulk, CMSG_DATA(cm) + sizeof(int),
+					       sizeof bulk);
+					close(bulk);
+				}
 				if (nfds > MAX_FDS) {
 					close(fd);	/* its parks time out */
 					break;

@@ -178,6 +178,12 @@ static void sink_names(FILE *out)
 /* ---- --alloc: allocation profiles through the preloaded shim ---- */
 
 #define ALLOC_MAX_THREADS	4096
+#define ALLOC_MAX_VMS		(1u << 20)	/* closed VMs remembered */
+/* A thread's copied PARKs wait this long at most to be read: the shim
+ * sends them where we do not wait, so that a send wakes nothing (a
+ * wake-up costs the sender tens of microseconds, and can put us on its
+ * CPU ahead of it). */
+#define ALLOC_DRAIN_MS		5
 #define ALLOC_MAX_ID		(64u << 20)	/* sample ids we track */
 
 /* A sampled block: the profile sample it went into and what it stands
@@ -186,6 +192,24 @@ struct alloc_live {
 	long sample;		/* -1: none (lost, filtered, or freed) */
 	int64_t objects, bytes;
 	uint32_t vm;
+	/* its FREE or NEW came first: a copied PARK, read from its thread's
+	 * socket, can come after what the shared socket says of it */
+	bool ended;
+};
+
+/* A thread that parks, on its own socket. */
+struct alloc_thread {
+	int tid;
+	/* the socket of its copied PARKs (-1: none), read every
+	 * ALLOC_DRAIN_MS, never waited on: sending on it wakes nothing */
+	int bulk;
+	/* what it copies at its parks, as last told it (HOT) */
+	struct lc_sampler_hot told;
+	uint64_t told_L;	/* its VM (main state); 0: told to wait */
+	bool hot_told;
+	/* its copies lacked the state it ran: this many times, and the
+	 * parks it still waits for us at before it copies again */
+	unsigned misses, wait_left;
 };
 
 /* Durations in microseconds, as many as memory allows. */
@@ -211,8 +235,13 @@ static void times_add(struct times *t, double us)
 struct alloc_run {
 	int sock;		/* our end of the shared socket */
 	struct pollfd *pfd;	/* [0] the shared socket, then threads' */
-	int *tid;
+	struct alloc_thread *th;	/* beside pfd ([0] unused) */
 	size_t n;
+	uint8_t *copy;		/* LC_ALLOC_COPY_MAX: a copied PARK's rest */
+	/* VMs closed (by serial): a copied PARK read after its VM's CLOSE
+	 * is in use no more */
+	bool *closed;
+	size_t nclosed;
 	struct alloc_live *live;	/* by sample id - 1 */
 	size_t nlive;
 	bool refused;
@@ -225,6 +254,10 @@ struct alloc_run {
 	double window_start, second_start;
 	uint64_t window_parks, second_parks;
 	uint64_t parks, lost, answered_late;
+	uint64_t copied, missed;	/* parks the thread copied; of them,
+					   lacking its state */
+	uint64_t copied_bytes;		/* what they copied, in all */
+	bool copying;			/* a thread was told to copy */
 	/* the program: when its main began (our go) and when it ended (0:
 	 * it runs on), and the CPU it used in all */
 	double started_at, ended;
@@ -236,7 +269,7 @@ struct alloc_run {
 	size_t at_hooked;
 	bool at_final;		/* the counts from its exit */
 	struct times park_us;	/* how long each park took us, to answer */
-	struct times stall_us;	/* and the thread, as it saw it (NEW) */
+	struct times stall_us;	/* every park, as its thread saw it */
 };
 
 /* The shim: beside our own build (the build tree's shim/.libs), else
@@ -365,24 +398,28 @@ static struct alloc_live *alloc_slot(struct alloc_run *r, uint64_t id)
 }
 
 /* A HELLO's thread socket, to poll. */
-static void alloc_add_thread(struct alloc_run *r, int fd, int tid)
+static void alloc_add_thread(struct alloc_run *r, int fd, int bulk, int tid)
 {
 	struct pollfd *np;
-	int *nt;
+	struct alloc_thread *nt;
 
 	if (r->n >= ALLOC_MAX_THREADS + 1 ||
 	    !(np = realloc(r->pfd, (r->n + 1) * sizeof(*np)))) {
 		close(fd);	/* its parks find EOF: the shim goes off */
+		if (bulk >= 0)
+			close(bulk);
 		return;
 	}
 	r->pfd = np;
-	if (!(nt = realloc(r->tid, (r->n + 1) * sizeof(*nt)))) {
+	if (!(nt = realloc(r->th, (r->n + 1) * sizeof(*nt)))) {
 		close(fd);
+		if (bulk >= 0)
+			close(bulk);
 		return;
 	}
-	r->tid = nt;
+	r->th = nt;
 	r->pfd[r->n] = (struct pollfd){ .fd = fd, .events = POLLIN };
-	r->tid[r->n] = tid;
+	r->th[r->n] = (struct alloc_thread){ .tid = tid, .bulk = bulk };
 	r->n++;
 }
 
@@ -417,16 +454,13 @@ static uint64_t alloc_raise(struct alloc_run *r, double over, double now)
 	return r->mean;
 }
 
-static void alloc_go(void *arg)
+/* A park counted against the cap (rate: as alloc_answer's): the new mean,
+ * or 0 when it stays. */
+static uint64_t alloc_pace(struct alloc_run *r, double rate)
 {
-	struct alloc_answer *a = arg;
-	struct alloc_run *r = a->r;
 	uint64_t mean = 0;
 	double now = now_s();
 
-	if (a->sent)
-		return;
-	a->sent = true;
 	/* tenths of a second: a burst is capped within one */
 	if (now - r->window_start >= 0.1) {
 		r->window_start = now;
@@ -435,10 +469,10 @@ static void alloc_go(void *arg)
 	r->second_parks++;
 	++r->window_parks;
 	if (r->max_rate > 0 && r->mean < ((uint64_t)1 << 40) &&
-	    a->rate > r->max_rate) {
+	    rate > r->max_rate) {
 		/* this VM alone allocates fast enough to park more often
 		 * than the cap: from its first park on */
-		mean = alloc_raise(r, a->rate / r->max_rate, now);
+		mean = alloc_raise(r, rate / r->max_rate, now);
 	} else if (r->window_parks > r->max_rate / 10 && r->max_rate > 0 &&
 		   r->mean < ((uint64_t)1 << 40)) {
 		/* threads together: the rate seen in this window */
@@ -453,6 +487,19 @@ static void alloc_go(void *arg)
 		r->second_start = now;
 		r->second_parks = 0;
 	}
+	return mean;
+}
+
+static void alloc_go(void *arg)
+{
+	struct alloc_answer *a = arg;
+	struct alloc_run *r = a->r;
+	uint64_t mean;
+
+	if (a->sent)
+		return;
+	a->sent = true;
+	mean = alloc_pace(r, a->rate);
 	if (mean ? send(a->fd, &mean, sizeof(mean), MSG_NOSIGNAL | MSG_DONTWAIT) !=
 		   (ssize_t)sizeof(mean) :
 		   send(a->fd, "g", 1, MSG_NOSIGNAL | MSG_DONTWAIT) != 1)
@@ -460,15 +507,103 @@ static void alloc_go(void *arg)
 	times_add(&r->park_us, (now_s() - a->t0) * 1e6);
 }
 
-/* A park: the thread's stack into the profile, and its answer. */
+/* What told has copies all that h asks for. */
+static bool hot_covers(const struct lc_sampler_hot *told,
+		       const struct lc_sampler_hot *h)
+{
+	if (told->nstates != h->nstates || told->stack_end != h->stack_end ||
+	    told->stack_need < h->stack_need ||
+	    memcmp(told->state, h->state, h->nstates * sizeof(*h->state)))
+		return false;
+	for (size_t i = 0; i < h->npages; i++) {
+		size_t j = 0;
+
+		while (j < told->npages && told->page[j] != h->page[i])
+			j++;
+		if (j == told->npages)
+			return false;
+	}
+	return true;
+}
+
+/* The pages of old into h as well, while they stay few (HOT_MERGE
+ * pages in all), and its stack need when larger. */
+#define HOT_MERGE	12
+static void hot_merge(struct lc_sampler_hot *h,
+		      const struct lc_sampler_hot *old)
+{
+	if (h->stack_end != old->stack_end)
+		return;
+	if (old->stack_need > h->stack_need)
+		h->stack_need = old->stack_need;
+	for (size_t i = 0; i < old->npages && h->npages < HOT_MERGE; i++) {
+		size_t j = 0;
+
+		while (j < h->npages && h->page[j] != old->page[i])
+			j++;
+		if (j == h->npages)
+			h->page[h->npages++] = old->page[i];
+	}
+}
+
+/* Tell thread th (on fd) what to copy at its parks from now on, and a
+ * new mean (0: none): when it changed (what it was told stays, as long
+ * as it is not refreshed: its copy failed), or with a mean.  A thread
+ * whose copies lacked its state waits for wait_left parks more first
+ * (told "wait", an empty HOT). */
+static void alloc_tell_hot(struct alloc_run *r, struct lc_sampler *s, int fd,
+			   struct alloc_thread *th, uint64_t L, bool refresh,
+			   uint64_t mean)
+{
+	struct lc_sampler_hot h;
+	struct lc_alloc_hot m = {
+		.magic = LC_ALLOC_MAGIC, .version = LC_ALLOC_VERSION,
+		.kind = LC_ALLOC_HOT, .L = L, .mean = mean,
+	};
+
+	if (th->wait_left || !L || !lc_sampler_hot(s, th->tid, &h))
+		memset(&h, 0, sizeof(h));
+	/* What it was told and did not need this time stays (some pages
+	 * more), so that the list does not flap between two stacks; a page
+	 * of it gone (its copy failed: refresh) makes it wait once, and then
+	 * it is told afresh. */
+	if (!h.nstates)
+		L = 0;
+	if (!refresh && th->hot_told && L && L == th->told_L)
+		hot_merge(&h, &th->told);
+	if (!mean && !refresh && L == th->told_L &&
+	    (!L || hot_covers(&th->told, &h)))
+		return;		/* as it was told (or it waits, untold) */
+	m.npages = (uint32_t)h.npages;
+	m.nstates = (uint32_t)h.nstates;
+	m.stack_need = h.stack_need;
+	m.stack_end = h.stack_end;
+	memcpy(m.page, h.page, sizeof(m.page));
+	memcpy(m.state, h.state, sizeof(m.state));
+	m.L = L;
+	if (send(fd, &m, sizeof(m), MSG_NOSIGNAL | MSG_DONTWAIT) ==
+	    (ssize_t)sizeof(m)) {
+		th->told = h;
+		th->told_L = L;
+		th->hot_told = true;
+		if (h.nstates)
+			r->copying = true;
+	}
+}
+
+/* A park: the thread's stack into the profile, and its answer (none
+ * when it copied itself: c, and data after it, its copy). */
 static void alloc_park(struct alloc_run *r, struct lc_sampler *s, int fd,
-		       const struct lc_alloc_msg *m)
+		       struct alloc_thread *th, const struct lc_alloc_msg *m,
+		       const struct lc_alloc_copy *c, const uint8_t *data)
 {
 	uint64_t regs[17] = { 0 };
 	double p, objects, bytes;
 	struct alloc_answer ans = { .r = r, .fd = fd, .t0 = now_s() };
 	struct alloc_live *l;
 	long sample = -1;
+	uint64_t mean = 0;
+	int got = -1;
 
 	r->parks++;
 	/* The VM's rate, when measured over a gap of at least half the mean
@@ -507,20 +642,54 @@ static void alloc_park(struct alloc_run *r, struct lc_sampler *s, int fd,
 		objects = 1;
 		bytes = (double)m->nsize;
 	}
-	if (m->nregs < LC_NREGS) {
-		r->lost++;
+	if (c) {
+		/* it went on at once: nothing to answer; a new mean goes in
+		 * a HOT */
+		struct lc_sampler_copy sc = {
+			.stack_lo = c->stack_lo, .stack = data,
+			.stack_len = c->stack_len, .page_addr = c->page,
+			.pages = data + c->stack_len, .npages = c->npages,
+			.states = c->state, .nstates = c->nstates,
+		};
+
+		ans.sent = true;
+		mean = alloc_pace(r, ans.rate);
+		r->copied++;
+		r->copied_bytes += c->stack_len + (uint64_t)c->npages *
+						  LC_ALLOC_PAGE;
+		got = m->nregs < LC_NREGS ? -1 :
+		      lc_sampler_take_copied(s, m->tid, regs, m->pc, &sc,
+					     (int64_t)(objects + 0.5),
+					     (int64_t)(bytes + 0.5), &sample);
+		if (got > 0)
+			r->missed++;
+		if (got == 1) {
+			/* it ran a state its copy lacked (another
+			 * coroutine): it waits at its next parks, twice as
+			 * many each time this happens, at most 64 */
+			th->wait_left = 1u << (th->misses < 6 ? th->misses : 6);
+			th->misses++;
+		}
+	} else if (m->nregs < LC_NREGS) {
 		alloc_go(&ans);
-	} else if (lc_sampler_take_parked(s, m->tid, regs,
-					  m->kind == LC_ALLOC_AT ? 0 : m->pc, m->L,
-					  (int64_t)(objects + 0.5),
-					  (int64_t)(bytes + 0.5), alloc_go,
-					  &ans, &sample) < 0) {
-		r->lost++;
+	} else {
+		got = lc_sampler_take_parked(s, m->tid, regs,
+					     m->kind == LC_ALLOC_AT ? 0 : m->pc,
+					     m->L, (int64_t)(objects + 0.5),
+					     (int64_t)(bytes + 0.5), alloc_go,
+					     &ans, &sample);
+		if (th->wait_left)
+			th->wait_left--;
 	}
+	if (got != 0)
+		r->lost++;
 	alloc_go(&ans);		/* answered once: a no-op if it was */
 	if (m->kind != LC_ALLOC_PARK)
 		return;
-	if ((l = alloc_slot(r, m->id))) {
+	alloc_tell_hot(r, s, fd, th, m->L,
+		       !c && (m->flags & LC_ALLOC_COPY_FAILED), mean);
+	if ((l = alloc_slot(r, m->id)) && !l->ended &&
+	    !(m->vm < r->nclosed && r->closed[m->vm])) {
 		l->sample = sample;
 		l->objects = (int64_t)(objects + 0.5);
 		l->bytes = (int64_t)(bytes + 0.5);
@@ -528,49 +697,89 @@ static void alloc_park(struct alloc_run *r, struct lc_sampler *s, int fd,
 	}
 }
 
-/* Every message waiting on fd (the shared socket or a thread's); -1 at
- * EOF. */
-static int alloc_read(struct alloc_run *r, struct lc_sampler *s, size_t k)
+/* The descriptors a packet we do not take brought. */
+static void alloc_close_fds(struct cmsghdr *cm)
+{
+	if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
+		for (size_t i = 0; CMSG_LEN((i + 1) * sizeof(int)) <=
+				   cm->cmsg_len; i++) {
+			int fd;
+
+			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(fd));
+			close(fd);
+		}
+}
+
+/* Every message waiting on fd (the shared socket, a thread's, or its
+ * copied PARKs'; k: which of r->pfd); -1 at EOF. */
+static int alloc_read_fd(struct alloc_run *r, struct lc_sampler *s, size_t k,
+			 int fd)
 {
 	for (int budget = 0; budget < 4096; budget++) {
 		union {
-			char buf[CMSG_SPACE(sizeof(int))];
+			char buf[CMSG_SPACE(2 * sizeof(int))];
 			struct cmsghdr align;
 		} c;
 		struct lc_alloc_msg m;
-		struct iovec iov = { &m, sizeof(m) };
-		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+		/* a copied PARK's rest, on a thread's socket */
+		struct iovec iov[2] = { { &m, sizeof(m) },
+					{ r->copy, LC_ALLOC_COPY_MAX } };
+		struct msghdr mh = { .msg_iov = iov,
+				     .msg_iovlen = k && r->copy ? 2 : 1,
 				     .msg_control = c.buf,
 				     .msg_controllen = sizeof(c.buf) };
-		ssize_t n = recvmsg(r->pfd[k].fd, &mh,
-				    MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+		ssize_t n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+		const struct lc_alloc_copy *copy = NULL;
 		struct cmsghdr *cm;
 		struct alloc_live *l;
+		size_t rest;
 
 		if (n < 0)
 			return errno == EAGAIN || errno == EINTR ? 0 : -1;
 		if (n == 0)
 			return -1;
 		cm = CMSG_FIRSTHDR(&mh);
-		if (n != (ssize_t)sizeof(m) || m.magic != LC_ALLOC_MAGIC ||
+		rest = n > (ssize_t)sizeof(m) ? (size_t)n - sizeof(m) : 0;
+		if (rest && n >= (ssize_t)sizeof(m) && m.kind == LC_ALLOC_PARK &&
+		    (m.flags & LC_ALLOC_COPIED) &&
+		    rest >= sizeof(struct lc_alloc_copy)) {
+			copy = (const struct lc_alloc_copy *)(void *)r->copy;
+			if (copy->stack_len > LC_ALLOC_STACK_MAX ||
+			    copy->npages > LC_ALLOC_HOT_PAGES ||
+			    copy->nstates > LC_ALLOC_HOT_STATES ||
+			    rest != sizeof(*copy) + copy->stack_len +
+				    (size_t)copy->npages * LC_ALLOC_PAGE)
+				copy = NULL;
+		}
+		if (n < (ssize_t)sizeof(m) || (mh.msg_flags & MSG_TRUNC) ||
+		    (rest && !copy) || (!rest && (m.flags & LC_ALLOC_COPIED)) ||
+		    m.magic != LC_ALLOC_MAGIC ||
 		    m.version != LC_ALLOC_VERSION) {
 			r->bad++;
-			if (cm && cm->cmsg_type == SCM_RIGHTS)
-				close(*(int *)(void *)CMSG_DATA(cm));
+			alloc_close_fds(cm);
 			continue;
 		}
 		switch (m.kind) {
 		case LC_ALLOC_HELLO:
 			if (k == 0 && cm && cm->cmsg_level == SOL_SOCKET &&
 			    cm->cmsg_type == SCM_RIGHTS &&
-			    cm->cmsg_len == CMSG_LEN(sizeof(int)))
-				alloc_add_thread(r, *(int *)(void *)CMSG_DATA(cm),
-						 m.tid);
-			else
+			    cm->cmsg_len == CMSG_LEN(2 * sizeof(int))) {
+				int v[2];
+
+				memcpy(v, CMSG_DATA(cm), sizeof(v));
+				alloc_add_thread(r, v[0], v[1], m.tid);
+			} else {
 				r->bad++;
+				alloc_close_fds(cm);
+			}
 			break;
 		case LC_ALLOC_PARK:
-			alloc_park(r, s, r->pfd[k].fd, &m);
+			if (!k) {
+				r->bad++;
+				break;
+			}
+			alloc_park(r, s, r->pfd[k].fd, &r->th[k], &m, copy,
+				   copy ? r->copy + sizeof(*copy) : NULL);
 			/* the wait of the thread's park before, as it saw it */
 			if (m.stall_ns)
 				times_add(&r->stall_us, (double)m.stall_ns / 1e3);
@@ -578,7 +787,12 @@ static int alloc_read(struct alloc_run *r, struct lc_sampler *s, size_t k)
 		case LC_ALLOC_AT:
 			if (m.id < LC_ALLOC_AT_MAX && m.osize > r->at_count[m.id])
 				r->at_count[m.id] = m.osize;
-			alloc_park(r, s, r->pfd[k].fd, &m);
+			if (!k) {
+				r->bad++;
+				break;
+			}
+			alloc_park(r, s, r->pfd[k].fd, &r->th[k], &m, NULL,
+				   NULL);
 			break;
 		case LC_ALLOC_AT_COUNT:
 			if (m.id < LC_ALLOC_AT_MAX) {
@@ -589,17 +803,34 @@ static int alloc_read(struct alloc_run *r, struct lc_sampler *s, size_t k)
 		case LC_ALLOC_NEW:
 			times_add(&r->stall_us, (double)m.stall_ns / 1e3);
 			/* a failed allocation: no block to be in use */
-			if (!m.ptr && (l = alloc_slot(r, m.id)))
+			if (!m.ptr && (l = alloc_slot(r, m.id))) {
 				l->sample = -1;
+				l->ended = true;
+			}
 			break;
 		case LC_ALLOC_FREE:
-			if ((l = alloc_slot(r, m.id)))
+			if ((l = alloc_slot(r, m.id))) {
 				l->sample = -1;
+				l->ended = true;
+			}
 			break;
 		case LC_ALLOC_CLOSE:
 			for (size_t i = 0; i < r->nlive; i++)
 				if (r->live[i].vm == m.vm)
 					r->live[i].sample = -1;
+			if (m.vm < ALLOC_MAX_VMS && m.vm >= r->nclosed) {
+				size_t nn = (size_t)m.vm * 2 + 16;
+				bool *nc = realloc(r->closed, nn * sizeof(*nc));
+
+				if (nc) {
+					memset(nc + r->nclosed, 0,
+					       (nn - r->nclosed) * sizeof(*nc));
+					r->closed = nc;
+					r->nclosed = nn;
+				}
+			}
+			if (m.vm < r->nclosed)
+				r->closed[m.vm] = true;
 			break;
 		case LC_ALLOC_BYE:
 			if (m.stall_ns)
@@ -614,6 +845,25 @@ static int alloc_read(struct alloc_run *r, struct lc_sampler *s, size_t k)
 		}
 	}
 	return 0;
+}
+
+/* Every message waiting for us from socket k (0 the shared one, else a
+ * thread's, and then its copied PARKs); -1 at EOF of the socket. */
+static int alloc_read(struct alloc_run *r, struct lc_sampler *s, size_t k)
+{
+	int rc = alloc_read_fd(r, s, k, r->pfd[k].fd);
+
+	if (k && r->th[k].bulk >= 0)
+		alloc_read_fd(r, s, k, r->th[k].bulk);
+	return rc;
+}
+
+/* The copied PARKs of every thread. */
+static void alloc_drain(struct alloc_run *r, struct lc_sampler *s)
+{
+	for (size_t k = 1; k < r->n; k++)
+		if (r->th[k].bulk >= 0)
+			alloc_read_fd(r, s, k, r->th[k].bulk);
 }
 
 /* What is still allocated at the end, into the profile's in-use values. */
@@ -631,10 +881,15 @@ static void alloc_inuse(struct alloc_run *r, struct lc_profile *p)
 
 static void alloc_free(struct alloc_run *r)
 {
-	for (size_t i = 0; i < r->n; i++)
+	for (size_t i = 0; i < r->n; i++) {
 		close(r->pfd[i].fd);
+		if (i && r->th && r->th[i].bulk >= 0)
+			close(r->th[i].bulk);
+	}
 	free(r->pfd);
-	free(r->tid);
+	free(r->th);
+	free(r->copy);
+	free(r->closed);
 	free(r->live);
 	free(r->park_us.v);
 	free(r->stall_us.v);
@@ -673,8 +928,12 @@ static void alloc_report(struct alloc_run *r, double elapsed)
 	fprintf(stderr, "luacore-sample: %.1f s, %" PRIu64 " allocations sampled (%.1f parks/s), %" PRIu64 " lost; a park took us %.1f us to answer (median), %.1f us (p99)\n",
 		elapsed, r->parks, elapsed > 0 ? (double)r->parks / elapsed : 0,
 		r->lost, med, p99);
+	if (r->parks)
+		fprintf(stderr, "luacore-sample: %" PRIu64 " parks were copied by their thread, which went on at once (%.1f KiB each on average; %" PRIu64 " of them lost: their copy lacked part of the Lua state they ran); %" PRIu64 " waited for us to copy\n",
+			r->copied, r->copied ? (double)r->copied_bytes / 1024 / (double)r->copied : 0,
+			r->missed, r->parks - r->copied);
 	if (r->stall_us.n)
-		fprintf(stderr, "luacore-sample: a parked thread waited %.1f us (median), %.1f us (p99), %.3f s in all\n",
+		fprintf(stderr, "luacore-sample: a park held its thread %.1f us (median), %.1f us (p99), %.3f s in all\n",
 			smed, sp99, stall / 1e6);
 	if (r->ended > 0)
 		fprintf(stderr, "luacore-sample: the program ran %.3f s from its main and used %.3f s of CPU in all (user %.3f, system %.3f)\n",
@@ -1838,15 +2097,15 @@ int main(int argc, char **argv)
 		ar.mean = ar.first_mean = ar.top_mean = (uint64_t)alloc_mean;
 		ar.window_start = ar.second_start = now_s();
 		ar.pfd = malloc(sizeof(*ar.pfd));
-		ar.tid = malloc(sizeof(*ar.tid));
-		if (!ar.pfd || !ar.tid) {
+		ar.th = calloc(1, sizeof(*ar.th));
+		ar.copy = malloc(LC_ALLOC_COPY_MAX);
+		if (!ar.pfd || !ar.th || !ar.copy) {
 			fputs("luacore-sample: out of memory\n", stderr);
 			kill(child, SIGKILL);
 			waitpid(child, NULL, 0);
 			return EXIT_FATAL;
 		}
 		ar.pfd[0] = (struct pollfd){ .fd = ar.sock, .events = POLLIN };
-		ar.tid[0] = 0;
 		ar.n = 1;
 		/* It waits in the shim's constructor, before its main, for
 		 * us to have read its modules. */
@@ -2005,15 +2264,19 @@ int main(int argc, char **argv)
 
 			if (duration && now_s() - start > duration)
 				break;
-			n = poll(ar.pfd, ar.n, 100);
+			/* copied PARKs are read every few ms, unasked */
+			n = poll(ar.pfd, ar.n, ar.copying ? ALLOC_DRAIN_MS : 100);
+			alloc_drain(&ar, s);
 			for (size_t k = ar.n; n > 0 && k-- > 0;) {
 				if (!ar.pfd[k].revents)
 					continue;
 				if (alloc_read(&ar, s, k) < 0 && k > 0) {
-					/* a thread gone: its socket too */
+					/* a thread gone: its sockets too */
 					close(ar.pfd[k].fd);
+					if (ar.th[k].bulk >= 0)
+						close(ar.th[k].bulk);
 					ar.pfd[k] = ar.pfd[ar.n - 1];
-					ar.tid[k] = ar.tid[ar.n - 1];
+					ar.th[k] = ar.th[ar.n - 1];
 					ar.n--;
 				} else if (k == 0 && (ar.pfd[0].revents & (POLLHUP | POLLERR))) {
 					ar.pfd[0].events = 0;	/* the shim is gone */

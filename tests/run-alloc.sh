@@ -126,7 +126,7 @@ for b in $builds; do
 	ctot=$(awk '{ s += $NF } END { printf "%.0f\n", s }' "$tmp/c.folded" 2>/dev/null)
 	raised=$(grep -o 'the mean was raised from [0-9]* to [0-9]* bytes' "$tmp/c.err")
 	pace=$(sed -n 's/.* allocations sampled (\([0-9.]*\) parks\/s).*/\1/p' "$tmp/c.err")
-	waited=$(grep -o 'a parked thread waited [0-9.]* us (median), [0-9.]* us (p99), [0-9.]* s in all' "$tmp/c.err")
+	waited=$(grep -o 'a park held its thread [0-9.]* us (median), [0-9.]* us (p99), [0-9.]* s in all' "$tmp/c.err")
 	if [ $rc = 0 ] && [ -n "$raised" ] && [ -n "${tot:-}" ] && [ -n "$pace" ] &&
 	   within "$ctot" "$((tot * 10))" 25 &&
 	   awk -v p="$pace" 'BEGIN { exit !(p <= 1000) }' && [ -n "$waited" ]; then

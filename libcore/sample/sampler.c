@@ -25,7 +25,7 @@
 #define STACK_COPY	(32 * 1024)	/* most bytes above rsp copied while stopped */
 #define STACK_MIN	(4 * 1024)	/* least */
 #define STACK_SLACK	(2 * 1024)	/* above the outermost frame unwound */
-#define HOT_PAGES	32		/* pages of Lua state copied with it */
+#define HOT_PAGES	LC_SAMPLER_HOT_PAGES	/* pages of Lua state copied with it */
 /* A worker thread runs many VMs, one after the other: what the last
  * sample needed is another VM's.  So each lua_State seen has its own
  * pages (STATE_PAGES at most), copied when a word of the stopped
@@ -125,10 +125,11 @@ struct tstate {
 	bool preempted;			/* runnable on our CPU at this tick */
 	bool seen;			/* alive at the last tick */
 	uint64_t hot[HOT_PAGES];	/* pages to copy next time */
-	uint64_t hot_states[8];		/* the lua_States they hold */
+	uint64_t hot_states[LC_SAMPLER_HOT_STATES];	/* their lua_States */
 	unsigned nhot_states;
 	unsigned nhot;
 	size_t stack_need;		/* bytes above rsp to copy, 0: most */
+	uint64_t stack_end;		/* where the mapping of its rsp ends */
 	char *name;
 	/* The last stack seen (root last, no synthetic leaf), for samples
 	 * that do not stop a sleeping thread. */
@@ -708,9 +709,13 @@ static void copy_snap(struct lc_sampler *s, struct tstate *ts)
 		uint64_t rs, re;
 		unsigned rf;
 
+		ts->stack_end = 0;
 		if (lc_memory_region_at(s->t->prog->mem, sn->regs[7], &rs, &re,
-					&rf) && re < end)
-			end = re;
+					&rf)) {
+			ts->stack_end = re;
+			if (re < end)
+				end = re;
+		}
 		sn->stack_hi = end > sn->stack_lo ? end : sn->stack_lo;
 	}
 	for (size_t i = 0; i < ts->nhot_states; i++)
@@ -1224,9 +1229,9 @@ static void learn_hot(struct lc_sampler *s, struct tstate *ts,
 			add_pages(ts->hot, &ts->nhot, HOT_PAGES, r[i][0], r[i][1]);
 		/* And each state's own, for when it runs again, maybe on
 		 * another thread. */
-		for (size_t i = 0; i < th->nstates && i < 8; i++)
+		for (size_t i = 0; i < th->nstates && i < LC_SAMPLER_HOT_STATES; i++)
 			ts->hot_states[ts->nhot_states++] = th->states[i];
-		for (size_t i = 0; r && i < th->nstates && i < 8; i++)
+		for (size_t i = 0; r && i < th->nstates && i < LC_SAMPLER_HOT_STATES; i++)
 			known_learn(s, th->states[i], r,
 				    in->ops->hot(pass, &th->states[i], 1,
 						    th->frames, th->nframes,
@@ -1673,66 +1678,53 @@ static void learn_hint(struct lc_sampler *s, uint64_t state)
 	in->ops->end(pass);
 }
 
-int lc_sampler_take_parked(struct lc_sampler *s, int tid,
-			   const uint64_t *regs, uint64_t caller,
-			   uint64_t hint, int64_t objects, int64_t bytes,
-			   void (*go)(void *arg), void *arg, long *sample)
+/* The pages of its Lua state that this sample of ts read (its hot pages
+ * now, learnt by the decoding) were all in the copy. */
+static bool copy_had_hot(const struct snap *sn, const struct tstate *ts)
 {
-	struct snap *sn;
-	struct tstate *ts = tstate(s, tid);
-	struct lc_stack st;
-	double c0;
-	bool early;
-	int r;
-	uint32_t *locs;
-	enum lc_prof_kind leaf;
-	size_t n;
+	for (unsigned i = 0; i < ts->nhot; i++) {
+		size_t j = 0;
 
-	*sample = -1;
-	s->prof->q.attempted++;
-	/* the first of the tick's copies: no tick runs meanwhile */
-	if (!s->nsnaps) {
-		s->snaps[0].pages = calloc(SNAP_PAGES, sizeof(*s->snaps[0].pages));
-		if (s->snaps[0].pages)
-			s->nsnaps = 1;
+		while (j < sn->npages && sn->pages[j].addr != ts->hot[i])
+			j++;
+		if (j == sn->npages)
+			return false;
 	}
-	if (!ts || !s->nsnaps) {
-		s->prof->q.lost_read++;
-		go(arg);
-		return -1;
-	}
-	learn_hint(s, hint);
-	sn = s->cur = &s->snaps[0];
-	snap_reset(sn, tid);
-	memcpy(sn->regs, regs, sizeof(sn->regs));
-	sn->from_pc = sn->from_sp = 0;
-	/* It waits for our answer: nothing of its stack or of its VM
-	 * changes meanwhile, and nothing needs stopping.  What the copy
-	 * costs us is its time (we run all along): no system call for a
-	 * CPU clock while the thread waits. */
-	c0 = lc_now_s();
-	copy_snap(s, ts);
-	copy_found_states(s);
-	snap_index(sn);
-	s->prof->q.sampler_stop_cpu_s += lc_now_s() - c0;
-	/* With the Lua states it ran last time in the copy, it goes now
-	 * and the copy is decoded after; a thread that runs a state the
-	 * copy lacks was read as it ran: not a sample.  Without them (its
-	 * first park), it waits until its stack is decoded. */
-	early = sn->nheld > 0;
-	if (early)
+	return true;
+}
+
+/* The parked thread's copy in s->cur, taken: decoded, and into the
+ * profile.  early: it went (or goes, go) before decoding, so that a
+ * state the copy lacks was read as it ran: not a sample; whole: nor is
+ * one whose state's pages the copy lacks any of (they were read as it
+ * ran: a CallInfo, a stack slot).  0; -1 lost; 1 lost, it ran a state
+ * the copy lacked; 2 lost, the copy lacked pages of its state. */
+static int take_finish(struct lc_sampler *s, struct tstate *ts,
+		       uint64_t caller, int64_t objects, int64_t bytes,
+		       bool early, bool whole, void (*go)(void *arg),
+		       void *arg, long *sample)
+{
+	struct lc_stack st;
+	enum lc_prof_kind leaf;
+	uint32_t *locs;
+	size_t n;
+	int r;
+
+	if (early && go)
 		go(arg);
 	r = decode(s, ts, &st);
-	if (!early)
+	if (!early && go)
 		go(arg);
 	if (r < 0) {
 		s->prof->q.lost_read++;
 		return -1;
 	}
-	if (early && st.nstates && !held(sn, st.states[0])) {
+	if (early && st.nstates && (!held(s->cur, st.states[0]) ||
+				    (whole && !copy_had_hot(s->cur, ts)))) {
+		r = held(s->cur, st.states[0]) ? 2 : 1;
 		s->prof->q.lost_inconsistent++;
 		lc_stack_deinit(&st);
-		return -1;
+		return r;
 	}
 	if (st.vm) {
 		size_t i = 0;
@@ -1764,15 +1756,140 @@ int lc_sampler_take_parked(struct lc_sampler *s, int tid,
 	}
 	n = lc_profile_stack_of(s->prof, &st, ts->in ? ts->in : s->in,
 				s->o.native, locs, &leaf);
-	*sample = lc_profile_add_alloc(s->prof, locs, n, tid, ts->name, st.vm,
-				       st.nstates ? st.states[0] : 0, leaf,
-				       objects, bytes);
+	*sample = lc_profile_add_alloc(s->prof, locs, n, ts->tid, ts->name,
+				       st.vm, st.nstates ? st.states[0] : 0,
+				       leaf, objects, bytes);
 	free(locs);
 	lc_stack_deinit(&st);
 	if (*sample < 0)
 		return -1;
 	s->prof->q.taken++;
 	return 0;
+}
+
+/* The parked thread tid's tstate and the copy to fill, reset, with its
+ * registers; NULL (lost) without them. */
+static struct tstate *park_begin(struct lc_sampler *s, int tid,
+				 const uint64_t *regs)
+{
+	struct tstate *ts = tstate(s, tid);
+
+	s->prof->q.attempted++;
+	/* the first of the tick's copies: no tick runs meanwhile */
+	if (!s->nsnaps) {
+		s->snaps[0].pages = calloc(SNAP_PAGES, sizeof(*s->snaps[0].pages));
+		if (s->snaps[0].pages)
+			s->nsnaps = 1;
+	}
+	if (!ts || !s->nsnaps) {
+		s->prof->q.lost_read++;
+		return NULL;
+	}
+	s->cur = &s->snaps[0];
+	snap_reset(s->cur, tid);
+	memcpy(s->cur->regs, regs, sizeof(s->cur->regs));
+	s->cur->from_pc = s->cur->from_sp = 0;
+	return ts;
+}
+
+int lc_sampler_take_parked(struct lc_sampler *s, int tid,
+			   const uint64_t *regs, uint64_t caller,
+			   uint64_t hint, int64_t objects, int64_t bytes,
+			   void (*go)(void *arg), void *arg, long *sample)
+{
+	struct tstate *ts;
+	struct snap *sn;
+	double c0;
+	int r;
+
+	*sample = -1;
+	if (!(ts = park_begin(s, tid, regs))) {
+		go(arg);
+		return -1;
+	}
+	learn_hint(s, hint);
+	sn = s->cur;
+	/* It waits for our answer: nothing of its stack or of its VM
+	 * changes meanwhile, and nothing needs stopping.  What the copy
+	 * costs us is its time (we run all along): no system call for a
+	 * CPU clock while the thread waits. */
+	c0 = lc_now_s();
+	copy_snap(s, ts);
+	copy_found_states(s);
+	snap_index(sn);
+	s->prof->q.sampler_stop_cpu_s += lc_now_s() - c0;
+	/* With the Lua states it ran last time in the copy, it goes now
+	 * and the copy is decoded after; a thread that runs a state the
+	 * copy lacks was read as it ran: not a sample.  Without them (its
+	 * first park), it waits until its stack is decoded. */
+	r = take_finish(s, ts, caller, objects, bytes, sn->nheld > 0, false,
+			go, arg, sample);
+	return r > 0 ? -1 : r;
+}
+
+int lc_sampler_take_copied(struct lc_sampler *s, int tid,
+			   const uint64_t *regs, uint64_t caller,
+			   const struct lc_sampler_copy *c, int64_t objects,
+			   int64_t bytes, long *sample)
+{
+	struct tstate *ts;
+	struct snap *sn;
+	size_t len;
+
+	*sample = -1;
+	if (!(ts = park_begin(s, tid, regs)))
+		return -1;
+	sn = s->cur;
+	/* Its stack as copied from [stack_lo, ...), no further than the
+	 * mapping that holds rsp (what copy_snap would take) */
+	len = c->stack_len < sizeof(sn->stack) ? c->stack_len :
+	      sizeof(sn->stack);
+	sn->stack_lo = c->stack_lo & ~7ull;
+	if (sn->stack_lo != c->stack_lo)
+		len = 0;
+	{
+		uint64_t rs, re;
+		unsigned rf;
+
+		if (len && lc_memory_region_at(s->t->prog->mem, sn->regs[7],
+					       &rs, &re, &rf) &&
+		    re > sn->stack_lo && re - sn->stack_lo < len)
+			len = re - sn->stack_lo;
+	}
+	memcpy(sn->stack, c->stack, len);
+	sn->stack_hi = sn->stack_lo + (len & ~7ull);
+	for (size_t i = 0; i < c->npages && sn->npages < SNAP_PAGES; i++) {
+		if (c->page_addr[i] & (PAGE - 1))
+			continue;
+		sn->pages[sn->npages].addr = c->page_addr[i];
+		memcpy(sn->pages[sn->npages].data,
+		       (const uint8_t *)c->pages + i * PAGE, PAGE);
+		sn->npages++;
+	}
+	for (size_t i = 0; i < c->nstates &&
+	     sn->nheld < sizeof(sn->held) / sizeof(sn->held[0]); i++)
+		sn->held[sn->nheld++] = c->states[i];
+	snap_index(sn);
+	/* It went on as soon as it had copied: what the copy lacks is read
+	 * as it runs, and a state it lacks makes no sample. */
+	return take_finish(s, ts, caller, objects, bytes, true, true, NULL,
+			   NULL, sample);
+}
+
+bool lc_sampler_hot(struct lc_sampler *s, int tid, struct lc_sampler_hot *h)
+{
+	struct tstate *ts = tstate(s, tid);
+
+	memset(h, 0, sizeof(*h));
+	if (!ts || !ts->nhot_states || !ts->stack_end)
+		return false;
+	h->npages = ts->nhot;
+	memcpy(h->page, ts->hot, ts->nhot * sizeof(*h->page));
+	h->nstates = ts->nhot_states;
+	memcpy(h->state, ts->hot_states, ts->nhot_states * sizeof(*h->state));
+	h->stack_need = ts->stack_need ? ts->stack_need : STACK_COPY;
+	h->stack_end = ts->stack_end;
+	return true;
 }
 
 /* Stop the thread at this sample point and see what it runs.  A thread

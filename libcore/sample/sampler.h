@@ -108,6 +108,55 @@ int lc_sampler_take_parked(struct lc_sampler *s, int tid,
 			   uint64_t hint, int64_t objects, int64_t bytes,
 			   void (*go)(void *arg), void *arg, long *sample);
 
+/* What a thread copies of itself at a park that does not wait (the
+ * shim's copied PARK): its registers are the caller's; its stack from
+ * stack_lo (rsp - 128) for stack_len bytes; npages pages of 4 KiB, at
+ * page_addr[i] each, one after the other in pages; and the lua_States
+ * whose pages they are (what lc_sampler_hot gave it).  All the caller's,
+ * read during the call only. */
+struct lc_sampler_copy {
+	uint64_t stack_lo;
+	const void *stack;
+	size_t stack_len;
+	const uint64_t *page_addr;
+	const void *pages;
+	size_t npages;
+	const uint64_t *states;
+	size_t nstates;
+};
+
+/* A sample of an allocation by thread tid from a copy it took itself
+ * and sent without waiting (above); regs, caller, objects, bytes and
+ * *sample as lc_sampler_take_parked's.  What the copy lacks is read from
+ * the running process, so a sample whose Lua state the copy lacks is
+ * not one.  0; -1 lost (lost_read); lost_inconsistent, 1: it ran a
+ * state the copy lacks (a thread that should wait for a while for its
+ * parks to be copied by the sampler), 2: the copy lacks pages of its
+ * state (a CallInfo, its data stack moved; lc_sampler_hot has them
+ * now). */
+int lc_sampler_take_copied(struct lc_sampler *s, int tid,
+			   const uint64_t *regs, uint64_t caller,
+			   const struct lc_sampler_copy *c, int64_t objects,
+			   int64_t bytes, long *sample);
+
+#define LC_SAMPLER_HOT_PAGES	32
+#define LC_SAMPLER_HOT_STATES	8
+
+/* What thread tid should copy at its next park (its last sample's): the
+ * pages of the Lua states it ran, those states, and stack_need bytes
+ * above its rsp (no further than stack_end, where the mapping that held
+ * its rsp ends). */
+struct lc_sampler_hot {
+	uint64_t stack_need, stack_end;
+	size_t npages, nstates;
+	uint64_t page[LC_SAMPLER_HOT_PAGES];
+	uint64_t state[LC_SAMPLER_HOT_STATES];
+};
+
+/* Into *h what thread tid should copy, as of its last sample: true; or
+ * false (h zeroed) when it has no sample with a Lua state yet. */
+bool lc_sampler_hot(struct lc_sampler *s, int tid, struct lc_sampler_hot *h);
+
 /* The function called name in the process's modules (the program's and
  * its libraries' symbols, and their debug files'): its address, file and
  * offset in the file, into *ret (malloc'd name and module, the caller's).
