@@ -207,9 +207,15 @@ struct alloc_thread {
 	struct lc_sampler_hot told;
 	uint64_t told_L;	/* its VM (main state); 0: told to wait */
 	bool hot_told;
+	/* what its samples of VM acc_L read, merged (HOT_MERGE): kept
+	 * while it is told to wait */
+	struct lc_sampler_hot acc;
+	uint64_t acc_L;
+	unsigned copied_ok;	/* copies in a row that were whole */
 	/* its copies lacked the state it ran: this many times, and the
 	 * parks it still waits for us at before it copies again */
 	unsigned misses, wait_left;
+	unsigned page_misses;	/* copies in a row that lacked pages */
 };
 
 /* Durations in microseconds, as many as memory allows. */
@@ -507,28 +513,37 @@ static void alloc_go(void *arg)
 	times_add(&r->park_us, (now_s() - a->t0) * 1e6);
 }
 
-/* What told has copies all that h asks for. */
+/* v[0..n) holds x. */
+static bool hot_has(const uint64_t *v, size_t n, uint64_t x)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == x)
+			return true;
+	return false;
+}
+
+/* What told has copies all that h asks for: its pages, its states, as
+ * much stack. */
 static bool hot_covers(const struct lc_sampler_hot *told,
 		       const struct lc_sampler_hot *h)
 {
-	if (told->nstates != h->nstates || told->stack_end != h->stack_end ||
-	    told->stack_need < h->stack_need ||
-	    memcmp(told->state, h->state, h->nstates * sizeof(*h->state)))
+	if (told->stack_end != h->stack_end ||
+	    told->stack_need < h->stack_need)
 		return false;
-	for (size_t i = 0; i < h->npages; i++) {
-		size_t j = 0;
-
-		while (j < told->npages && told->page[j] != h->page[i])
-			j++;
-		if (j == told->npages)
+	for (size_t i = 0; i < h->nstates; i++)
+		if (!hot_has(told->state, told->nstates, h->state[i]))
 			return false;
-	}
+	for (size_t i = 0; i < h->npages; i++)
+		if (!hot_has(told->page, told->npages, h->page[i]))
+			return false;
 	return true;
 }
 
-/* The pages of old into h as well, while they stay few (HOT_MERGE
- * pages in all), and its stack need when larger. */
-#define HOT_MERGE	12
+/* The pages and states of old into h as well, while they stay few
+ * (HOT_MERGE pages in all): a thread that runs coroutines in turn copies
+ * each of them at every park, rather than losing the samples of all but
+ * the last; and old's stack need when larger. */
+#define HOT_MERGE	16
 static void hot_merge(struct lc_sampler_hot *h,
 		      const struct lc_sampler_hot *old)
 {
@@ -536,14 +551,13 @@ static void hot_merge(struct lc_sampler_hot *h,
 		return;
 	if (old->stack_need > h->stack_need)
 		h->stack_need = old->stack_need;
-	for (size_t i = 0; i < old->npages && h->npages < HOT_MERGE; i++) {
-		size_t j = 0;
-
-		while (j < h->npages && h->page[j] != old->page[i])
-			j++;
-		if (j == h->npages)
+	for (size_t i = 0; i < old->nstates &&
+	     h->nstates < LC_SAMPLER_HOT_STATES; i++)
+		if (!hot_has(h->state, h->nstates, old->state[i]))
+			h->state[h->nstates++] = old->state[i];
+	for (size_t i = 0; i < old->npages && h->npages < HOT_MERGE; i++)
+		if (!hot_has(h->page, h->npages, old->page[i]))
 			h->page[h->npages++] = old->page[i];
-	}
 }
 
 /* Tell thread th (on fd) what to copy at its parks from now on, and a
@@ -561,16 +575,22 @@ static void alloc_tell_hot(struct alloc_run *r, struct lc_sampler *s, int fd,
 		.kind = LC_ALLOC_HOT, .L = L, .mean = mean,
 	};
 
-	if (th->wait_left || !L || !lc_sampler_hot(s, th->tid, &h))
+	if (!L || !lc_sampler_hot(s, th->tid, &h))
 		memset(&h, 0, sizeof(h));
-	/* What it was told and did not need this time stays (some pages
-	 * more), so that the list does not flap between two stacks; a page
-	 * of it gone (its copy failed: refresh) makes it wait once, and then
-	 * it is told afresh. */
-	if (!h.nstates)
+	/* What its samples read before and did not need this time stays
+	 * (some pages more), so that the list does not flap between two
+	 * stacks or coroutines; a page of it gone (its copy failed:
+	 * refresh) makes it wait once, and then it starts afresh. */
+	if (h.nstates) {
+		if (!refresh && L == th->acc_L)
+			hot_merge(&h, &th->acc);
+		th->acc = h;
+		th->acc_L = L;
+	}
+	if (th->wait_left || !h.nstates) {
+		memset(&h, 0, sizeof(h));
 		L = 0;
-	if (!refresh && th->hot_told && L && L == th->told_L)
-		hot_merge(&h, &th->told);
+	}
 	if (!mean && !refresh && L == th->told_L &&
 	    (!L || hot_covers(&th->told, &h)))
 		return;		/* as it was told (or it waits, untold) */
@@ -663,12 +683,26 @@ static void alloc_park(struct alloc_run *r, struct lc_sampler *s, int fd,
 					     (int64_t)(bytes + 0.5), &sample);
 		if (got > 0)
 			r->missed++;
+		/* its copies lacked pages twice running (what it was told
+		 * no longer holds what it runs: too many coroutines for
+		 * HOT_MERGE pages): as another coroutine */
+		th->page_misses = got == 2 ? th->page_misses + 1 : 0;
+		if (th->page_misses >= 2) {
+			th->page_misses = 0;
+			got = 1;
+		}
 		if (got == 1) {
 			/* it ran a state its copy lacked (another
 			 * coroutine): it waits at its next parks, twice as
 			 * many each time this happens, at most 64 */
 			th->wait_left = 1u << (th->misses < 6 ? th->misses : 6);
 			th->misses++;
+			th->copied_ok = 0;
+		} else if (got == 0 && ++th->copied_ok >= 256 && th->misses) {
+			/* a long run of whole copies: the next miss costs
+			 * fewer waits */
+			th->misses--;
+			th->copied_ok = 0;
 		}
 	} else if (m->nregs < LC_NREGS) {
 		alloc_go(&ans);

@@ -5,6 +5,12 @@
 #  - shares: fixtures/scenarios/alloc/sites.lua allocates 60/30/10 from three
 #    sites plus a rare 256 KiB site (1% of the bytes): each share within 2
 #    points at >= 2,000 samples, the rare site within 25% of its bytes;
+#    the threads copied themselves at >= 90% of the parks (no wait), and
+#    <= 1% of those were lost;
+#  - coroutines: fixtures/scenarios/alloc/coro_sites.lua runs the sites
+#    in three coroutines resumed in turn and a fourth made each round
+#    (6/11, 3/11, 1/11, 1/11 of the bytes): each share within 2 points,
+#    <= 1% of the parks lost;
 #  - the cap on parks a second: the mean raised, the bytes estimated within
 #    25% of the uncapped run's (from some 150 samples);
 #  - lines: fixtures/scenarios/alloc/lines.lua allocates from a table
@@ -55,6 +61,18 @@ folded_sum() { awk -v p="$2" 'index($0, p) { s += $NF } END { printf "%.0f\n", s
 within() { awk -v a="$1" -v b="$2" -v p="$3" 'BEGIN { exit !(b > 0 && (a / b - 1) ^ 2 <= (p / 100) ^ 2) }'; }
 # points A B: |A - B| in percentage points of shares given as fractions
 points() { awk -v a="$1" -v b="$2" 'BEGIN { d = (a - b) * 100; print (d < 0 ? -d : d) }'; }
+# copies ERR: "PARKS parks, COPIED copied, LOST lost" from the report
+copies() {
+	awk '/ allocations sampled / { for (i = 1; i <= NF; i++) if ($i == "allocations") p = $(i - 1) }
+	     / parks were copied by their thread/ {
+		c = $2; for (i = 1; i <= NF; i++) if ($i == "of" && $(i + 1) == "them") l = $(i - 1)
+		sub(/^\(?/, "", l) }
+	     END { printf "%s parks, %s copied, %s lost\n", p, c, l }' "$1"
+}
+# copies_ok "P parks, C copied, L lost" PCT: C >= PCT% of P, L <= 1% of P
+copies_ok() {
+	echo "$1" | awk -v pct="$2" '{ exit !($1 > 0 && $3 >= pct / 100 * $1 && $5 <= 0.01 * $1) }'
+}
 
 for b in $builds; do
 	host=$out/$b/lchost
@@ -105,10 +123,47 @@ for b in $builds; do
 		msg="$msg; rare site $sd bytes (truth $(printf '%.0f' "$dtrue"))"
 		within "$sd" "$dtrue" 25 || ok=0
 		[ "$n" -ge 2000 ] || ok=0
+		copies=$(copies "$tmp/s.err")
+		msg="$msg; $copies"
+		copies_ok "$copies" 90 || ok=0
 		if [ $ok = 1 ]; then
 			pass "$b shares at $n samples:$msg"
 		else
 			fail "$b shares at $n samples (>= 2000 wanted):$msg"
+		fi
+	fi
+
+	# coroutines: the thread's Lua state changes between every two
+	# sites; a state made each round (site_d, named by its line: a
+	# coroutine's body has no caller to name it)
+	"$sample" --alloc --alloc-mean 65536 --alloc-max-parks 0 -o "$tmp/co.folded" -- \
+		"$host" "$scen/coro_sites.lua" 3000 >"$tmp/co.out" 2>"$tmp/co.err"
+	rc=$?
+	truth=$(grep '^truth ' "$tmp/co.out")
+	copies=$(copies "$tmp/co.err")
+	if [ $rc != 0 ] || [ -z "$truth" ]; then
+		fail "$b coroutines: exit $rc: $(tail -3 "$tmp/co.err" | tr '\n' ' ')"
+	else
+		qa=$(folded_sum "$tmp/co.folded" site_a)
+		qb=$(folded_sum "$tmp/co.folded" site_b)
+		qc=$(folded_sum "$tmp/co.folded" site_c)
+		qd=$(folded_sum "$tmp/co.folded" 'coro_sites.lua:17>;string.rep')
+		qt=$((qa + qb + qc + qd))
+		ok=1
+		msg=
+		for s in "a $qa 6" "b $qb 3" "c $qc 1" "d $qd 1"; do
+			set -- $s
+			est=$(awk -v x="$2" -v t="$qt" 'BEGIN { print (t > 0 ? x / t : 0) }')
+			tru=$(awk -v k="$3" 'BEGIN { print k / 11 }')
+			pt=$(points "$est" "$tru")
+			msg="$msg site_$1 $(awk -v e="$est" -v t="$tru" 'BEGIN { printf "%.1f%% (truth %.1f%%)", 100 * e, 100 * t }')"
+			awk -v p="$pt" 'BEGIN { exit !(p <= 2) }' || ok=0
+		done
+		copies_ok "$copies" 0 || ok=0
+		if [ $ok = 1 ]; then
+			pass "$b coroutines:$msg; $copies"
+		else
+			fail "$b coroutines:$msg; $copies"
 		fi
 	fi
 
