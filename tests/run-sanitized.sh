@@ -14,7 +14,9 @@
 #    binaries;
 #  - luacore-sample built the same way, through run-soak.sh for
 #    $LC_SAN_SOAK_SECONDS (default 30): sampled, killed and inspected
-#    programs, threads coming and going;
+#    programs, threads coming and going; and with --alloc (Debian's 5.4):
+#    coroutines resumed in turn, an allocation-heavy workload, threads
+#    that copy themselves at their parks;
 #  - the Check programs (check_names, check_values, check_target,
 #    check_vm) built the same way: the decoder's corner cases on
 #    synthetic images, through the callback target the gdb front end
@@ -151,6 +153,23 @@ for t in check_names check_values check_target check_vm; do
 done
 sanitized run-soak . env LC_SOAK_SECONDS="${LC_SAN_SOAK_SECONDS:-30}" \
 	top_srcdir="$src" top_builddir="$san" bash "$src/tests/run-soak.sh"
+
+# luacore-sample --alloc with its copied and waiting parks (the shim
+# beside it, as in the build tree): coroutines resumed in turn, and the
+# allocation-heavy workload at the default rate; the thread must have
+# copied itself.
+mkdir -p "$san/shim/.libs"
+ln -sf "$build/shim/.libs/libluacore-alloc.so" "$san/shim/.libs/libluacore-alloc.so"
+for w in "coro_sites --alloc-mean 65536 --alloc-max-parks 0 -o $tmp/alloc.folded -- $out/deb-5.4/lchost $src/fixtures/scenarios/alloc/coro_sites.lua 1000" \
+	"heavy -o $tmp/alloc.folded -- $out/deb-5.4/lchost $src/shim/test-alloc-heavy.lua 2000"; do
+	set -- $w
+	name=$1
+	shift
+	# its report, and a failure unless some parks were copied
+	sanitized "alloc-$name" 'parks were copied' bash -c \
+		'set -o pipefail; "$@" 2>&1 >/dev/null | tee /dev/stderr | grep " [1-9][0-9]* parks were copied by their thread" >/dev/null' \
+		bash env LC_TRUTH_LUA="$src/fixtures/lua/truth.lua" "$san/src/luacore-sample" --alloc "$@"
+done
 
 for c in deb-5.1/coroutines3 src-5.2.4-O2/crash deb-5.3/post_locals src-5.4.7-O2/coroutines3 \
 	deb-5.4/post_many_vms; do
