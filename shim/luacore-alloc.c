@@ -124,7 +124,7 @@ struct lc_thread {
 	 * copy): pages, and the stack up to hot_need above rsp, short of
 	 * hot_end. */
 	uint64_t hot_L, hot_need, hot_end;
-	uint32_t hot_npages, hot_nstates;
+	uint32_t hot_npages, hot_nstates, hot_seq;
 	uint64_t hot_page[LC_ALLOC_HOT_PAGES];
 	uint64_t hot_state[LC_ALLOC_HOT_STATES];
 };
@@ -153,7 +153,7 @@ static pthread_once_t lc_once = PTHREAD_ONCE_INIT;
 
 /* The threads' sockets, + 1, for a forked child to close them all: it
  * must not keep the sampler from seeing EOF when the threads end. */
-#define LC_MAX_FDS 1024
+#define LC_MAX_FDS 8192	/* two a thread */
 static atomic_int lc_fds[LC_MAX_FDS];
 
 /* Live sampled blocks, for FREE.  A block's hash picks one bucket of 8
@@ -619,6 +619,7 @@ static void lc_hot(struct lc_thread *t, const struct lc_alloc_hot *h)
 	memcpy(t->hot_state, h->state, sizeof t->hot_state);
 	t->hot_need = h->stack_need;
 	t->hot_end = h->stack_end;
+	t->hot_seq = h->seq;
 	t->hot_L = h->L;
 }
 
@@ -700,6 +701,7 @@ static int lc_send_copied(struct lc_thread *t, struct lc_alloc_msg *m,
 	c.stack_len = (uint32_t)(hi - lo);
 	c.npages = t->hot_npages;
 	c.nstates = t->hot_nstates;
+	c.seq = t->hot_seq;
 	memcpy(c.page, t->hot_page, sizeof c.page);
 	memcpy(c.state, t->hot_state, sizeof c.state);
 	m->flags = LC_ALLOC_COPIED;
@@ -756,9 +758,9 @@ static __attribute__((noinline)) int64_t lc_park_regs(struct lc_thread *t,
 				lc_off("the sampler is gone (connection reset)", 0);
 				return -1;
 			}
-			/* a page gone, or too big: wait, until told again */
-			if (errno == EFAULT || errno == EMSGSIZE ||
-			    errno == EINVAL) {
+			/* a page gone: wait, until told again (too big,
+			 * or no room: wait this time) */
+			if (errno == EFAULT || errno == EINVAL) {
 				t->hot_L = 0;
 				m->flags = LC_ALLOC_COPY_FAILED;
 			}

@@ -29,8 +29,8 @@
  * on the bulk socket, sent without waiting, and nothing answers it.  The
  * kernel reads those pages: a page gone is EFAULT, never a fault; then,
  * or when the packet is too big or the bulk socket full, the thread waits
- * instead (with LC_ALLOC_COPY_FAILED after EFAULT or a packet too big,
- * and copies no more until told again).  A HOT of no states tells a
+ * instead (after EFAULT with LC_ALLOC_COPY_FAILED, and it copies no more
+ * until told again).  A HOT of no states tells a
  * thread to wait at its parks again.
  *
  * System calls.  A copied park costs the thread one sendmmsg (and every
@@ -113,8 +113,7 @@ enum lc_alloc_kind {
  * says, and the thread did not wait: nothing answers it. */
 #define LC_ALLOC_COPIED		1u
 /* PARK flags: a waiting PARK whose thread could not copy what it was
- * told (a page of it is gone, or it is too big to send): the sampler
- * tells it afresh */
+ * told (a page of it is gone): the sampler tells it afresh */
 #define LC_ALLOC_COPY_FAILED	2u
 
 #define LC_ALLOC_HOT_PAGES	32
@@ -131,7 +130,7 @@ struct lc_alloc_copy {
 	uint32_t stack_len;	/* <= LC_ALLOC_STACK_MAX */
 	uint32_t npages;	/* <= LC_ALLOC_HOT_PAGES */
 	uint32_t nstates;	/* <= LC_ALLOC_HOT_STATES */
-	uint32_t pad;
+	uint32_t seq;		/* the HOT it copied as */
 	uint64_t page[LC_ALLOC_HOT_PAGES];
 	uint64_t state[LC_ALLOC_HOT_STATES];
 };
@@ -150,6 +149,8 @@ struct lc_alloc_hot {
 	uint16_t version;	/* LC_ALLOC_VERSION */
 	uint16_t kind;		/* LC_ALLOC_HOT */
 	uint32_t npages, nstates;
+	uint32_t seq;		/* 1, 2, ... for the thread: copies echo it */
+	uint32_t pad;
 	uint64_t L, mean, stack_need, stack_end;
 	uint64_t page[LC_ALLOC_HOT_PAGES];
 	uint64_t state[LC_ALLOC_HOT_STATES];

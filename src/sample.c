@@ -206,6 +206,7 @@ struct alloc_thread {
 	/* what it copies at its parks, as last told it (HOT) */
 	struct lc_sampler_hot told;
 	uint64_t told_L;	/* its VM (main state); 0: told to wait */
+	uint32_t seq;		/* of the last HOT sent it */
 	bool hot_told;
 	/* what its samples of VM acc_L read, merged (HOT_MERGE): kept
 	 * while it is told to wait */
@@ -264,6 +265,7 @@ struct alloc_run {
 					   lacking its state */
 	uint64_t copied_bytes;		/* what they copied, in all */
 	bool copying;			/* a thread was told to copy */
+	double drained;			/* when the bulk sockets were read */
 	/* the program: when its main began (our go) and when it ended (0:
 	 * it runs on), and the CPU it used in all */
 	double started_at, ended;
@@ -601,8 +603,10 @@ static void alloc_tell_hot(struct alloc_run *r, struct lc_sampler *s, int fd,
 	memcpy(m.page, h.page, sizeof(m.page));
 	memcpy(m.state, h.state, sizeof(m.state));
 	m.L = L;
+	m.seq = th->seq + 1;
 	if (send(fd, &m, sizeof(m), MSG_NOSIGNAL | MSG_DONTWAIT) ==
 	    (ssize_t)sizeof(m)) {
+		th->seq++;
 		th->told = h;
 		th->told_L = L;
 		th->hot_told = true;
@@ -691,6 +695,11 @@ static void alloc_park(struct alloc_run *r, struct lc_sampler *s, int fd,
 			th->page_misses = 0;
 			got = 1;
 		}
+		/* a copy taken as an older HOT said: what the last one
+		 * changed has not reached it yet (it reads its socket every
+		 * few parks, and its copies wait some ms for us) */
+		if (got == 1 && c->seq != th->seq)
+			got = 2;
 		if (got == 1) {
 			/* it ran a state its copy lacked (another
 			 * coroutine): it waits at its next parks, twice as
@@ -747,7 +756,7 @@ static void alloc_close_fds(struct cmsghdr *cm)
 /* Every message waiting on fd (the shared socket, a thread's, or its
  * copied PARKs'; k: which of r->pfd); -1 at EOF. */
 static int alloc_read_fd(struct alloc_run *r, struct lc_sampler *s, size_t k,
-			 int fd)
+			 int fd, bool bulk)
 {
 	for (int budget = 0; budget < 4096; budget++) {
 		union {
@@ -788,7 +797,12 @@ static int alloc_read_fd(struct alloc_run *r, struct lc_sampler *s, size_t k,
 		if (n < (ssize_t)sizeof(m) || (mh.msg_flags & MSG_TRUNC) ||
 		    (rest && !copy) || (!rest && (m.flags & LC_ALLOC_COPIED)) ||
 		    m.magic != LC_ALLOC_MAGIC ||
-		    m.version != LC_ALLOC_VERSION) {
+		    m.version != LC_ALLOC_VERSION ||
+		    /* a thread's bulk socket: its copied PARKs, and the
+		     * FREEs sent with them; its own socket: no copy */
+		    (bulk && !copy && m.kind != LC_ALLOC_FREE) ||
+		    (!bulk && copy) ||
+		    (cm && m.kind != LC_ALLOC_HELLO)) {
 			r->bad++;
 			alloc_close_fds(cm);
 			continue;
@@ -885,19 +899,24 @@ static int alloc_read_fd(struct alloc_run *r, struct lc_sampler *s, size_t k,
  * thread's, and then its copied PARKs); -1 at EOF of the socket. */
 static int alloc_read(struct alloc_run *r, struct lc_sampler *s, size_t k)
 {
-	int rc = alloc_read_fd(r, s, k, r->pfd[k].fd);
+	int rc = alloc_read_fd(r, s, k, r->pfd[k].fd, false);
 
 	if (k && r->th[k].bulk >= 0)
-		alloc_read_fd(r, s, k, r->th[k].bulk);
+		alloc_read_fd(r, s, k, r->th[k].bulk, true);
 	return rc;
 }
 
-/* The copied PARKs of every thread. */
+/* The copied PARKs of every thread told to copy, every ALLOC_DRAIN_MS. */
 static void alloc_drain(struct alloc_run *r, struct lc_sampler *s)
 {
+	double now = now_s();
+
+	if (now - r->drained < ALLOC_DRAIN_MS / 1e3)
+		return;
+	r->drained = now;
 	for (size_t k = 1; k < r->n; k++)
-		if (r->th[k].bulk >= 0)
-			alloc_read_fd(r, s, k, r->th[k].bulk);
+		if (r->th[k].bulk >= 0 && r->th[k].hot_told)
+			alloc_read_fd(r, s, k, r->th[k].bulk, true);
 }
 
 /* What is still allocated at the end, into the profile's in-use values. */

@@ -38,6 +38,9 @@
 /* At most this long reading DWARF ahead, per VM (lc_program_warm_lines) */
 #define WARM_S		0.1
 #define SNAP_PAGES	(HOT_PAGES + FOUND_STATES * STATE_PAGES)
+/* The target's anonymous mappings, which a thread that copies itself may
+ * read, are listed again at least this often (seconds) */
+#define ANON_REREAD_S	0.1
 #define BATCH		8		/* stops of a tick before decoding */
 #define FD_CACHE	256		/* threads whose stat stays open */
 /* Every thread's schedstat stays open, as many as the open-file limit
@@ -130,6 +133,10 @@ struct tstate {
 	unsigned nhot;
 	size_t stack_need;		/* bytes above rsp to copy, 0: most */
 	uint64_t stack_end;		/* where the mapping of its rsp ends */
+	/* its last sample's outermost machine frame's sp (0: none), and
+	 * whether its Lua state had more pages than hot holds */
+	uint64_t stack_top;
+	bool hot_over;
 	char *name;
 	/* The last stack seen (root last, no synthetic leaf), for samples
 	 * that do not stop a sleeping thread. */
@@ -204,6 +211,11 @@ struct gone {
 struct lc_sampler {
 	int pid;
 	struct lc_sampler_options o;
+	/* The target's private anonymous writable mappings, by address
+	 * (lc_sampler_hot), read at anon_at. */
+	uint64_t (*anon)[2];
+	size_t nanon;
+	double anon_at;
 	/* One session for the whole run: the live program (its memory
 	 * served by the copy, cur), its unwinder and interpreter.  Each
 	 * sample is decoded in a pass of its own. */
@@ -1214,10 +1226,11 @@ static void learn_hot(struct lc_sampler *s, struct tstate *ts,
 		      const struct lc_interp *in, struct lc_pass *pass,
 		      const struct lc_stack *th)
 {
-	uint64_t rsp = s->cur->regs[7], top = 0;
+	uint64_t rsp = s->cur->regs[7], top = 0, outer = 0;
 
 	ts->nhot = 0;
 	ts->nhot_states = 0;
+	ts->hot_over = false;
 	if (th && in && pass) {
 		size_t room = 16 + th->nframes;
 		uint64_t (*r)[2] = malloc(room * sizeof(*r));
@@ -1225,8 +1238,15 @@ static void learn_hot(struct lc_sampler *s, struct tstate *ts,
 					      th->frames, th->nframes, r,
 					      room) : 0;
 
-		for (size_t i = 0; i < n; i++)
+		ts->hot_over = n == room;
+		for (size_t i = 0; i < n; i++) {
 			add_pages(ts->hot, &ts->nhot, HOT_PAGES, r[i][0], r[i][1]);
+			/* a range cut, or pages left out: more than hot
+			 * holds */
+			if (ts->nhot == HOT_PAGES &&
+			    (r[i][1] > HOT_PAGES * PAGE || i + 1 < n))
+				ts->hot_over = true;
+		}
 		/* And each state's own, for when it runs again, maybe on
 		 * another thread. */
 		for (size_t i = 0; i < th->nstates && i < LC_SAMPLER_HOT_STATES; i++)
@@ -1241,11 +1261,15 @@ static void learn_hot(struct lc_sampler *s, struct tstate *ts,
 	for (size_t i = 0; th && i < th->nframes; i++) {
 		uint64_t sp = th->frames[i].sp;
 
+		if (th->frames[i].kind != LC_FRAME_LUA && sp > outer &&
+		    sp >= rsp)
+			outer = sp;
 		if (th->frames[i].kind != LC_FRAME_LUA && sp > top &&
 		    sp >= rsp && sp - rsp < STACK_COPY)
 			top = sp;
 	}
 	ts->stack_need = 0;
+	ts->stack_top = outer;
 	if (top) {
 		uint64_t need = (top - rsp + STACK_SLACK + 1023) & ~1023ull;
 
@@ -1678,10 +1702,13 @@ static void learn_hint(struct lc_sampler *s, uint64_t state)
 	in->ops->end(pass);
 }
 
-/* The pages of its Lua state that this sample of ts read (its hot pages
- * now, learnt by the decoding) were all in the copy. */
+/* What this sample of ts read of its Lua state (its hot pages now,
+ * learnt by the decoding) was all in the copy, and so were the machine
+ * frames it unwound. */
 static bool copy_had_hot(const struct snap *sn, const struct tstate *ts)
 {
+	if (ts->hot_over || (ts->stack_top && ts->stack_top >= sn->stack_hi))
+		return false;
 	for (unsigned i = 0; i < ts->nhot; i++) {
 		size_t j = 0;
 
@@ -1719,9 +1746,12 @@ static int take_finish(struct lc_sampler *s, struct tstate *ts,
 		s->prof->q.lost_read++;
 		return -1;
 	}
-	if (early && st.nstates && (!held(s->cur, st.states[0]) ||
-				    (whole && !copy_had_hot(s->cur, ts)))) {
-		r = held(s->cur, st.states[0]) ? 2 : 1;
+	if ((whole && !st.nstates) ||
+	    (early && st.nstates && (!held(s->cur, st.states[0]) ||
+				     (whole && !copy_had_hot(s->cur, ts))))) {
+		/* (a copy in which no Lua state is found: as one that
+		 * lacks the state it ran) */
+		r = st.nstates && held(s->cur, st.states[0]) ? 2 : 1;
 		s->prof->q.lost_inconsistent++;
 		lc_stack_deinit(&st);
 		return r;
@@ -1844,9 +1874,12 @@ int lc_sampler_take_copied(struct lc_sampler *s, int tid,
 	 * mapping that holds rsp (what copy_snap would take) */
 	len = c->stack_len < sizeof(sn->stack) ? c->stack_len :
 	      sizeof(sn->stack);
-	sn->stack_lo = c->stack_lo & ~7ull;
-	if (sn->stack_lo != c->stack_lo)
-		len = 0;
+	/* from rsp - 128, as the protocol says, or not a sample */
+	sn->stack_lo = c->stack_lo;
+	if (c->stack_lo != ((sn->regs[7] - 128) & ~7ull) || !c->stack_len) {
+		s->prof->q.lost_read++;
+		return -1;
+	}
 	{
 		uint64_t rs, re;
 		unsigned rf;
@@ -1876,6 +1909,76 @@ int lc_sampler_take_copied(struct lc_sampler *s, int tid,
 			   NULL, sample);
 }
 
+/* Read the target's private anonymous writable mappings again (their
+ * list stays as it was when the maps cannot be read). */
+static void anon_reread(struct lc_sampler *s)
+{
+	char path[64], line[512];
+	uint64_t (*v)[2] = NULL;
+	size_t n = 0, cap = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", s->pid);
+	if (!(f = fopen(path, "r")))
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi, inode;
+		char perms[8] = "", name[64] = "";
+
+		if (!strchr(line, '\n')) {
+			/* a path longer than the line: not anonymous */
+			int c;
+
+			while ((c = fgetc(f)) != EOF && c != '\n')
+				;
+			continue;
+		}
+		if (sscanf(line, "%llx-%llx %7s %*s %*s %llu %63s", &lo, &hi,
+			   perms, &inode, name) < 4 ||
+		    strcmp(perms, "rw-p") != 0 || inode != 0 ||
+		    (name[0] && strcmp(name, "[heap]") != 0 &&
+		     strcmp(name, "[stack]") != 0 &&
+		     strncmp(name, "[anon:", 6) != 0))
+			continue;
+		if (n == cap) {
+			size_t nc = cap ? 2 * cap : 256;
+			uint64_t (*nv)[2] = nc < (1u << 20) ?
+					    realloc(v, nc * sizeof(*nv)) : NULL;
+
+			if (!nv)
+				break;
+			v = nv;
+			cap = nc;
+		}
+		v[n][0] = lo;
+		v[n][1] = hi;
+		n++;
+	}
+	fclose(f);
+	free(s->anon);
+	s->anon = v;
+	s->nanon = n;
+	s->anon_at = lc_now_s();
+}
+
+/* [a, a + len) lies in one private anonymous writable mapping, as of the
+ * last reading of the maps. */
+static bool anon_holds(const struct lc_sampler *s, uint64_t a, uint64_t len)
+{
+	size_t lo = 0, hi = s->nanon;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (s->anon[mid][1] <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->nanon && s->anon[lo][0] <= a &&
+	       a + len <= s->anon[lo][1] && a + len >= a;
+}
+
 bool lc_sampler_hot(struct lc_sampler *s, int tid, struct lc_sampler_hot *h)
 {
 	struct tstate *ts = tstate(s, tid);
@@ -1883,8 +1986,18 @@ bool lc_sampler_hot(struct lc_sampler *s, int tid, struct lc_sampler_hot *h)
 	memset(h, 0, sizeof(*h));
 	if (!ts || !ts->nhot_states || !ts->stack_end)
 		return false;
-	h->npages = ts->nhot;
-	memcpy(h->page, ts->hot, ts->nhot * sizeof(*h->page));
+	/* Only what a plain read of memory can give: a thread that copies
+	 * itself reads these in its kernel's send, which waits for a file
+	 * (FUSE, NFS), a device or a fault handler behind a page.  The maps
+	 * are read again every ANON_REREAD_S: a page mapped otherwise since
+	 * is not copied, or fails the copy. */
+	if (!s->anon_at || lc_now_s() - s->anon_at >= ANON_REREAD_S)
+		anon_reread(s);
+	if (!anon_holds(s, ts->stack_end - 1, 1))
+		return false;
+	for (unsigned i = 0; i < ts->nhot; i++)
+		if (anon_holds(s, ts->hot[i], PAGE))
+			h->page[h->npages++] = ts->hot[i];
 	h->nstates = ts->nhot_states;
 	memcpy(h->state, ts->hot_states, ts->nhot_states * sizeof(*h->state));
 	h->stack_need = ts->stack_need ? ts->stack_need : STACK_COPY;
@@ -3393,6 +3506,7 @@ void lc_sampler_destroy(struct lc_sampler *s)
 {
 	if (!s)
 		return;
+	free(s->anon);
 	lc_target_destroy(s->t);
 	for (size_t i = 0; i < s->nts; i++) {
 		close_fds(s, &s->ts[i]);
