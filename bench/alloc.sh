@@ -17,7 +17,9 @@
 # best runs are printed too.  Also printed: parks a second, the median
 # time a park held its thread (as the shim measured it: a copied park's
 # send, or a waiting park's wait), and beside it the bare system call of
-# a copied park of as many bytes at the same rate (bench/parkfloor.c).
+# a copied park of as many bytes at the same rate, from a thread that
+# walks 64 MiB between them as the workload walks its heap
+# (bench/parkfloor.c).
 # Targets: wall and CPU slowdown at the default rate <= 3%; median park
 # <= 40 us.  Reports, never fails: exit 0 whatever was measured.
 #   bench/alloc.sh [BUILDDIR] [BUILD] [ROUNDS] [RUNS]
@@ -129,7 +131,7 @@ best() { sort -n "$1" | head -1; }
 echo "  best of runs, sampled / plain: wall $(ratio "$(best "$tmp/sampled.wall")" "$(best "$tmp/plain.wall")"), CPU $(ratio "$(best "$tmp/sampled.cpu")" "$(best "$tmp/plain.cpu")"); wrapped / plain: wall $(ratio "$(best "$tmp/wrapped.wall")" "$(best "$tmp/plain.wall")"), CPU $(ratio "$(best "$tmp/wrapped.cpu")" "$(best "$tmp/plain.cpu")")"
 echo "  parks a second (median of runs): ${rate:-?}; copied by their thread, and waited for us, per run: $(tr '\n' ';' <"$tmp/sampled.copied" | sed 's/;$//; s/;/; /g')"
 echo "  a copied park sent ${kib:-?} KiB (median of runs); a waiting park took us ${park:-?} us to answer (median)"
-echo "  a park held its thread ${wait:-?} us (median); the bare send of as many bytes at ${rate:-?}/s on this machine, read by nobody waiting: median $(echo "$floor" | awk '{ print $1 }') us, p90 $(echo "$floor" | awk '{ print $2 }') us"
+echo "  a park held its thread ${wait:-?} us (median); the bare send of as many bytes at ${rate:-?}/s on this machine, read by nobody waiting, from a thread that reads 64 MiB at random between sends: median $(echo "$floor" | awk '{ print $1 }') us, p90 $(echo "$floor" | awk '{ print $2 }') us"
 row() {
 	awk -v n="$1" -v m="$2" -v c="$3" -v t="$4" 'BEGIN {
 		if (m == "") { printf "  %-34s %10s %3s %8s  failed\n", n, "n/a", c, t; exit }

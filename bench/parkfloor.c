@@ -11,7 +11,9 @@
  *       its stack and Lua pages) on a socket that a process reads every
  *       5 ms without waiting on it, as luacore-sample does: no wake-up.
  *
- * RATE parks a second (the thread computes 1/RATE s between them), COUNT
+ * RATE parks a second (between them, for 1/RATE s, the thread reads a
+ * 64 MiB buffer at random places, as a program that allocates much walks
+ * its heap: a system call then finds the caches and the TLB cold), COUNT
  * of them.  Prints "median_us p90_us realtime|normal|unwaited" on
  * stdout. */
 #define _GNU_SOURCE
@@ -79,6 +81,10 @@ int main(int argc, char **argv)
 	int count = argc > 2 ? atoi(argv[2]) : 0, sv[2], rt[2], isrt = 0;
 	long bytes = argc > 3 ? atol(argv[3]) : 0;
 	char *mem = NULL;
+	/* what the thread computes over between parks */
+	size_t nheap = (size_t)64 << 20;
+	unsigned char *heap = malloc(nheap);
+	unsigned long x = 88172645463325252ul, sum = 0;
 	double *t;
 	pid_t pid;
 	char c = 'p';
@@ -88,7 +94,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: parkfloor RATE COUNT [BYTES]\n");
 		return 2;
 	}
-	if (!(t = calloc((size_t)count, sizeof(*t))) ||
+	if (!heap || !(t = calloc((size_t)count, sizeof(*t))) ||
 	    (bytes && !(mem = malloc((size_t)bytes))) ||
 	    socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) || pipe(rt)) {
 		perror("parkfloor");
@@ -124,10 +130,15 @@ int main(int argc, char **argv)
 	for (int i = 0; i < count; i++) {
 		double end = now() + 1 / rate, t0;
 		struct pollfd p = { .fd = sv[0], .events = POLLIN };
-		volatile unsigned long spin = 0;
-
+		if (i == 0)
+			memset(heap, 1, nheap);
 		while (now() < end)
-			spin++;
+			for (int k = 0; k < 1000; k++) {
+				x ^= x << 13;
+				x ^= x >> 7;
+				x ^= x << 17;
+				sum += heap[x % nheap];
+			}
 		t0 = now();
 		if (bytes) {
 			if (send(sv[0], mem, (size_t)bytes, MSG_DONTWAIT) !=
@@ -147,5 +158,7 @@ int main(int argc, char **argv)
 	qsort(t, (size_t)count, sizeof(*t), cmp);
 	printf("%.1f %.1f %s\n", t[(count - 1) / 2], t[(count * 9 - 1) / 10],
 	       isrt == 1 ? "realtime" : isrt == 2 ? "unwaited" : "normal");
+	if (sum == 1)	/* (the reads are used) */
+		fputc('\n', stderr);
 	return 0;
 }
