@@ -217,6 +217,7 @@ struct alloc_thread {
 	 * parks it still waits for us at before it copies again */
 	unsigned misses, wait_left;
 	unsigned page_misses;	/* copies in a row that lacked pages */
+	unsigned steady;	/* samples in a row that acc covered */
 };
 
 /* Durations in microseconds, as many as memory allows. */
@@ -463,11 +464,19 @@ static uint64_t alloc_raise(struct alloc_run *r, double over, double now)
 }
 
 /* A park counted against the cap (rate: as alloc_answer's): the new mean,
- * or 0 when it stays. */
-static uint64_t alloc_pace(struct alloc_run *r, double rate)
+ * or 0 when it stays.  stale: a copied park taken at a mean lower than
+ * the one in force, which its thread has not read yet (it reads what we
+ * send every few parks): counted in the second, but no ground for
+ * raising the mean again. */
+static uint64_t alloc_pace(struct alloc_run *r, double rate, bool stale)
 {
 	uint64_t mean = 0;
 	double now = now_s();
+
+	if (stale) {
+		r->second_parks++;
+		return 0;
+	}
 
 	/* tenths of a second: a burst is capped within one */
 	if (now - r->window_start >= 0.1) {
@@ -507,7 +516,7 @@ static void alloc_go(void *arg)
 	if (a->sent)
 		return;
 	a->sent = true;
-	mean = alloc_pace(r, a->rate);
+	mean = alloc_pace(r, a->rate, false);
 	if (mean ? send(a->fd, &mean, sizeof(mean), MSG_NOSIGNAL | MSG_DONTWAIT) !=
 		   (ssize_t)sizeof(mean) :
 		   send(a->fd, "g", 1, MSG_NOSIGNAL | MSG_DONTWAIT) != 1)
@@ -540,6 +549,8 @@ static bool hot_covers(const struct lc_sampler_hot *told,
 			return false;
 	return true;
 }
+
+#define HOT_STEADY	2
 
 /* The pages and states of old into h as well, while they stay few
  * (HOT_MERGE pages in all): a thread that runs coroutines in turn copies
@@ -584,12 +595,20 @@ static void alloc_tell_hot(struct alloc_run *r, struct lc_sampler *s, int fd,
 	 * stacks or coroutines; a page of it gone (its copy failed:
 	 * refresh) makes it wait once, and then it starts afresh. */
 	if (h.nstates) {
+		bool same = !refresh && L == th->acc_L &&
+			    hot_covers(&th->acc, &h);
+
 		if (!refresh && L == th->acc_L)
 			hot_merge(&h, &th->acc);
 		th->acc = h;
 		th->acc_L = L;
+		th->steady = same ? th->steady + 1 : 0;
 	}
-	if (th->wait_left || !h.nstates) {
+	/* It copies once HOT_STEADY samples in a row needed nothing new:
+	 * a copy is checked only when we read it, some ms later, and every
+	 * copy sent meanwhile by a list that falls short is lost (a program
+	 * that starts parks fast, before the cap acts, sends dozens). */
+	if (th->wait_left || !h.nstates || th->steady < HOT_STEADY) {
 		memset(&h, 0, sizeof(h));
 		L = 0;
 	}
@@ -677,7 +696,7 @@ static void alloc_park(struct alloc_run *r, struct lc_sampler *s, int fd,
 		};
 
 		ans.sent = true;
-		mean = alloc_pace(r, ans.rate);
+		mean = alloc_pace(r, ans.rate, m->mean < r->mean);
 		r->copied++;
 		r->copied_bytes += c->stack_len + (uint64_t)c->npages *
 						  LC_ALLOC_PAGE;
@@ -906,12 +925,14 @@ static int alloc_read(struct alloc_run *r, struct lc_sampler *s, size_t k)
 	return rc;
 }
 
-/* The copied PARKs of every thread told to copy, every ALLOC_DRAIN_MS. */
+/* The copied PARKs of every thread told to copy: at each wake-up, a
+ * millisecond apart at least (every ALLOC_DRAIN_MS when nothing wakes
+ * us), so that a full bulk socket does not make its thread wait. */
 static void alloc_drain(struct alloc_run *r, struct lc_sampler *s)
 {
 	double now = now_s();
 
-	if (now - r->drained < ALLOC_DRAIN_MS / 1e3)
+	if (now - r->drained < 1e-3)
 		return;
 	r->drained = now;
 	for (size_t k = 1; k < r->n; k++)

@@ -5,14 +5,16 @@
 #  - shares: fixtures/scenarios/alloc/sites.lua allocates 60/30/10 from three
 #    sites plus a rare 256 KiB site (1% of the bytes): each share within 2
 #    points at >= 2,000 samples, the rare site within 25% of its bytes;
-#    the threads copied themselves at >= 90% of the parks (no wait), and
-#    <= 1% of those were lost;
+#    the threads copied themselves at some parks (uncapped, some 7,000 a
+#    second: more than the sampler reads at times, and then a park
+#    waits), and <= 1% of the parks were lost;
 #  - coroutines: fixtures/scenarios/alloc/coro_sites.lua runs the sites
 #    in three coroutines resumed in turn and a fourth made each round
 #    (6/11, 3/11, 1/11, 1/11 of the bytes): each share within 2 points,
 #    <= 1% of the parks lost;
 #  - the cap on parks a second: the mean raised, the bytes estimated within
-#    25% of the uncapped run's (from some 150 samples);
+#    25% of the uncapped run's (from some 150 samples); the threads copied
+#    themselves at >= 90% of the parks (no wait), <= 1% lost;
 #  - lines: fixtures/scenarios/alloc/lines.lua allocates from a table
 #    constructor after a loop: its own line has >= 95% of the bytes;
 #  - totals: shim/test-alloc-known.lua allocates with the collector stopped
@@ -125,7 +127,7 @@ for b in $builds; do
 		[ "$n" -ge 2000 ] || ok=0
 		copies=$(copies "$tmp/s.err")
 		msg="$msg; $copies"
-		copies_ok "$copies" 90 || ok=0
+		copies_ok "$copies" 1 || ok=0
 		if [ $ok = 1 ]; then
 			pass "$b shares at $n samples:$msg"
 		else
@@ -135,7 +137,8 @@ for b in $builds; do
 
 	# coroutines: the thread's Lua state changes between every two
 	# sites; a state made each round (site_d, named by its line: a
-	# coroutine's body has no caller to name it)
+	# coroutine's body has no caller to name it; its string.rep is
+	# named rep at times, by the upvalue it was called through)
 	"$sample" --alloc --alloc-mean 65536 --alloc-max-parks 0 -o "$tmp/co.folded" -- \
 		"$host" "$scen/coro_sites.lua" 3000 >"$tmp/co.out" 2>"$tmp/co.err"
 	rc=$?
@@ -147,7 +150,7 @@ for b in $builds; do
 		qa=$(folded_sum "$tmp/co.folded" site_a)
 		qb=$(folded_sum "$tmp/co.folded" site_b)
 		qc=$(folded_sum "$tmp/co.folded" site_c)
-		qd=$(folded_sum "$tmp/co.folded" 'coro_sites.lua:17>;string.rep')
+		qd=$(folded_sum "$tmp/co.folded" 'coro_sites.lua:17>')
 		qt=$((qa + qb + qc + qd))
 		ok=1
 		msg=
@@ -182,12 +185,14 @@ for b in $builds; do
 	raised=$(grep -o 'the mean was raised from [0-9]* to [0-9]* bytes' "$tmp/c.err")
 	pace=$(sed -n 's/.* allocations sampled (\([0-9.]*\) parks\/s).*/\1/p' "$tmp/c.err")
 	waited=$(grep -o 'a park held its thread [0-9.]* us (median), [0-9.]* us (p99), [0-9.]* s in all' "$tmp/c.err")
+	copies=$(copies "$tmp/c.err")
 	if [ $rc = 0 ] && [ -n "$raised" ] && [ -n "${tot:-}" ] && [ -n "$pace" ] &&
 	   within "$ctot" "$((tot * 10))" 25 &&
-	   awk -v p="$pace" 'BEGIN { exit !(p <= 1000) }' && [ -n "$waited" ]; then
-		pass "$b at most 1000 parks/s: $pace parks/s, $raised; $ctot bytes estimated, 10 x $tot uncapped; $waited"
+	   awk -v p="$pace" 'BEGIN { exit !(p <= 1000) }' && [ -n "$waited" ] &&
+	   copies_ok "$copies" 90; then
+		pass "$b at most 1000 parks/s: $pace parks/s, $raised; $ctot bytes estimated, 10 x $tot uncapped; $waited; $copies"
 	else
-		fail "$b park cap: exit $rc, ${pace:-?} parks/s, '${raised:-not raised}', $ctot bytes against 10 x ${tot:-?}, waits '${waited:-not reported}': $(tail -2 "$tmp/c.err" | tr '\n' ' ')"
+		fail "$b park cap: exit $rc, ${pace:-?} parks/s, '${raised:-not raised}', $ctot bytes against 10 x ${tot:-?}, waits '${waited:-not reported}', $copies: $(tail -2 "$tmp/c.err" | tr '\n' ' ')"
 	fi
 
 	# lines: a table constructor after a loop, on its own line (5.4 at
@@ -233,7 +238,7 @@ for b in $builds; do
 
 	# in-use: the keeping site's in-use is what it retains, the churning
 	# site's is (nearly) nothing
-	"$sample" --alloc --alloc-mean 8192 --alloc-max-parks 0 -o "$tmp/i.pb.gz" -- \
+	"$sample" --alloc --alloc-mean 4096 --alloc-max-parks 0 -o "$tmp/i.pb.gz" -- \
 		"$host" "$scen/inuse.lua" 200000 >"$tmp/i.out" 2>"$tmp/i.err"
 	rc=$?
 	live=$(sed -n 's/^truth retained=//p' "$tmp/i.out")
