@@ -218,6 +218,7 @@ struct alloc_thread {
 	unsigned misses, wait_left;
 	unsigned page_misses;	/* copies in a row that lacked pages */
 	unsigned steady;	/* samples in a row that acc covered */
+	bool copied_once;	/* told to copy once */
 };
 
 /* Durations in microseconds, as many as memory allows. */
@@ -550,7 +551,7 @@ static bool hot_covers(const struct lc_sampler_hot *told,
 	return true;
 }
 
-#define HOT_STEADY	2
+#define HOT_STEADY	1
 
 /* The pages and states of old into h as well, while they stay few
  * (HOT_MERGE pages in all): a thread that runs coroutines in turn copies
@@ -604,11 +605,14 @@ static void alloc_tell_hot(struct alloc_run *r, struct lc_sampler *s, int fd,
 		th->acc_L = L;
 		th->steady = same ? th->steady + 1 : 0;
 	}
-	/* It copies once HOT_STEADY samples in a row needed nothing new:
-	 * a copy is checked only when we read it, some ms later, and every
-	 * copy sent meanwhile by a list that falls short is lost (a program
-	 * that starts parks fast, before the cap acts, sends dozens). */
-	if (th->wait_left || !h.nstates || th->steady < HOT_STEADY) {
+	/* It first copies once HOT_STEADY samples in a row needed nothing
+	 * new: a copy is checked only when we read it, some ms later, and
+	 * every copy sent meanwhile by a list that falls short is lost (a
+	 * program that starts parks fast, before the cap acts, sends
+	 * dozens by a list its start-up gave).  Later a list that grows is
+	 * sent as it grows. */
+	if (th->wait_left || !h.nstates ||
+	    (!th->copied_once && th->steady < HOT_STEADY)) {
 		memset(&h, 0, sizeof(h));
 		L = 0;
 	}
@@ -630,7 +634,7 @@ static void alloc_tell_hot(struct alloc_run *r, struct lc_sampler *s, int fd,
 		th->told_L = L;
 		th->hot_told = true;
 		if (h.nstates)
-			r->copying = true;
+			r->copying = th->copied_once = true;
 	}
 }
 
