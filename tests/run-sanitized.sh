@@ -160,16 +160,20 @@ sanitized run-soak . env LC_SOAK_SECONDS="${LC_SAN_SOAK_SECONDS:-30}" \
 # copied itself.
 mkdir -p "$san/shim/.libs"
 ln -sf "$build/shim/.libs/libluacore-alloc.so" "$san/shim/.libs/libluacore-alloc.so"
-for w in "coro_sites --alloc-mean 65536 --alloc-max-parks 0 -o $tmp/alloc.folded -- $out/deb-5.4/lchost $src/fixtures/scenarios/alloc/coro_sites.lua 1000" \
-	"heavy -o $tmp/alloc.folded -- $out/deb-5.4/lchost $src/shim/test-alloc-heavy.lua 2000"; do
-	set -- $w
-	name=$1
+# alloc_san NAME ARGS...: luacore-sample --alloc ARGS sanitized; its
+# report, and a failure unless some parks were copied
+alloc_san() {
+	local name=$1
+
 	shift
-	# its report, and a failure unless some parks were copied
 	sanitized "alloc-$name" 'parks were copied' bash -c \
 		'set -o pipefail; "$@" 2>&1 >/dev/null | tee /dev/stderr | grep " [1-9][0-9]* parks were copied by their thread" >/dev/null' \
-		bash env LC_TRUTH_LUA="$src/fixtures/lua/truth.lua" "$san/src/luacore-sample" --alloc "$@"
-done
+		bash env LC_TRUTH_LUA="$src/fixtures/lua/truth.lua" \
+		"$san/src/luacore-sample" --alloc -o "$tmp/alloc.folded" "$@"
+}
+alloc_san coro_sites --alloc-mean 65536 --alloc-max-parks 0 -- \
+	"$out/deb-5.4/lchost" "$src/fixtures/scenarios/alloc/coro_sites.lua" 1000
+alloc_san heavy -- "$out/deb-5.4/lchost" "$src/shim/test-alloc-heavy.lua" 2000
 
 for c in deb-5.1/coroutines3 src-5.2.4-O2/crash deb-5.3/post_locals src-5.4.7-O2/coroutines3 \
 	deb-5.4/post_many_vms; do
